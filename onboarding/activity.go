@@ -1,0 +1,38 @@
+package onboarding
+
+import "time"
+
+// Activity is one entry of an application's activity log.
+type Activity struct {
+	At     time.Time
+	Action string // one of the Action constants
+	Actor  Actor
+	Fields []string // field ids a fields update set or cleared
+	Detail string   // a short human note, such as why an invite failed
+}
+
+// Actor is who caused an activity.
+type Actor struct {
+	Type string // ActorAPIKey, ActorSystem
+	ID   string // the API key's client id
+	Name string // the API key's name
+}
+
+// Actor types.
+const (
+	ActorAPIKey = "api_key"
+	ActorSystem = "system"
+)
+
+// Actions recorded in the activity log.
+const (
+	ActionCreated       = "application.created"
+	ActionInviteSent    = "invite.sent"
+	ActionInviteFailed  = "invite.failed"
+	ActionPreAuthIssued = "pre_auth.issued"
+	ActionFieldsUpdated = "fields.updated"
+)
+
+func keyActor(k *APIKey) Actor {
+	return Actor{Type: ActorAPIKey, ID: k.ClientID, Name: k.Name}
+}

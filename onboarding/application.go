@@ -1,0 +1,150 @@
+package onboarding
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// Application is one company's onboarding submission: the record the Store
+// keeps and every use-case reads and changes.
+type Application struct {
+	ID       string    // UUID
+	Seq      ulid.ULID // creation order, the key of the listing indexes
+	OrgID    string
+	ConfigID string
+	Country  string
+	Status   Status
+	Data     Data
+	// Participants are the people who may open the form; the first is the primary.
+	Participants []Participant
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	SubmittedAt  *time.Time
+	CompletedAt  *time.Time
+}
+
+// Primary returns the primary participant, or nil when there is none.
+func (a *Application) Primary() *Participant {
+	for i := range a.Participants {
+		if a.Participants[i].Role == RolePrimary {
+			return &a.Participants[i]
+		}
+	}
+	return nil
+}
+
+// CompanyName returns the company_name field as a string, or "" when unset.
+func (a *Application) CompanyName() string {
+	var s string
+	if raw, ok := a.Data.Fields["company_name"]; ok {
+		_ = json.Unmarshal(raw, &s)
+	}
+	return s
+}
+
+// Participant roles.
+const (
+	RolePrimary      = "primary"
+	RoleCollaborator = "collaborator"
+)
+
+// Participant is someone who completes the form through their own link.
+type Participant struct {
+	ID       string // UUID
+	LinkSlug string // random, URL-safe; the path of the participant's link
+	Email    string
+	Name     string
+	Role     string
+	Verified bool // has proven control of Email (verification code or pre-auth)
+	// PreAuthHash is the SHA-256 of the participant's current pre-auth code;
+	// empty when none was issued. Issuing a new code replaces it.
+	PreAuthHash    []byte
+	PreAuthExpires time.Time
+}
+
+// Data is what the application collects (spec 2.2).
+type Data struct {
+	// Fields maps a field id to its validated value as compact JSON.
+	Fields    map[string]json.RawMessage
+	People    []Person
+	Entities  []Entity
+	Ownership []Ownership
+	// Documents maps a company-scoped document field id to its document.
+	Documents map[string]Document
+	Meta      Meta
+}
+
+// Person is a director, UBO or shareholder (spec 2.2).
+type Person struct {
+	ID          string
+	Source      string // SourceRegistry or SourceUserAdded
+	Roles       []string
+	FullName    string
+	FirstName   string
+	LastName    string
+	Email       string
+	PhoneNumber string
+	DateOfBirth string // YYYY-MM-DD, or YYYY-MM when the registry gives only month and year
+	Nationality string
+	HomeAddress *Address
+	Documents   map[string]Document
+}
+
+// Entity is a related legal entity (spec 2.2).
+type Entity struct {
+	ID        string
+	Source    string
+	Name      string
+	Type      string // holding_company, subsidiary, parent, other
+	Country   string
+	Documents map[string]Document
+}
+
+// Ownership is one ownership relationship (spec 2.2).
+type Ownership struct {
+	ID             string
+	OwnerType      string // person or entity
+	OwnerID        string
+	OwnedType      string // target or entity
+	OwnedID        string
+	Percentage     float64
+	PercentageBand string // registry band such as "50-75"; empty when stated exactly
+	IsDirect       bool
+	IsNominee      bool
+}
+
+// Document is an uploaded file or an operator's override (spec 2.5).
+type Document struct {
+	FileID             string
+	FileName           string
+	FileType           string
+	UploadedAt         time.Time
+	Status             string
+	AcceptanceReason   string
+	UserOverrideReason string
+	OverriddenAt       *time.Time
+	BlobID             string
+}
+
+// Sources of people and entities.
+const (
+	SourceRegistry  = "registry"
+	SourceUserAdded = "user_added"
+)
+
+// Meta is the application's metadata (spec 2.2).
+type Meta struct {
+	PrimaryContact       *Contact
+	RegistrySources      []string
+	WebsiteFavicon       string
+	WebExtractedIndustry string
+}
+
+// Contact is the company's primary contact as the partner gave it.
+type Contact struct {
+	Name  string
+	Email string
+	Role  string
+}

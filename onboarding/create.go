@@ -1,0 +1,330 @@
+package onboarding
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// PreAuthTTL is how long an application pre-auth code works (spec §8).
+const PreAuthTTL = 72 * time.Hour
+
+const (
+	preAuthCodeLength = 32
+	linkSlugBytes     = 24 // 192 bits
+	maxEmailLength    = 254
+)
+
+// CreateRequest is the body of create application (spec 4.1).
+type CreateRequest struct {
+	PrimaryContact *ContactInput
+	Country        string
+	ConfigID       string
+	PreAuth        bool
+	CompanyNumber  string
+	CompanyName    string
+}
+
+// ContactInput is the primary contact as the partner sends it.
+type ContactInput struct {
+	Email string
+	Name  string
+}
+
+// CreateResult is what create application answers (spec 4.1).
+type CreateResult struct {
+	Application *Application
+	Link        string
+	PreAuthCode string // empty unless asked for
+	Warning     string // set when the invite e-mail failed
+}
+
+// InviteWarning is the create warning when the invite e-mail could not be sent.
+const InviteWarning = "The invite email could not be sent. The application was created; share the link with the applicant or resend the invite."
+
+// CreateApplication validates req in the order of the spec's error table,
+// checks the company against its registry, stores the application and sends
+// the invite e-mail. A failed e-mail never loses the application: it stays
+// `created` and the result carries a warning.
+func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRequest) (*CreateResult, error) {
+	if err := Authorize(k, ScopeApplicationsCreate); err != nil {
+		return nil, err
+	}
+	org := s.orgs[k.OrgID]
+	email, name, err := validateContact(req.PrimaryContact)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := s.resolveConfig(org, req.ConfigID)
+	if err != nil {
+		return nil, err
+	}
+	number := strings.TrimSpace(req.CompanyNumber)
+	companyName := strings.TrimSpace(req.CompanyName)
+	if number == "" && !cfg.CompanySelection {
+		return nil, ErrCompanyNumberRequired
+	}
+	rawCountry := strings.TrimSpace(req.Country)
+	if rawCountry == "" {
+		return nil, ErrCountryRequired
+	}
+	country := strings.ToUpper(rawCountry)
+	if !cfg.AllowsCountry(country) {
+		return nil, ErrCountryNotSupported(rawCountry)
+	}
+	if number == "" && !s.registry.Searches(country) {
+		return nil, ErrSearchNotAvailable(rawCountry)
+	}
+	if number != "" && companyName == "" {
+		return nil, ErrCompanyNameRequired
+	}
+	var company *Company
+	if number != "" && s.registry.Validates(country) {
+		c, err := s.registry.VerifyCompany(ctx, country, number, companyName)
+		if err != nil {
+			return nil, err
+		}
+		company = &c
+	}
+
+	now := s.now().UTC()
+	app, code, err := s.newApplication(org, cfg, country, email, name, number, companyName, company, req.PreAuth, now)
+	if err != nil {
+		return nil, err
+	}
+	created := Activity{At: now, Action: ActionCreated, Actor: keyActor(k)}
+	log := []Activity{created}
+	if code != "" {
+		log = append(log, Activity{At: now, Action: ActionPreAuthIssued, Actor: keyActor(k)})
+	}
+	if err := s.store.CreateApplication(ctx, app, log); err != nil {
+		return nil, fmt.Errorf("create application: %w", err)
+	}
+	primary := app.Primary()
+	res := &CreateResult{Application: app, Link: s.ParticipantLink(app, primary), PreAuthCode: code}
+	if sent, err := s.sendInvite(ctx, org, app, res.Link); err != nil {
+		return nil, err
+	} else if sent != nil {
+		res.Application = sent
+	} else {
+		res.Warning = InviteWarning
+	}
+	return res, nil
+}
+
+func validateContact(c *ContactInput) (email, name string, err error) {
+	if c == nil || strings.TrimSpace(c.Email) == "" {
+		return "", "", ErrEmailRequired
+	}
+	email = strings.TrimSpace(c.Email)
+	if !validEmail(email) {
+		return "", "", ErrEmailInvalid
+	}
+	return email, strings.TrimSpace(c.Name), nil
+}
+
+// validEmail accepts a bare address (no display name) whose domain has a dot.
+func validEmail(s string) bool {
+	if len(s) > maxEmailLength || strings.ContainsAny(s, " \t\r\n<>") {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s {
+		return false
+	}
+	at := strings.LastIndexByte(s, '@')
+	domain := s[at+1:]
+	return at > 0 && strings.Contains(domain, ".") && !strings.HasPrefix(domain, ".") && !strings.HasSuffix(domain, ".")
+}
+
+// resolveConfig picks the configuration for a new application (spec 4.1).
+func (s *Service) resolveConfig(org *Organization, id string) (*Configuration, error) {
+	if id == "" {
+		cfg, ok := s.configs[org.DefaultConfig]
+		if org.DefaultConfig == "" || !ok {
+			return nil, ErrNoActiveConfig
+		}
+		return cfg, nil
+	}
+	cfg, ok := s.configs[id]
+	if !ok {
+		return nil, ErrInvalidConfigID
+	}
+	if cfg.OrgID != org.ID {
+		return nil, ErrConfigForbidden
+	}
+	return cfg, nil
+}
+
+func (s *Service) newApplication(org *Organization, cfg *Configuration, country, email, name, number, companyName string, company *Company, preAuth bool, now time.Time) (*Application, string, error) {
+	id, err := newUUID(s.random)
+	if err != nil {
+		return nil, "", err
+	}
+	pid, err := newUUID(s.random)
+	if err != nil {
+		return nil, "", err
+	}
+	slug, err := randomToken(s.random, linkSlugBytes)
+	if err != nil {
+		return nil, "", err
+	}
+	seq, err := s.nextSeq(now)
+	if err != nil {
+		return nil, "", err
+	}
+	primary := Participant{ID: pid, LinkSlug: slug, Email: email, Name: name, Role: RolePrimary}
+	var code string
+	if preAuth {
+		if code, err = randomString(s.random, preAuthCodeLength, alphanumeric); err != nil {
+			return nil, "", err
+		}
+		primary.PreAuthHash = hashSecret(code)
+		primary.PreAuthExpires = now.Add(PreAuthTTL)
+	}
+	app := &Application{
+		ID:           id,
+		Seq:          seq,
+		OrgID:        org.ID,
+		ConfigID:     cfg.ID,
+		Country:      country,
+		Status:       StatusCreated,
+		Participants: []Participant{primary},
+		CreatedAt:    now,
+		UpdatedAt:    now,
+		Data: Data{
+			Fields: make(map[string]json.RawMessage),
+			Meta:   Meta{PrimaryContact: &Contact{Name: name, Email: email}},
+		},
+	}
+	prefill := map[string]any{"company_country": country}
+	if number != "" {
+		prefill["company_number"] = number
+		prefill["company_name"] = companyName
+	}
+	if company != nil {
+		prefill["company_number"] = company.Number
+		prefill["company_name"] = company.Name
+		if company.Type != "" {
+			prefill["company_type"] = company.Type
+		}
+		if company.IncorporationDate != "" {
+			prefill["incorporation_date"] = company.IncorporationDate
+		}
+		if company.RegisteredAddress != nil {
+			prefill["registered_address"] = company.RegisteredAddress
+		}
+		app.Data.Meta.RegistrySources = []string{company.Source}
+	}
+	s.prefill(cfg.Form, app.Data.Fields, prefill, now)
+	return app, code, nil
+}
+
+// prefill sets each value the form has a field for and accepts; a value the
+// form would refuse (a registry address missing a city, say) is left for the
+// applicant to enter rather than failing the create.
+func (s *Service) prefill(form *Form, fields map[string]json.RawMessage, values map[string]any, now time.Time) {
+	for id, v := range values {
+		f, ok := form.Field(id)
+		if !ok || !f.Patchable() {
+			continue
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		norm, err := f.Normalize(raw, now)
+		if err != nil || norm == nil {
+			s.log.Debug("prefill skipped", "field", id, "err", err)
+			continue
+		}
+		fields[id] = norm
+	}
+}
+
+// ParticipantLink is p's form URL: on the organization's custom domain when
+// one is active, else on the public URL.
+func (s *Service) ParticipantLink(app *Application, p *Participant) string {
+	if p == nil {
+		return ""
+	}
+	if org, ok := s.orgs[app.OrgID]; ok && org.CustomDomainActive && org.CustomDomain != "" {
+		return "https://" + org.CustomDomain + "/a/" + p.LinkSlug
+	}
+	return s.publicURL + "/a/" + p.LinkSlug
+}
+
+// withAuthCode appends the auth_code query parameter to a link.
+func withAuthCode(link, code string) string {
+	return link + "?auth_code=" + url.QueryEscape(code)
+}
+
+// sendInvite e-mails the primary participant their link. When the transport
+// accepts the message the application moves to `sent` and the updated
+// application is returned; when it fails, the failure is logged and recorded
+// in the activity log and nil is returned.
+func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Application, link string) (*Application, error) {
+	p := app.Primary()
+	var sendErr error
+	if s.mailer == nil {
+		sendErr = fmt.Errorf("no mail transport is configured")
+	} else {
+		sendErr = s.mailer.Send(ctx, inviteMessage(org, app, p, link))
+	}
+	now := s.now().UTC()
+	system := Actor{Type: ActorSystem}
+	if sendErr != nil {
+		s.log.Warn("invite email failed", "application_id", app.ID, "err", sendErr)
+		_, err := s.store.UpdateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
+			return []Activity{{At: now, Action: ActionInviteFailed, Actor: system, Detail: sendErr.Error()}}, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("record invite failure: %w", err)
+		}
+		return nil, nil
+	}
+	updated, err := s.store.UpdateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
+		if a.Status == StatusCreated {
+			a.Status = StatusSent
+			a.UpdatedAt = now
+		}
+		return []Activity{{At: now, Action: ActionInviteSent, Actor: system}}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record invite: %w", err)
+	}
+	return updated, nil
+}
+
+func inviteMessage(org *Organization, app *Application, p *Participant, link string) Message {
+	orgName := org.Name
+	if orgName == "" {
+		orgName = org.ID
+	}
+	company := app.CompanyName()
+	greeting := "Hello,"
+	if p.Name != "" {
+		greeting = "Hello " + p.Name + ","
+	}
+	var b strings.Builder
+	b.WriteString(greeting + "\n\n")
+	if company != "" {
+		fmt.Fprintf(&b, "%s has asked you to complete the onboarding form for %s.\n\n", orgName, company)
+	} else {
+		fmt.Fprintf(&b, "%s has asked you to complete an onboarding form for your company.\n\n", orgName)
+	}
+	fmt.Fprintf(&b, "Open this link to start:\n%s\n\n", link)
+	b.WriteString("You will be asked to confirm your email address first. You can save your progress and come back to the form at any time.\n\n")
+	b.WriteString("If you were not expecting this email, you can ignore it.\n")
+	return Message{
+		To:      p.Email,
+		ToName:  p.Name,
+		Subject: orgName + ": complete your company onboarding",
+		Text:    b.String(),
+		Link:    link,
+	}
+}

@@ -1,0 +1,183 @@
+package onboarding
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Kind classifies an Error for the transport: each kind maps to exactly one
+// HTTP status in the server package.
+type Kind int
+
+// The kinds of error the domain returns.
+const (
+	KindInternal     Kind = iota // an unexpected failure; details only in logs (500)
+	KindInvalid                  // the request is wrong and must be corrected (400)
+	KindUnauthorized             // missing, unknown or insufficient credentials (401)
+	KindForbidden                // authenticated, but the resource is not the caller's (403)
+	KindNotFound                 // the resource does not exist for this caller (404)
+	KindConflict                 // the resource is in a state that forbids the operation (409)
+	KindTooLarge                 // the request body is over the limit (413)
+	KindRateLimited              // too many requests; retry later (429)
+	KindUpstream                 // a dependency answered unexpectedly (502)
+	KindUnavailable              // a dependency is down or throttling; retry later (503)
+)
+
+// Error is a failure the API reports to its caller: Message is the exact text
+// of the spec or DESIGN, and the optional members are rendered beside it.
+type Error struct {
+	Kind    Kind
+	Message string
+	// Details carries per-field or per-key explanations (PATCH errors).
+	Details map[string]string
+	// SuggestedName is the registered company name on a name mismatch.
+	SuggestedName string
+	// Retryable is true when the same request may succeed later.
+	Retryable bool
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Is reports whether target is an *Error with the same kind and message, so
+// that errors.Is works against the sentinels below.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Kind == e.Kind && t.Message == e.Message
+}
+
+// Errorf builds an Error of the given kind with a formatted message.
+func Errorf(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// AsError returns the *Error in err's chain, or nil when there is none.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
+
+// ErrNotFound is returned by a Store when a record does not exist. The
+// Service translates it into the resource's own not-found error.
+var ErrNotFound = errors.New("record not found")
+
+// Sentinel errors with the spec's exact messages.
+var (
+	ErrMissingAPIKey         = &Error{Kind: KindUnauthorized, Message: "Missing API key"}
+	ErrInvalidAPIKey         = &Error{Kind: KindUnauthorized, Message: "Invalid API key"}
+	ErrApplicationNotFound   = &Error{Kind: KindNotFound, Message: "Application not found"}
+	ErrInvalidJSON           = &Error{Kind: KindInvalid, Message: "Invalid JSON body"}
+	ErrBodyTooLarge          = &Error{Kind: KindTooLarge, Message: "Request body too large"}
+	ErrRateLimited           = &Error{Kind: KindRateLimited, Message: "Rate limit exceeded", Retryable: true}
+	ErrRouteNotFound         = &Error{Kind: KindNotFound, Message: "Not found"}
+	ErrInternal              = &Error{Kind: KindInternal, Message: "Internal server error"}
+	ErrInvalidCursor         = &Error{Kind: KindInvalid, Message: "Invalid cursor"}
+	ErrInvalidLimit          = &Error{Kind: KindInvalid, Message: "limit must be between 1 and 100"}
+	ErrEmailRequired         = &Error{Kind: KindInvalid, Message: "primary_contact.email is required"}
+	ErrEmailInvalid          = &Error{Kind: KindInvalid, Message: "Invalid email address for primary_contact.email"}
+	ErrInvalidConfigID       = &Error{Kind: KindInvalid, Message: "Invalid config_id"}
+	ErrConfigForbidden       = &Error{Kind: KindForbidden, Message: "Config not available for this organization"}
+	ErrNoActiveConfig        = &Error{Kind: KindInvalid, Message: "No active configuration found for this organization"}
+	ErrCompanyNumberRequired = &Error{Kind: KindInvalid, Message: "company_number is required"}
+	ErrCountryRequired       = &Error{Kind: KindInvalid, Message: "country is required for this application configuration"}
+	ErrCompanyNameRequired   = &Error{Kind: KindInvalid, Message: "company_name is required when company_number is provided"}
+	ErrRegistryFailed        = &Error{Kind: KindUpstream, Message: "Registry validation failed", Retryable: true}
+	ErrTerminalPreAuth       = &Error{Kind: KindConflict, Message: "Application is in a terminal status and pre-auth is no longer applicable"}
+	ErrNoPrimaryParticipant  = &Error{Kind: KindInvalid, Message: "No primary participant found for this application"}
+	ErrPatchBody             = &Error{Kind: KindInvalid, Message: `Invalid request body. Only "fields" can be updated via this endpoint.`}
+)
+
+// ErrPatchBodyDetails is ErrPatchBody with the offending top-level keys explained.
+func ErrPatchBodyDetails(details map[string]string) *Error {
+	e := *ErrPatchBody
+	e.Details = details
+	return &e
+}
+
+// ErrUnknownFields is the 400 for PATCH keys that are not patchable fields.
+func ErrUnknownFields(ids []string) *Error {
+	return Errorf(KindInvalid, "Unknown or non-writable field ids: %s", strings.Join(ids, ", "))
+}
+
+// ErrInvalidFieldValues is the 400 naming each failing field, in request order,
+// with one explanation per field in Details.
+func ErrInvalidFieldValues(ids []string, reasons map[string]string) *Error {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = id + ": " + reasons[id]
+	}
+	e := Errorf(KindInvalid, "Invalid field values — %s", strings.Join(parts, "; "))
+	e.Details = reasons
+	return e
+}
+
+// ErrCountryNotSupported is the 400 for a country outside the configuration's list.
+func ErrCountryNotSupported(country string) *Error {
+	return Errorf(KindInvalid, "Country '%s' is not supported by this application configuration", country)
+}
+
+// ErrSearchNotAvailable is the 400 for company selection in a country with no registry search.
+func ErrSearchNotAvailable(country string) *Error {
+	return Errorf(KindInvalid, "Company search is not available for country '%s'", country)
+}
+
+// ErrInvalidStatus is the 400 for an unknown status filter on list.
+func ErrInvalidStatus(value string) *Error {
+	return Errorf(KindInvalid, "Invalid status '%s'", value)
+}
+
+// ErrMissingScopes is the 401 for a key that lacks the scopes an endpoint needs.
+func ErrMissingScopes(scopes ...Scope) *Error {
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = string(s)
+	}
+	return Errorf(KindUnauthorized, "API key missing required scopes: %s", strings.Join(names, ", "))
+}
+
+// ErrCannotUpdate is the 400 for a PATCH outside the writable statuses.
+func ErrCannotUpdate(status Status) *Error {
+	return Errorf(KindInvalid, "Cannot update application in %s status", status)
+}
+
+// Registry rejections (DESIGN §5.4), in the order they are checked.
+
+// ErrCompanyNumberMalformed is the 400 for a number that cannot exist in the registry.
+func ErrCompanyNumberMalformed(number, registry string) *Error {
+	return Errorf(KindInvalid, "Invalid company number '%s' for %s", number, registry)
+}
+
+// ErrCompanyNotFound is the 400 for a well-formed number the registry does not know.
+func ErrCompanyNotFound(number, registry string) *Error {
+	return Errorf(KindInvalid, "Company %s was not found in the %s", number, registry)
+}
+
+// ErrCompanyNotActive is the 400 for a company that is not trading.
+func ErrCompanyNotActive(number, status string) *Error {
+	return Errorf(KindInvalid, "Company %s is not active (status: %s)", number, status)
+}
+
+// ErrCompanyNameMismatch is the 400 for a name that is not the registered one.
+func ErrCompanyNameMismatch(given, number, registered string) *Error {
+	e := Errorf(KindInvalid, "Company name '%s' does not match the registered name for %s. Did you mean '%s'?", given, number, registered)
+	e.SuggestedName = registered
+	return e
+}
+
+// ErrRegistryUnavailable is the 503 for a registry that is down or throttling.
+func ErrRegistryUnavailable(registry string) *Error {
+	return &Error{Kind: KindUnavailable, Retryable: true,
+		Message: fmt.Sprintf("The %s is temporarily unavailable; retry in a few minutes", registry)}
+}
+
+// ErrWrongType is the 400 for a request member of the wrong JSON type; an
+// empty field means the body itself.
+func ErrWrongType(field, want string) *Error {
+	if field == "" {
+		return Errorf(KindInvalid, "Invalid request body: must be a JSON object")
+	}
+	return Errorf(KindInvalid, "Invalid request body: %s must be %s", field, want)
+}

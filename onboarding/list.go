@@ -1,0 +1,125 @@
+package onboarding
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// List page sizes (spec §8).
+const (
+	DefaultListLimit = 50
+	MaxListLimit     = 100
+)
+
+// cursorVersion is the first byte of every cursor, so that the format can
+// change without misreading old cursors.
+const cursorVersion = 1
+
+// ListPage is one page of list applications (spec 4.3).
+type ListPage struct {
+	Applications []*Application
+	HasMore      bool
+	NextCursor   string // empty at the end
+}
+
+// ListApplications returns a page of k's organization's applications,
+// newest first. status, limit and cursor are the raw query parameters.
+func (s *Service) ListApplications(ctx context.Context, k *APIKey, status, limit, cursor string) (*ListPage, error) {
+	if err := Authorize(k, ScopeApplicationsRead); err != nil {
+		return nil, err
+	}
+	q := ListQuery{OrgID: k.OrgID, Limit: DefaultListLimit}
+	if status != "" {
+		st, err := ParseStatus(status)
+		if err != nil {
+			return nil, err
+		}
+		q.Status = st
+	}
+	if limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 || n > MaxListLimit {
+			return nil, ErrInvalidLimit
+		}
+		q.Limit = n
+	}
+	if cursor != "" {
+		before, err := decodeCursor(cursor, q.Status)
+		if err != nil {
+			return nil, err
+		}
+		q.Before = before
+	}
+	apps, more, err := s.store.ListApplications(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("list applications: %w", err)
+	}
+	page := &ListPage{Applications: apps, HasMore: more}
+	if more && len(apps) > 0 {
+		page.NextCursor = encodeCursor(apps[len(apps)-1].Seq, q.Status)
+	}
+	return page, nil
+}
+
+// A cursor is base64url(version, seq, status filter): it names the last
+// application returned, and is only valid with the same status filter.
+func encodeCursor(seq ulid.ULID, status Status) string {
+	b := make([]byte, 0, 1+16+len(status))
+	b = append(b, cursorVersion)
+	b = append(b, seq[:]...)
+	b = append(b, status...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(c string, status Status) (ulid.ULID, error) {
+	var seq ulid.ULID
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) < 17 || b[0] != cursorVersion || Status(b[17:]) != status {
+		return seq, ErrInvalidCursor
+	}
+	copy(seq[:], b[1:17])
+	if seq == (ulid.ULID{}) {
+		return seq, ErrInvalidCursor
+	}
+	return seq, nil
+}
+
+// GetApplication returns an application of k's organization.
+func (s *Service) GetApplication(ctx context.Context, k *APIKey, id string) (*Application, error) {
+	if err := Authorize(k, ScopeApplicationsRead); err != nil {
+		return nil, err
+	}
+	return s.application(ctx, k, id)
+}
+
+// FieldCatalog returns the form of an application of k's organization; its
+// Fields are the catalog in form order.
+func (s *Service) FieldCatalog(ctx context.Context, k *APIKey, id string) (*Application, *Form, error) {
+	if err := Authorize(k, ScopeApplicationsRead); err != nil {
+		return nil, nil, err
+	}
+	app, err := s.application(ctx, k, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	form, err := s.formOf(app)
+	if err != nil {
+		return nil, nil, err
+	}
+	return app, form, nil
+}
+
+// formOf returns the form of app's configuration. A configuration removed
+// from the file while applications still use it is an operator error,
+// reported as an internal one.
+func (s *Service) formOf(app *Application) (*Form, error) {
+	cfg, ok := s.configs[app.ConfigID]
+	if !ok {
+		return nil, fmt.Errorf("application %s: configuration %q is no longer configured", app.ID, app.ConfigID)
+	}
+	return cfg.Form, nil
+}

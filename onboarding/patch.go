@@ -1,0 +1,163 @@
+package onboarding
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// FieldUpdate is one entry of a PATCH body's fields object.
+type FieldUpdate struct {
+	ID    string
+	Value json.RawMessage
+}
+
+// ParsePatch reads a PATCH body (spec 4.5): an object whose only member is
+// "fields", a non-empty object of field ids to values. Entries keep the order
+// of the body; a repeated id keeps its first position and its last value.
+func ParsePatch(body []byte) ([]FieldUpdate, error) {
+	if !json.Valid(body) {
+		return nil, ErrInvalidJSON
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, _ := dec.Token()
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, ErrPatchBodyDetails(map[string]string{"body": "must be a JSON object"})
+	}
+	details := map[string]string{}
+	var fieldsRaw json.RawMessage
+	seenFields := false
+	for dec.More() {
+		keyTok, _ := dec.Token()
+		key := keyTok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, ErrInvalidJSON
+		}
+		if key == "fields" {
+			fieldsRaw, seenFields = v, true
+			continue
+		}
+		details[key] = `only "fields" can be updated; people, ownership and documents are managed by the applicant`
+	}
+	if !seenFields {
+		details["fields"] = "is required: an object of field ids to values"
+	}
+	if len(details) > 0 {
+		return nil, ErrPatchBodyDetails(details)
+	}
+	updates, err := parseFieldsObject(fieldsRaw)
+	if err != nil {
+		return nil, err
+	}
+	if len(updates) == 0 {
+		return nil, ErrPatchBodyDetails(map[string]string{"fields": "must contain at least one field id"})
+	}
+	return updates, nil
+}
+
+func parseFieldsObject(raw json.RawMessage) ([]FieldUpdate, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, _ := dec.Token()
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, ErrPatchBodyDetails(map[string]string{"fields": "must be an object of field ids to values"})
+	}
+	var out []FieldUpdate
+	for dec.More() {
+		keyTok, _ := dec.Token()
+		id := keyTok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, ErrInvalidJSON
+		}
+		if i := slices.IndexFunc(out, func(u FieldUpdate) bool { return u.ID == id }); i >= 0 {
+			out[i].Value = v
+			continue
+		}
+		out = append(out, FieldUpdate{ID: id, Value: v})
+	}
+	return out, nil
+}
+
+// UpdateFields applies a PATCH body (spec 4.5) to an application of k's
+// organization and returns the ids it set or cleared, in body order. It never
+// changes the status and emits no event; it is recorded in the activity log.
+func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body []byte) ([]string, *Application, error) {
+	if err := Authorize(k, ScopeApplicationsWrite); err != nil {
+		return nil, nil, err
+	}
+	updates, err := ParsePatch(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := s.application(ctx, k, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !app.Status.Writable() {
+		return nil, nil, ErrCannotUpdate(app.Status)
+	}
+	form, err := s.formOf(app)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := s.now().UTC()
+	ids := make([]string, len(updates))
+	values := make([]json.RawMessage, len(updates))
+	var unknown, invalid []string
+	reasons := map[string]string{}
+	for i, u := range updates {
+		ids[i] = u.ID
+		f, ok := form.Field(u.ID)
+		if !ok || !f.Patchable() {
+			unknown = append(unknown, u.ID)
+			continue
+		}
+		v, err := f.Normalize(u.Value, now)
+		if err != nil {
+			invalid = append(invalid, u.ID)
+			reasons[u.ID] = err.Error()
+			continue
+		}
+		values[i] = v
+	}
+	if len(unknown) > 0 {
+		return nil, nil, ErrUnknownFields(unknown)
+	}
+	if len(invalid) > 0 {
+		return nil, nil, ErrInvalidFieldValues(invalid, reasons)
+	}
+	updated, err := s.store.UpdateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
+		if a.OrgID != k.OrgID {
+			return nil, ErrApplicationNotFound
+		}
+		if !a.Status.Writable() {
+			return nil, ErrCannotUpdate(a.Status)
+		}
+		if a.Data.Fields == nil {
+			a.Data.Fields = make(map[string]json.RawMessage, len(ids))
+		}
+		for i, fid := range ids {
+			if values[i] == nil {
+				delete(a.Data.Fields, fid)
+			} else {
+				a.Data.Fields[fid] = values[i]
+			}
+		}
+		a.UpdatedAt = now
+		return []Activity{{At: now, Action: ActionFieldsUpdated, Actor: keyActor(k), Fields: ids}}, nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil, ErrApplicationNotFound
+		}
+		if AsError(err) != nil {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("update fields: %w", err)
+	}
+	return ids, updated, nil
+}

@@ -1,0 +1,86 @@
+package onboarding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// PreAuthResult is what refresh pre-auth answers (spec 4.2).
+type PreAuthResult struct {
+	Code            string
+	Link            string // the participant's link with auth_code
+	ExpiresAt       time.Time
+	ParticipantID   string
+	AlreadyVerified bool
+}
+
+// RefreshPreAuth issues a new pre-auth code for the primary participant,
+// revoking any earlier one.
+func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string) (*PreAuthResult, error) {
+	if err := Authorize(k, ScopeApplicationsCreate); err != nil {
+		return nil, err
+	}
+	current, err := s.application(ctx, k, appID)
+	if err != nil {
+		return nil, err
+	}
+	code, err := randomString(s.random, preAuthCodeLength, alphanumeric)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	expires := now.Add(PreAuthTTL)
+	app, err := s.store.UpdateApplication(ctx, current.ID, func(a *Application) ([]Activity, error) {
+		if a.Status.Terminal() {
+			return nil, ErrTerminalPreAuth
+		}
+		p := a.Primary()
+		if p == nil {
+			return nil, ErrNoPrimaryParticipant
+		}
+		p.PreAuthHash = hashSecret(code)
+		p.PreAuthExpires = expires
+		return []Activity{{At: now, Action: ActionPreAuthIssued, Actor: keyActor(k)}}, nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, ErrApplicationNotFound
+		}
+		if AsError(err) != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("refresh pre-auth: %w", err)
+	}
+	p := app.Primary()
+	return &PreAuthResult{
+		Code:            code,
+		Link:            withAuthCode(s.ParticipantLink(app, p), code),
+		ExpiresAt:       expires,
+		ParticipantID:   p.ID,
+		AlreadyVerified: p.Verified,
+	}, nil
+}
+
+// application loads an application of k's organization; another
+// organization's application is reported as not found.
+func (s *Service) application(ctx context.Context, k *APIKey, id string) (*Application, error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return nil, ErrApplicationNotFound
+	}
+	app, err := s.store.Application(ctx, u.String())
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrApplicationNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load application: %w", err)
+	}
+	if app.OrgID != k.OrgID {
+		return nil, ErrApplicationNotFound
+	}
+	return app, nil
+}

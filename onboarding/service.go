@@ -1,0 +1,191 @@
+package onboarding
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// Organization is a partner organization declared in the configuration file.
+type Organization struct {
+	ID                 string
+	Name               string
+	DefaultConfig      string // id of the configuration used when create names none; may be empty
+	CustomDomain       string // host name of the organization's own link domain; may be empty
+	CustomDomainActive bool
+	Configs            []*Configuration
+}
+
+// Configuration decides what an application collects and how it is checked.
+type Configuration struct {
+	ID                string
+	OrgID             string
+	Form              *Form
+	Countries         []string // ISO 3166-1 alpha-2, upper case
+	CompanySelection  bool     // the applicant picks the company from a registry search
+	RegistryDocuments bool     // filings are fetched from the registry for eligible applications
+}
+
+// AllowsCountry reports whether applications on c may be for country.
+func (c *Configuration) AllowsCountry(country string) bool {
+	for _, k := range c.Countries {
+		if k == country {
+			return true
+		}
+	}
+	return false
+}
+
+// Store keeps applications, API keys and activity durably. The storage
+// package implements it over Badger. Methods return ErrNotFound for missing
+// records; every other error is unexpected.
+type Store interface {
+	// CreateApplication stores a new application and its first activity entries.
+	CreateApplication(ctx context.Context, app *Application, log []Activity) error
+	// Application returns the application with id.
+	Application(ctx context.Context, id string) (*Application, error)
+	// UpdateApplication applies change to the stored application atomically
+	// and appends the activity entries it returns. change may run more than
+	// once (on a write conflict) and must depend only on its argument. An
+	// error from change aborts the update and is returned unchanged.
+	UpdateApplication(ctx context.Context, id string, change func(*Application) ([]Activity, error)) (*Application, error)
+	// ListApplications returns up to q.Limit applications newest first, and
+	// whether more follow.
+	ListApplications(ctx context.Context, q ListQuery) ([]*Application, bool, error)
+	// Activity returns an application's activity log, oldest first.
+	Activity(ctx context.Context, appID string) ([]Activity, error)
+
+	// CreateAPIKey stores a new API key.
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	// APIKey returns the key with clientID.
+	APIKey(ctx context.Context, clientID string) (*APIKey, error)
+	// APIKeys returns the keys of orgID, or of every organization when orgID is empty.
+	APIKeys(ctx context.Context, orgID string) ([]*APIKey, error)
+	// UpdateAPIKey applies change to the stored key atomically.
+	UpdateAPIKey(ctx context.Context, clientID string, change func(*APIKey) error) (*APIKey, error)
+}
+
+// ListQuery selects a page of an organization's applications.
+type ListQuery struct {
+	OrgID  string
+	Status Status    // empty: every status
+	Before ulid.ULID // return only applications created before this Seq; zero: from the newest
+	Limit  int
+}
+
+// Options configures a Service.
+type Options struct {
+	Store         Store
+	Registry      Registry
+	Mailer        Mailer // nil: invites are not sent and create returns a warning
+	Organizations []*Organization
+	// PublicURL is the base of applicant links, without a trailing slash.
+	PublicURL string
+	Now       func() time.Time // default time.Now
+	Logger    *slog.Logger     // default: discard
+	Random    io.Reader        // source of secrets and ids; default crypto/rand
+}
+
+// Service is onboard's use-cases: everything the API, the CLI and the
+// applicant's form do goes through it.
+type Service struct {
+	store     Store
+	registry  Registry
+	mailer    Mailer
+	orgs      map[string]*Organization
+	configs   map[string]*Configuration
+	publicURL string
+	now       func() time.Time
+	log       *slog.Logger
+	random    io.Reader
+
+	seqMu sync.Mutex
+	seq   *ulid.MonotonicEntropy
+
+	usedMu sync.Mutex
+	used   map[string]time.Time // client id → last time LastUsedAt was written
+}
+
+// New returns a Service. It fails when the organizations are inconsistent.
+func New(opts Options) (*Service, error) {
+	if opts.Store == nil {
+		return nil, errors.New("onboarding: a Store is required")
+	}
+	s := &Service{
+		store:     opts.Store,
+		registry:  opts.Registry,
+		mailer:    opts.Mailer,
+		orgs:      make(map[string]*Organization),
+		configs:   make(map[string]*Configuration),
+		publicURL: strings.TrimRight(opts.PublicURL, "/"),
+		now:       opts.Now,
+		log:       opts.Logger,
+		random:    opts.Random,
+		used:      make(map[string]time.Time),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.random == nil {
+		s.random = rand.Reader
+	}
+	if s.registry == nil {
+		s.registry = noRegistry{}
+	}
+	s.seq = ulid.Monotonic(s.random, 0)
+	for _, o := range opts.Organizations {
+		if _, dup := s.orgs[o.ID]; dup {
+			return nil, fmt.Errorf("onboarding: duplicate organization %q", o.ID)
+		}
+		s.orgs[o.ID] = o
+		for _, c := range o.Configs {
+			if _, dup := s.configs[c.ID]; dup {
+				return nil, fmt.Errorf("onboarding: duplicate configuration %q", c.ID)
+			}
+			if c.Form == nil {
+				return nil, fmt.Errorf("onboarding: configuration %q has no form", c.ID)
+			}
+			c.OrgID = o.ID
+			s.configs[c.ID] = c
+		}
+	}
+	return s, nil
+}
+
+// Organization returns the organization with id.
+func (s *Service) Organization(id string) (*Organization, bool) {
+	o, ok := s.orgs[id]
+	return o, ok
+}
+
+// nextSeq returns a ULID strictly greater than every one issued before by
+// this Service: the creation order of applications.
+func (s *Service) nextSeq(now time.Time) (ulid.ULID, error) {
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	id, err := ulid.New(ulid.Timestamp(now), s.seq)
+	if err != nil {
+		return ulid.ULID{}, fmt.Errorf("new ulid: %w", err)
+	}
+	return id, nil
+}
+
+// noRegistry is the Registry of a Service built without one: it checks no country.
+type noRegistry struct{}
+
+func (noRegistry) Validates(string) bool { return false }
+func (noRegistry) Searches(string) bool  { return false }
+func (noRegistry) VerifyCompany(context.Context, string, string, string) (Company, error) {
+	return Company{}, ErrRegistryFailed
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"onboard/onboarding"
+)
+
+// The admin socket serves operator commands (keys create/list/revoke) to the
+// CLI while `serve` holds the data directory. It is a unix socket with mode
+// 0600 in the data directory, so only the operator's account can reach it;
+// its requests run the same Service code as the CLI's direct path.
+
+// AdminKey is an API key as the admin socket and the CLI show it: never the
+// secret or its hash.
+type AdminKey struct {
+	ClientID   string     `json:"client_id"`
+	OrgID      string     `json:"org"`
+	Name       string     `json:"name"`
+	Scopes     []string   `json:"scopes"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	ExpiresAt  *time.Time `json:"expires_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+}
+
+// AdminKeyOf converts a stored key into its admin view.
+func AdminKeyOf(k *onboarding.APIKey) AdminKey {
+	scopes := make([]string, len(k.Scopes))
+	for i, s := range k.Scopes {
+		scopes[i] = string(s)
+	}
+	return AdminKey{
+		ClientID: k.ClientID, OrgID: k.OrgID, Name: k.Name, Scopes: scopes,
+		CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt,
+	}
+}
+
+// AdminCreateKey is the body of a key creation on the admin socket.
+type AdminCreateKey struct {
+	OrgID     string   `json:"org"`
+	Name      string   `json:"name"`
+	Scopes    []string `json:"scopes"`
+	ExpiresIn string   `json:"expires_in"` // a Go duration; empty: never
+}
+
+// AdminCreatedKey is the answer to a key creation: the full key, shown once.
+type AdminCreatedKey struct {
+	Key    string   `json:"key"`
+	APIKey AdminKey `json:"api_key"`
+}
+
+// AdminHandler returns the admin socket's handler.
+func (s *Server) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /keys", s.adminCreateKey)
+	mux.HandleFunc("GET /keys", s.adminListKeys)
+	mux.HandleFunc("POST /keys/{id}/revoke", s.adminRevokeKey)
+	return mux
+}
+
+func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) {
+	var req AdminCreateKey
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
+		s.adminError(w, onboarding.ErrInvalidJSON)
+		return
+	}
+	var expires time.Duration
+	if req.ExpiresIn != "" {
+		d, err := time.ParseDuration(req.ExpiresIn)
+		if err != nil || d <= 0 {
+			s.adminError(w, onboarding.Errorf(onboarding.KindInvalid, "invalid expiry '%s': use a positive duration such as 720h", req.ExpiresIn))
+			return
+		}
+		expires = d
+	}
+	key, k, err := s.svc.CreateAPIKey(r.Context(), onboarding.KeySpec{OrgID: req.OrgID, Name: req.Name, Scopes: req.Scopes, ExpiresIn: expires})
+	if err != nil {
+		s.adminError(w, err)
+		return
+	}
+	adminWrite(w, http.StatusCreated, AdminCreatedKey{Key: key, APIKey: AdminKeyOf(k)})
+}
+
+func (s *Server) adminListKeys(w http.ResponseWriter, r *http.Request) {
+	keys, err := s.svc.APIKeys(r.Context(), r.URL.Query().Get("org"))
+	if err != nil {
+		s.adminError(w, err)
+		return
+	}
+	out := make([]AdminKey, len(keys))
+	for i, k := range keys {
+		out[i] = AdminKeyOf(k)
+	}
+	adminWrite(w, http.StatusOK, out)
+}
+
+func (s *Server) adminRevokeKey(w http.ResponseWriter, r *http.Request) {
+	k, err := s.svc.RevokeAPIKey(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.adminError(w, err)
+		return
+	}
+	adminWrite(w, http.StatusOK, AdminKeyOf(k))
+}
+
+func (s *Server) adminError(w http.ResponseWriter, err error) {
+	e := toDomain(err)
+	if e.Kind == onboarding.KindInternal {
+		s.log.Error("admin request failed", "err", err)
+	}
+	adminWrite(w, statusFor(e), errorBody{Error: e.Message})
+}
+
+func adminWrite(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// AdminClient talks to a running server's admin socket.
+type AdminClient struct {
+	http *http.Client
+}
+
+// DialAdmin returns a client for the admin socket at path, or an error when
+// no server answers there (no socket, or a stale one left by a crash).
+func DialAdmin(ctx context.Context, path string) (*AdminClient, error) {
+	d := net.Dialer{Timeout: 2 * time.Second}
+	conn, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	conn.Close()
+	return &AdminClient{http: &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", path)
+		}},
+	}}, nil
+}
+
+// CreateKey creates a key through the running server.
+func (c *AdminClient) CreateKey(ctx context.Context, req AdminCreateKey) (AdminCreatedKey, error) {
+	var out AdminCreatedKey
+	err := c.do(ctx, http.MethodPost, "/keys", req, &out)
+	return out, err
+}
+
+// ListKeys lists keys through the running server; org may be empty.
+func (c *AdminClient) ListKeys(ctx context.Context, org string) ([]AdminKey, error) {
+	var out []AdminKey
+	err := c.do(ctx, http.MethodGet, "/keys?org="+url.QueryEscape(org), nil, &out)
+	return out, err
+}
+
+// RevokeKey revokes a key through the running server.
+func (c *AdminClient) RevokeKey(ctx context.Context, clientID string) (AdminKey, error) {
+	var out AdminKey
+	err := c.do(ctx, http.MethodPost, "/keys/"+url.PathEscape(clientID)+"/revoke", nil, &out)
+	return out, err
+}
+
+func (c *AdminClient) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://admin"+path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("admin socket: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		var e errorBody
+		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || e.Error == "" {
+			return fmt.Errorf("admin socket: %s", resp.Status)
+		}
+		return errors.New(e.Error)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"onboard/onboarding"
+)
+
+// createApplication handles POST /api/external/applications (spec 4.1).
+func (s *Server) createApplication(c echo.Context) error {
+	var req createApplicationRequest
+	if err := s.bindJSON(c, &req); err != nil {
+		return err
+	}
+	in := onboarding.CreateRequest{
+		Country: req.Country, ConfigID: req.ConfigID, PreAuth: req.PreAuth,
+		CompanyNumber: req.CompanyNumber, CompanyName: req.CompanyName,
+	}
+	if req.PrimaryContact != nil {
+		in.PrimaryContact = &onboarding.ContactInput{Email: req.PrimaryContact.Email, Name: req.PrimaryContact.Name}
+	}
+	res, err := s.svc.CreateApplication(c.Request().Context(), apiKey(c), in)
+	if err != nil {
+		return err
+	}
+	out := createApplicationResponse{
+		ApplicationID: res.Application.ID,
+		Link:          res.Link,
+		PreAuthCode:   res.PreAuthCode,
+		Warning:       res.Warning,
+	}
+	for _, p := range res.Application.Participants {
+		out.Participants = append(out.Participants, createdParticipant{ID: p.ID, LinkSlug: p.LinkSlug, Email: p.Email, Role: p.Role})
+	}
+	return writeJSON(c, http.StatusCreated, out)
+}
+
+// refreshPreAuth handles POST /api/external/applications/:id/pre-auth (spec 4.2).
+func (s *Server) refreshPreAuth(c echo.Context) error {
+	res, err := s.svc.RefreshPreAuth(c.Request().Context(), apiKey(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusCreated, preAuthResponse{
+		PreAuthCode:     res.Code,
+		Link:            res.Link,
+		ExpiresAt:       timestamp(res.ExpiresAt),
+		ParticipantID:   res.ParticipantID,
+		AlreadyVerified: res.AlreadyVerified,
+	})
+}
+
+// listApplications handles GET /api/external/applications (spec 4.3).
+func (s *Server) listApplications(c echo.Context) error {
+	page, err := s.svc.ListApplications(c.Request().Context(), apiKey(c), c.QueryParam("status"), c.QueryParam("limit"), c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	out := listResponse{Applications: make([]applicationSummary, len(page.Applications)), HasMore: page.HasMore}
+	for i, app := range page.Applications {
+		out.Applications[i] = renderSummary(app)
+	}
+	if page.NextCursor != "" {
+		out.NextCursor = &page.NextCursor
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+// getApplication handles GET /api/external/applications/:id (spec 4.4).
+func (s *Server) getApplication(c echo.Context) error {
+	app, err := s.svc.GetApplication(c.Request().Context(), apiKey(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, s.renderApplication(app))
+}
+
+// updateApplication handles PATCH /api/external/applications/:id (spec 4.5).
+func (s *Server) updateApplication(c echo.Context) error {
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	ids, app, err := s.svc.UpdateFields(c.Request().Context(), apiKey(c), c.Param("id"), body)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, updateResponse{Success: true, ApplicationID: app.ID, UpdatedFields: ids})
+}
+
+// fieldCatalog handles GET /api/external/applications/:id/fields (spec 4.6).
+func (s *Server) fieldCatalog(c echo.Context) error {
+	app, form, err := s.svc.FieldCatalog(c.Request().Context(), apiKey(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	catalog, err := s.renderCatalog(form)
+	if err != nil {
+		return err
+	}
+	id, err := json.Marshal(app.ID)
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 0, len(catalog)+len(id)+32)
+	b = append(b, `{"application_id":`...)
+	b = append(b, id...)
+	b = append(b, `,"fields":`...)
+	b = append(b, catalog...)
+	b = append(b, '}')
+	return writeRawJSON(c, http.StatusOK, b)
+}
+
+// health handles GET /healthz: the process is up and serving.
+func (s *Server) health(c echo.Context) error {
+	return writeRawJSON(c, http.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+// bindJSON decodes a JSON object body into v. An empty body is an empty
+// object; invalid JSON and wrongly typed members get clear 400s.
+func (s *Server) bindJSON(c echo.Context, v any) error {
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	if !json.Valid(body) {
+		return onboarding.ErrInvalidJSON
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return onboarding.ErrWrongType(te.Field, jsonTypeName(te.Type.Kind().String()))
+		}
+		return onboarding.ErrInvalidJSON
+	}
+	return nil
+}
+
+func jsonTypeName(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	default:
+		return "a number"
+	}
+}

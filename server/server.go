@@ -1,0 +1,136 @@
+// Package server is onboard's HTTP layer and the only package that imports
+// echo: the /api/external JSON API, the admin socket, and the one table that
+// maps domain errors to HTTP statuses. Handlers are thin: bind, call one
+// Service method, render.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"onboard/onboarding"
+)
+
+// Options configures a Server.
+type Options struct {
+	Service *onboarding.Service
+	Logger  *slog.Logger // default: discard
+	// RatePerSecond and Burst set each API key's token bucket (DESIGN §5.9);
+	// a RatePerSecond of 0 disables rate limiting.
+	RatePerSecond float64
+	Burst         int
+	MaxJSONBytes  int64            // default 1 MiB
+	Now           func() time.Time // default time.Now
+}
+
+// Server serves the API.
+type Server struct {
+	svc     *onboarding.Service
+	log     *slog.Logger
+	e       *echo.Echo
+	limit   *limiter
+	maxJSON int64
+	now     func() time.Time
+
+	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
+}
+
+// New returns a Server with every route registered.
+func New(opts Options) *Server {
+	s := &Server{svc: opts.Service, log: opts.Logger, maxJSON: opts.MaxJSONBytes, now: opts.Now}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxJSON <= 0 {
+		s.maxJSON = 1 << 20
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.JSONSerializer = jsonSerializer{}
+	s.e = e
+	s.routes()
+	return s
+}
+
+// Handler returns the API's http.Handler.
+func (s *Server) Handler() http.Handler { return s.e }
+
+// Run serves the API on api and the admin socket on admin (which may be nil)
+// until ctx is done, then shuts down gracefully: in-flight requests finish,
+// for at most grace.
+func (s *Server) Run(ctx context.Context, api, admin net.Listener, grace time.Duration) error {
+	servers := []*http.Server{{
+		Handler:           s.e,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}}
+	listeners := []net.Listener{api}
+	if admin != nil {
+		servers = append(servers, &http.Server{Handler: s.AdminHandler(), ReadHeaderTimeout: 10 * time.Second})
+		listeners = append(listeners, admin)
+	}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() {
+			err := srv.Serve(listeners[i])
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			errc <- err
+		}()
+	}
+	var first error
+	select {
+	case <-ctx.Done():
+	case first = <-errc:
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// writeJSON renders v with the given status.
+func writeJSON(c echo.Context, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeRawJSON(c, status, b)
+}
+
+// writeRawJSON sends bytes that are already JSON.
+func writeRawJSON(c echo.Context, status int, b []byte) error {
+	return c.Blob(status, echo.MIMEApplicationJSON, b)
+}
+
+// jsonSerializer is echo's JSON serializer, used only if a handler calls
+// c.JSON or c.Bind; the API renders through writeJSON.
+type jsonSerializer struct{}
+
+func (jsonSerializer) Serialize(c echo.Context, i any, _ string) error {
+	return json.NewEncoder(c.Response()).Encode(i)
+}
+
+func (jsonSerializer) Deserialize(c echo.Context, i any) error {
+	return json.NewDecoder(c.Request().Body).Decode(i)
+}

@@ -1,0 +1,252 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
+
+	"onboard/onboarding"
+)
+
+// errDuplicate reports a create that would overwrite an existing record or
+// index entry; with random 122-bit ids it means a bug, not bad luck.
+var errDuplicate = errors.New("record or index entry already exists")
+
+func parseAppID(id string) (uuid.UUID, error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return uuid.UUID{}, onboarding.ErrNotFound
+	}
+	return u, nil
+}
+
+// CreateApplication stores app, its index entries and its first activity
+// entries in one transaction.
+func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Application, log []onboarding.Activity) error {
+	id, err := uuid.Parse(app.ID)
+	if err != nil {
+		return fmt.Errorf("create application: bad id %q: %w", app.ID, err)
+	}
+	rec, err := encode(app)
+	if err != nil {
+		return err
+	}
+	acts, err := s.encodeActivity(id, log)
+	if err != nil {
+		return err
+	}
+	ix := appIndexes(app, id)
+	return s.update(ctx, func(txn *badger.Txn) error {
+		key := appKey(id)
+		for _, k := range append([][]byte{key}, keysOf(ix)...) {
+			if _, err := txn.Get(k); err == nil {
+				return fmt.Errorf("create application %s: %w", app.ID, errDuplicate)
+			} else if !errors.Is(err, badger.ErrKeyNotFound) {
+				return err
+			}
+		}
+		if err := txn.Set(key, rec); err != nil {
+			return err
+		}
+		for k, v := range ix {
+			if err := txn.Set([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return setAll(txn, acts)
+	})
+}
+
+// Application returns the application with id, or onboarding.ErrNotFound.
+func (s *Store) Application(_ context.Context, id string) (*onboarding.Application, error) {
+	u, err := parseAppID(id)
+	if err != nil {
+		return nil, err
+	}
+	var app onboarding.Application
+	if err := s.view(func(txn *badger.Txn) error { return getRecord(txn, appKey(u), &app) }); err != nil {
+		return nil, err
+	}
+	return &app, nil
+}
+
+// UpdateApplication applies change to the stored application, rewrites the
+// index entries that changed and appends the activity entries, all in one
+// transaction retried on write conflicts.
+func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*onboarding.Application) ([]onboarding.Activity, error)) (*onboarding.Application, error) {
+	u, err := parseAppID(id)
+	if err != nil {
+		return nil, err
+	}
+	var result *onboarding.Application
+	err = s.update(ctx, func(txn *badger.Txn) error {
+		key := appKey(u)
+		var old, app onboarding.Application
+		item, err := txn.Get(key)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return onboarding.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if err := item.Value(func(b []byte) error {
+			if err := decode(b, &old); err != nil {
+				return err
+			}
+			return decode(b, &app)
+		}); err != nil {
+			return err
+		}
+		log, err := change(&app)
+		if err != nil {
+			return err
+		}
+		if app.ID != old.ID || app.OrgID != old.OrgID || app.Seq != old.Seq {
+			return fmt.Errorf("update application %s: id, organization and sequence are immutable", id)
+		}
+		if err := setRecord(txn, key, &app); err != nil {
+			return err
+		}
+		oldIx, newIx := appIndexes(&old, u), appIndexes(&app, u)
+		for k := range oldIx {
+			if _, keep := newIx[k]; !keep {
+				if err := txn.Delete([]byte(k)); err != nil {
+					return err
+				}
+			}
+		}
+		for k, v := range newIx {
+			if _, had := oldIx[k]; !had {
+				if err := txn.Set([]byte(k), v); err != nil {
+					return err
+				}
+			}
+		}
+		acts, err := s.encodeActivity(u, log)
+		if err != nil {
+			return err
+		}
+		if err := setAll(txn, acts); err != nil {
+			return err
+		}
+		result = &app
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return result, nil
+}
+
+// ListApplications walks the organization's (or organization and status)
+// index backwards from q.Before, reading q.Limit+1 entries at most: its cost
+// depends on the page size, not on how many applications exist.
+func (s *Store) ListApplications(_ context.Context, q onboarding.ListQuery) ([]*onboarding.Application, bool, error) {
+	prefix := listPrefix(q.OrgID, q.Status)
+	seek := append(bytes.Clone(prefix), 0xff)
+	var before []byte
+	if q.Before != ([16]byte{}) {
+		before = append(bytes.Clone(prefix), q.Before[:]...)
+		seek = before
+	}
+	apps := make([]*onboarding.Application, 0, q.Limit)
+	more := false
+	err := s.view(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Reverse = true
+		opts.Prefix = prefix
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
+			item := it.Item()
+			if before != nil && bytes.Equal(item.Key(), before) {
+				continue
+			}
+			if len(apps) == q.Limit {
+				more = true
+				return nil
+			}
+			var u uuid.UUID
+			if err := item.Value(func(v []byte) error {
+				if len(v) != len(u) {
+					return fmt.Errorf("index entry %x: bad value", item.Key())
+				}
+				copy(u[:], v)
+				return nil
+			}); err != nil {
+				return err
+			}
+			var app onboarding.Application
+			if err := getRecord(txn, appKey(u), &app); err != nil {
+				return fmt.Errorf("index entry %x → %s: %w", item.Key(), u, err)
+			}
+			apps = append(apps, &app)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return apps, more, nil
+}
+
+// Activity returns the application's activity log, oldest first.
+func (s *Store) Activity(_ context.Context, appID string) ([]onboarding.Activity, error) {
+	u, err := parseAppID(appID)
+	if err != nil {
+		return nil, err
+	}
+	var out []onboarding.Activity
+	err = s.view(func(txn *badger.Txn) error {
+		prefix := activityPrefix(u)
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			var a onboarding.Activity
+			if err := it.Item().Value(func(b []byte) error { return decode(b, &a) }); err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return nil
+	})
+	return out, err
+}
+
+type kv struct{ key, value []byte }
+
+func (s *Store) encodeActivity(app uuid.UUID, log []onboarding.Activity) ([]kv, error) {
+	out := make([]kv, 0, len(log))
+	for i := range log {
+		b, err := encode(&log[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kv{activityKey(app, s.nextULID(log[i].At)), b})
+	}
+	return out, nil
+}
+
+func setAll(txn *badger.Txn, entries []kv) error {
+	for _, e := range entries {
+		if err := txn.Set(e.key, e.value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func keysOf(m map[string][]byte) [][]byte {
+	out := make([][]byte, 0, len(m))
+	for k := range m {
+		out = append(out, []byte(k))
+	}
+	return out
+}

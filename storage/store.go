@@ -1,0 +1,237 @@
+// Package storage keeps onboard's records in an embedded Badger database. It
+// is the only package that imports Badger: it implements onboarding.Store
+// with typed methods, owns the keyspace (keys.go), writes every index in the
+// same transaction as its record, and runs value-log garbage collection.
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/oklog/ulid/v2"
+
+	"onboard/onboarding"
+)
+
+// schemaVersion is written to a new database and checked on every open.
+const schemaVersion = "1"
+
+// maxAttempts bounds the retries of a transaction that lost a write conflict.
+const maxAttempts = 8
+
+// ErrLocked is returned by Open when another process holds the database.
+var ErrLocked = errors.New("the data directory is in use by another onboard process")
+
+// Options configures Open.
+type Options struct {
+	Logger *slog.Logger // Badger's own messages at warning and above; default discard
+	// GCInterval is how often value-log garbage collection runs; default 5 minutes.
+	GCInterval time.Duration
+}
+
+// Store is the Badger-backed onboarding.Store.
+type Store struct {
+	db    *badger.DB
+	lock  *os.File // holds an exclusive flock while the Store is open
+	log   *slog.Logger
+	fresh bool
+
+	seqMu sync.Mutex
+	seq   *ulid.MonotonicEntropy
+
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+var _ onboarding.Store = (*Store)(nil)
+
+// Open opens (creating when needed) the database in dir, with synchronous
+// writes: an acknowledged write survives a crash.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.GCInterval <= 0 {
+		opts.GCInterval = 5 * time.Minute
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create database directory: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	_, statErr := os.Stat(filepath.Join(dir, "MANIFEST"))
+	fresh := errors.Is(statErr, os.ErrNotExist)
+	bopts := badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(badgerLogger{opts.Logger}).
+		WithNumVersionsToKeep(1).
+		WithMemTableSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithBlockCacheSize(32 << 20).
+		WithIndexCacheSize(16 << 20).
+		WithDetectConflicts(true)
+	db, err := badger.Open(bopts)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open database %s: %w", dir, err)
+	}
+	s := &Store{db: db, lock: lock, log: opts.Logger, fresh: fresh, seq: ulid.Monotonic(rand.Reader, 0), stop: make(chan struct{})}
+	if err := s.checkSchema(); err != nil {
+		db.Close()
+		lock.Close()
+		return nil, err
+	}
+	s.done.Add(1)
+	go s.gcLoop(opts.GCInterval)
+	return s, nil
+}
+
+// Fresh reports whether Open created the database (the data directory was empty).
+func (s *Store) Fresh() bool { return s.fresh }
+
+// Close stops garbage collection and closes the database. Writes
+// acknowledged before Close are durable.
+func (s *Store) Close() error {
+	close(s.stop)
+	s.done.Wait()
+	err := s.db.Close()
+	s.lock.Close()
+	if err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
+	return nil
+}
+
+// lockDir takes an exclusive, non-blocking flock on dir/onboard.lock, so that
+// a second process fails fast with ErrLocked instead of Badger's own message.
+// The kernel releases it when the process exits, however it exits.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "onboard.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, ErrLocked
+		}
+		return nil, fmt.Errorf("lock data directory: %w", err)
+	}
+	return f, nil
+}
+
+func (s *Store) checkSchema() error {
+	return s.update(context.Background(), func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte(keySchema))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return txn.Set([]byte(keySchema), []byte(schemaVersion))
+		}
+		if err != nil {
+			return err
+		}
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		if string(v) != schemaVersion {
+			return fmt.Errorf("data directory has schema version %q; this onboard reads version %s", v, schemaVersion)
+		}
+		return nil
+	})
+}
+
+// gcLoop runs value-log GC until Close: each round rewrites files while at
+// least half of a file is garbage.
+func (s *Store) gcLoop(every time.Duration) {
+	defer s.done.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			for s.db.RunValueLogGC(0.5) == nil {
+			}
+		}
+	}
+}
+
+// update runs fn in a read-write transaction, retrying a bounded number of
+// times when it loses a write conflict to a concurrent transaction.
+func (s *Store) update(ctx context.Context, fn func(*badger.Txn) error) error {
+	var err error
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if err = ctx.Err(); err != nil {
+			return err
+		}
+		err = s.db.Update(fn)
+		if !errors.Is(err, badger.ErrConflict) {
+			return err
+		}
+		time.Sleep(time.Duration(attempt+1) * time.Millisecond)
+	}
+	return fmt.Errorf("transaction still conflicting after %d attempts: %w", maxAttempts, err)
+}
+
+func (s *Store) view(fn func(*badger.Txn) error) error {
+	return s.db.View(fn)
+}
+
+// nextULID returns a ULID greater than any this Store issued before.
+func (s *Store) nextULID(t time.Time) ulid.ULID {
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	return ulid.MustNew(ulid.Timestamp(t), s.seq)
+}
+
+// getRecord decodes the record at key into v, translating a missing key into
+// onboarding.ErrNotFound.
+func getRecord(txn *badger.Txn, key []byte, v any) error {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return onboarding.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return item.Value(func(b []byte) error { return decode(b, v) })
+}
+
+func setRecord(txn *badger.Txn, key []byte, v any) error {
+	b, err := encode(v)
+	if err != nil {
+		return err
+	}
+	return txn.Set(key, b)
+}
+
+// badgerLogger forwards Badger's warnings and errors to slog.
+type badgerLogger struct{ log *slog.Logger }
+
+func (l badgerLogger) Errorf(f string, a ...any) {
+	l.log.Error("badger: " + trim(fmt.Sprintf(f, a...)))
+}
+func (l badgerLogger) Warningf(f string, a ...any) {
+	l.log.Warn("badger: " + trim(fmt.Sprintf(f, a...)))
+}
+func (l badgerLogger) Infof(string, ...any)  {}
+func (l badgerLogger) Debugf(string, ...any) {}
+
+func trim(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
