@@ -1,0 +1,365 @@
+package onboarding
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+var (
+	ibanPattern = regexp.MustCompile(`^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}$`)
+	e164Pattern = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
+	datePattern = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+)
+
+// The currencies a currency field accepts.
+var fieldCurrencies = [...]string{"GBP", "EUR", "USD"}
+
+// Messages used in more than one place.
+const (
+	msgNotString   = "must be a string"
+	msgNotBoolean  = "must be a boolean"
+	msgNotDate     = "must be a date in YYYY-MM-DD form"
+	msgNotPhone    = "must be a phone number in international E.164 form, for example +442079460958"
+	msgNotAddress  = "must be an address object with line1, city and country, and optionally line2, region and postcode"
+	msgNotCurrency = "must be an object with amount and currency"
+	msgNotPercent  = "must be a number from 0 to 100"
+	msgNotMulti    = "must be an array of option values"
+)
+
+// Normalize validates raw, one JSON value, for the field and returns its
+// canonical compact JSON: strings trimmed, phone numbers and IBANs without
+// separators, country codes upper-cased, numbers in their shortest form,
+// addresses without empty optional members.
+//
+// It returns (nil, nil) when raw is JSON null or a string that is empty after
+// trimming spaces: the field is to be cleared. A value that fails returns an
+// error whose message is a short reason without the field id, such as
+// "must be one of software, retail, ...", for the caller to prefix with the
+// id. now is the reference time of date rules, taken as a date in UTC.
+//
+// Document fields are never set this way; Normalize always refuses them.
+func (f *Field) Normalize(raw json.RawMessage, now time.Time) (json.RawMessage, error) {
+	if f.Type == TypeDocument {
+		return nil, errors.New("is a document: it is uploaded in the application form and cannot be set as a value")
+	}
+	v := bytes.TrimSpace(raw)
+	if len(v) == 0 || !json.Valid(v) {
+		return nil, errors.New("must be a valid JSON value")
+	}
+	if string(v) == "null" {
+		return nil, nil
+	}
+	var s string
+	isString := v[0] == '"'
+	if isString {
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, errors.New("must be a valid JSON value")
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return nil, nil
+		}
+	}
+
+	switch f.Type {
+	case TypeText:
+		if !isString {
+			return nil, errors.New(msgNotString)
+		}
+		return f.normalizeText(s)
+	case TypeSelect:
+		if !isString || !f.hasOption(s) {
+			return nil, fmt.Errorf("must be one of %s", f.optionValues())
+		}
+		return marshalValue(s)
+	case TypeMultiSelect:
+		return f.normalizeMultiSelect(v)
+	case TypeBoolean:
+		if s := string(v); s != "true" && s != "false" {
+			return nil, errors.New(msgNotBoolean)
+		}
+		return json.RawMessage(slices.Clone(v)), nil
+	case TypeDate:
+		if !isString {
+			return nil, errors.New(msgNotDate)
+		}
+		return f.normalizeDate(s, now)
+	case TypePhone:
+		if !isString {
+			return nil, errors.New(msgNotPhone)
+		}
+		return normalizePhone(s)
+	case TypeAddress:
+		return normalizeAddress(v)
+	case TypeCurrency:
+		return normalizeCurrency(v)
+	case TypePercentage:
+		p, ok := parseJSONNumber(v)
+		if !ok || p < 0 || p > 100 {
+			return nil, errors.New(msgNotPercent)
+		}
+		return marshalValue(p)
+	}
+	return nil, fmt.Errorf("cannot be set: the form gives it the unknown type %q", f.Type)
+}
+
+// normalizeText checks a trimmed text value against MaxLength, Pattern and
+// Rule.
+func (f *Field) normalizeText(s string) (json.RawMessage, error) {
+	if f.MaxLength > 0 {
+		if n := utf8.RuneCountInString(s); n > f.MaxLength {
+			return nil, fmt.Errorf("must be at most %d characters long (it has %d)", f.MaxLength, n)
+		}
+	}
+	if f.Pattern != "" {
+		re, err := compileFieldPattern(f.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("cannot be checked: the form's pattern %q is invalid", f.Pattern)
+		}
+		if !re.MatchString(s) {
+			return nil, fmt.Errorf("must match the pattern %s", f.Pattern)
+		}
+	}
+	if f.Rule == fieldRuleIBAN {
+		var err error
+		if s, err = normalizeIBAN(s); err != nil {
+			return nil, err
+		}
+	}
+	return marshalValue(s)
+}
+
+// normalizeIBAN removes spaces, upper-cases, and checks the format and the
+// ISO 13616 check digits (mod 97 == 1).
+func normalizeIBAN(s string) (string, error) {
+	s = strings.ToUpper(strings.ReplaceAll(s, " ", ""))
+	if !ibanPattern.MatchString(s) {
+		return "", errors.New("must be an IBAN: a 2-letter country code, 2 check digits and 11 to 30 letters or digits, for example GB82 WEST 1234 5698 7654 32")
+	}
+	rem := 0
+	for _, c := range s[4:] + s[:4] {
+		if c >= '0' && c <= '9' {
+			rem = (rem*10 + int(c-'0')) % 97
+		} else {
+			rem = (rem*100 + int(c-'A') + 10) % 97
+		}
+	}
+	if rem != 1 {
+		return "", errors.New("is not a valid IBAN: the check digits do not match; check it for typing errors")
+	}
+	return s, nil
+}
+
+func (f *Field) hasOption(v string) bool {
+	for _, o := range f.Options {
+		if o.Value == v {
+			return true
+		}
+	}
+	return false
+}
+
+// optionValues lists the option values for messages: "a, b, c".
+func (f *Field) optionValues() string {
+	var b strings.Builder
+	for i, o := range f.Options {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(o.Value)
+	}
+	return b.String()
+}
+
+// normalizeMultiSelect checks an array of distinct option values; the order
+// of the request is kept.
+func (f *Field) normalizeMultiSelect(v []byte) (json.RawMessage, error) {
+	if v[0] != '[' {
+		return nil, errors.New(msgNotMulti)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(v, &items); err != nil {
+		return nil, errors.New(msgNotMulti)
+	}
+	values := make([]string, 0, len(items))
+	for _, item := range items {
+		var s string
+		if item[0] != '"' || json.Unmarshal(item, &s) != nil {
+			return nil, fmt.Errorf("%s, strings from %s", msgNotMulti, f.optionValues())
+		}
+		if !f.hasOption(s) {
+			return nil, fmt.Errorf("must contain only values from %s; %q is not one of them", f.optionValues(), s)
+		}
+		if slices.Contains(values, s) {
+			return nil, fmt.Errorf("must not list %q more than once", s)
+		}
+		values = append(values, s)
+	}
+	return marshalValue(values)
+}
+
+// normalizeDate checks a real calendar date in YYYY-MM-DD form and the
+// not_future rule.
+func (f *Field) normalizeDate(s string, now time.Time) (json.RawMessage, error) {
+	if !datePattern.MatchString(s) {
+		return nil, errors.New(msgNotDate)
+	}
+	if _, err := time.Parse(time.DateOnly, s); err != nil {
+		return nil, fmt.Errorf("must be a real calendar date; %s does not exist", s)
+	}
+	// YYYY-MM-DD strings order as the dates do.
+	if f.Rule == fieldRuleNotFuture && s > now.UTC().Format(time.DateOnly) {
+		return nil, errors.New("must not be in the future")
+	}
+	return marshalValue(s)
+}
+
+// normalizePhone strips spaces, hyphens, dots and parentheses and checks the
+// result is an E.164 number.
+func normalizePhone(s string) (json.RawMessage, error) {
+	stripped := strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '-', '.', '(', ')':
+			return -1
+		}
+		return r
+	}, s)
+	if !e164Pattern.MatchString(stripped) {
+		return nil, errors.New(msgNotPhone)
+	}
+	return marshalValue(stripped)
+}
+
+// addressMembers are the members of an address value, in stored order.
+var addressMembers = [...]string{"line1", "line2", "city", "region", "postcode", "country"}
+
+// normalizeAddress checks a structured address (DESIGN §6).
+func normalizeAddress(v []byte) (json.RawMessage, error) {
+	if v[0] != '{' {
+		return nil, errors.New(msgNotAddress)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(v, &members); err != nil {
+		return nil, errors.New(msgNotAddress)
+	}
+	var unknown []string
+	for name := range members {
+		if !slices.Contains(addressMembers[:], name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, fmt.Errorf("has unknown members %s; an address has only %s",
+			strings.Join(unknown, ", "), strings.Join(addressMembers[:], ", "))
+	}
+	var values [len(addressMembers)]string
+	for i, name := range addressMembers {
+		m, ok := members[name]
+		if !ok || string(m) == "null" {
+			continue
+		}
+		if m[0] != '"' || json.Unmarshal(m, &values[i]) != nil {
+			return nil, fmt.Errorf("%s must be a string", name)
+		}
+		values[i] = strings.TrimSpace(values[i])
+	}
+	a := Address{
+		Line1: values[0], Line2: values[1], City: values[2],
+		Region: values[3], Postcode: values[4], Country: strings.ToUpper(values[5]),
+	}
+	var missing []string
+	for _, m := range []struct{ name, value string }{{"line1", a.Line1}, {"city", a.City}, {"country", a.Country}} {
+		if m.value == "" {
+			missing = append(missing, m.name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("must include line1, city and country; missing: %s", strings.Join(missing, ", "))
+	}
+	if !countryCodePattern.MatchString(a.Country) {
+		return nil, fmt.Errorf("country must be a two-letter ISO 3166-1 alpha-2 code, for example GB; got %q", values[5])
+	}
+	if a.Country == "GB" && a.Postcode == "" {
+		return nil, errors.New("postcode is required when country is GB")
+	}
+	return marshalValue(a)
+}
+
+// currencyValue is the stored form of a currency field.
+type currencyValue struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+}
+
+// normalizeCurrency checks {"amount": number >= 0, "currency": GBP|EUR|USD}.
+func normalizeCurrency(v []byte) (json.RawMessage, error) {
+	if v[0] != '{' {
+		return nil, errors.New(msgNotCurrency)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(v, &members); err != nil {
+		return nil, errors.New(msgNotCurrency)
+	}
+	var unknown []string
+	for name := range members {
+		if name != "amount" && name != "currency" {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, fmt.Errorf("%s only; unknown members: %s", msgNotCurrency, strings.Join(unknown, ", "))
+	}
+	amountRaw, okAmount := members["amount"]
+	currencyRaw, okCurrency := members["currency"]
+	if !okAmount || !okCurrency {
+		return nil, errors.New(msgNotCurrency)
+	}
+	amount, ok := parseJSONNumber(amountRaw)
+	if !ok || amount < 0 {
+		return nil, errors.New("amount must be a number, 0 or more")
+	}
+	var code string
+	if currencyRaw[0] != '"' || json.Unmarshal(currencyRaw, &code) != nil || !slices.Contains(fieldCurrencies[:], code) {
+		return nil, fmt.Errorf("currency must be one of %s", strings.Join(fieldCurrencies[:], ", "))
+	}
+	return marshalValue(currencyValue{Amount: amount, Currency: code})
+}
+
+// parseJSONNumber parses a valid JSON value that must be a finite number.
+// Negative zero becomes zero.
+func parseJSONNumber(v []byte) (float64, bool) {
+	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+		return 0, false
+	}
+	n, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
+		return 0, false
+	}
+	if n == 0 {
+		n = 0 // not -0
+	}
+	return n, true
+}
+
+// marshalValue encodes v as compact JSON without HTML escaping, so that
+// stored text reads as the applicant wrote it.
+func marshalValue(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
