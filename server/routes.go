@@ -9,19 +9,20 @@ import (
 // routes registers every route of the API in one place.
 func (s *Server) routes() {
 	s.e.Use(s.requestLog, s.recoverPanic)
-	s.e.RouteNotFound("/*", func(echo.Context) error { return onboarding.ErrRouteNotFound })
 
 	s.e.GET("/healthz", s.health)
 
-	api := s.e.Group("/api/external", apiHeaders)
-	create := s.authenticate(onboarding.ScopeApplicationsCreate)
-	read := s.authenticate(onboarding.ScopeApplicationsRead)
-	write := s.authenticate(onboarding.ScopeApplicationsWrite)
-
-	api.POST("/applications", s.createApplication, create)
-	api.GET("/applications", s.listApplications, read)
-	api.GET("/applications/:id", s.getApplication, read)
-	api.PATCH("/applications/:id", s.updateApplication, write)
-	api.GET("/applications/:id/fields", s.fieldCatalog, read)
-	api.POST("/applications/:id/pre-auth", s.refreshPreAuth, create)
+	// Middleware is attached per route, not to the group: echo v4 answers
+	// every unmatched path of a group that has middleware with 404, which
+	// would hide 405 Method not allowed.
+	api := s.e.Group("/api/external")
+	route := func(method, path string, h echo.HandlerFunc, scope onboarding.Scope) {
+		api.Add(method, path, h, apiHeaders, s.authenticate(scope))
+	}
+	route("POST", "/applications", s.createApplication, onboarding.ScopeApplicationsCreate)
+	route("GET", "/applications", s.listApplications, onboarding.ScopeApplicationsRead)
+	route("GET", "/applications/:id", s.getApplication, onboarding.ScopeApplicationsRead)
+	route("PATCH", "/applications/:id", s.updateApplication, onboarding.ScopeApplicationsWrite)
+	route("GET", "/applications/:id/fields", s.fieldCatalog, onboarding.ScopeApplicationsRead)
+	route("POST", "/applications/:id/pre-auth", s.refreshPreAuth, onboarding.ScopeApplicationsCreate)
 }

@@ -1,0 +1,259 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"onboard/onboarding"
+	"onboard/registry"
+	"onboard/storage"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// clock is a settable time source shared by the service and the server.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// mailbox records invites, or fails every send when fail is set.
+type mailbox struct {
+	mu   sync.Mutex
+	sent []onboarding.Message
+	fail error
+}
+
+func (m *mailbox) Send(_ context.Context, msg onboarding.Message) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return m.fail
+	}
+	m.sent = append(m.sent, msg)
+	return nil
+}
+
+func (m *mailbox) messages() []onboarding.Message {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]onboarding.Message(nil), m.sent...)
+}
+
+// envOptions adjusts newEnv.
+type envOptions struct {
+	rate          float64
+	burst         int
+	maxJSON       int64
+	mailer        onboarding.Mailer // nil: a recording mailbox
+	deterministic bool              // seeded randomness, for golden files
+}
+
+// env is the whole stack: real Badger in a temp dir, the fixture registry,
+// the real Service and the real router and middleware.
+type env struct {
+	t     *testing.T
+	h     http.Handler
+	svc   *onboarding.Service
+	store *storage.Store
+	mail  *mailbox
+	clock *clock
+	keys  map[string]string // name → full key
+}
+
+var testNow = time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
+
+func testOrganizations(t testing.TB) []*onboarding.Organization {
+	t.Helper()
+	std := onboarding.StandardForm()
+	return []*onboarding.Organization{
+		{ID: "acme", Name: "Acme Payments", DefaultConfig: "acme-standard", Configs: []*onboarding.Configuration{
+			{ID: "acme-standard", Form: std, Countries: []string{"GB", "IE", "FR"}, RegistryDocuments: true},
+			{ID: "acme-select", Form: std, Countries: []string{"GB", "IE", "FR"}, CompanySelection: true},
+		}},
+		{ID: "globex", Name: "Globex", DefaultConfig: "globex-standard", CustomDomain: "onboarding.globex.example", CustomDomainActive: true,
+			Configs: []*onboarding.Configuration{{ID: "globex-standard", Form: std, Countries: []string{"GB"}}}},
+		{ID: "empty", Name: "No configurations"},
+	}
+}
+
+func newEnv(t testing.TB, opts envOptions) *env {
+	t.Helper()
+	store, err := storage.Open(filepath.Join(t.TempDir(), "badger"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	reg, err := registry.New(registry.Options{Mode: "fixtures", Fixtures: os.DirFS("../testdata/registry")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: testNow}
+	mail := &mailbox{}
+	var mailer onboarding.Mailer = mail
+	if opts.mailer != nil {
+		mailer = opts.mailer
+	}
+	o := onboarding.Options{
+		Store: store, Registry: reg, Mailer: mailer, Organizations: testOrganizations(t),
+		PublicURL: "https://onboard.test", Now: clk.Now,
+	}
+	if opts.deterministic {
+		o.Random = rand.NewChaCha8([32]byte{1, 2, 3})
+	}
+	svc, err := onboarding.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.maxJSON == 0 {
+		opts.maxJSON = 1 << 20
+	}
+	srv := New(Options{Service: svc, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now})
+	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}}
+	if tt, ok := t.(*testing.T); ok {
+		e.t = tt
+	}
+	for name, spec := range map[string]onboarding.KeySpec{
+		"acme":        {OrgID: "acme", Name: "acme all"},
+		"acme-read":   {OrgID: "acme", Name: "acme read", Scopes: []string{"applications:read"}},
+		"acme-create": {OrgID: "acme", Name: "acme create", Scopes: []string{"applications:create"}},
+		"acme-write":  {OrgID: "acme", Name: "acme write", Scopes: []string{"applications:write"}},
+		"globex":      {OrgID: "globex", Name: "globex all"},
+		"empty":       {OrgID: "empty", Name: "empty org"},
+		"revoked":     {OrgID: "acme", Name: "revoked"},
+		"expiring":    {OrgID: "acme", Name: "expiring", ExpiresIn: time.Hour},
+	} {
+		key, k, err := svc.CreateAPIKey(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.keys[name] = key
+		if name == "revoked" {
+			if _, err := svc.RevokeAPIKey(context.Background(), k.ClientID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return e
+}
+
+// do sends a request through the real router; key names an env key, or is
+// used as the raw Authorization header when it starts with "raw:".
+func (e *env) do(method, path, key, body string) *httptest.ResponseRecorder {
+	var r *http.Request
+	if body == "" {
+		r = httptest.NewRequest(method, path, nil)
+	} else {
+		r = httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+	}
+	switch {
+	case strings.HasPrefix(key, "raw:"):
+		r.Header.Set("Authorization", strings.TrimPrefix(key, "raw:"))
+	case key != "":
+		k, ok := e.keys[key]
+		if !ok {
+			panic("unknown test key " + key)
+		}
+		r.Header.Set("Authorization", "Bearer "+k)
+	}
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, r)
+	return w
+}
+
+// decode parses a JSON response body into a generic value for cmp.Diff.
+func decode(t testing.TB, w *httptest.ResponseRecorder) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil {
+		t.Fatalf("response %d is not a JSON object: %v\n%s", w.Code, err, w.Body)
+	}
+	return v
+}
+
+// wantError asserts status and the exact error body.
+func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, body map[string]any) {
+	t.Helper()
+	if w.Code != status {
+		t.Errorf("status = %d, want %d; body %s", w.Code, status, w.Body)
+	}
+	if diff := cmp.Diff(body, decode(t, w)); diff != "" {
+		t.Errorf("error body (-want +got):\n%s", diff)
+	}
+}
+
+func errBody(msg string) map[string]any { return map[string]any{"error": msg} }
+
+// create makes an application for acme (Northwind, GB) and returns its id.
+func (e *env) create(t testing.TB, key, body string) string {
+	t.Helper()
+	if body == "" {
+		body = `{"primary_contact":{"email":"jane@northwind.example","name":"Jane Smith"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Ltd"}`
+	}
+	w := e.do("POST", "/api/external/applications", key, body)
+	if w.Code != http.StatusCreated {
+		t.Fatalf("create = %d %s", w.Code, w.Body)
+	}
+	return decode(t, w)["application_id"].(string)
+}
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	var pretty map[string]any
+	if err := json.Unmarshal(got, &pretty); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = json.MarshalIndent(pretty, "", "  ")
+	got = append(got, '\n')
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

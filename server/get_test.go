@@ -1,0 +1,67 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+func TestGetApplication(t *testing.T) {
+	e := newEnv(t, envOptions{deterministic: true})
+	id := e.create(t, "acme", `{"primary_contact":{"email":"jane@northwind.example","name":"Jane Smith"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Ltd","pre_auth":true}`)
+	e.clock.Advance(90_000_000_000)
+	if w := e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{"industry":"software","annual_turnover":{"amount":1250000,"currency":"GBP"},"countries_of_operation":["GB","IE"]}}`); w.Code != http.StatusOK {
+		t.Fatalf("patch = %d %s", w.Code, w.Body)
+	}
+	w := e.do("GET", "/api/external/applications/"+id, "acme", "")
+	if w.Code != http.StatusOK {
+		t.Fatalf("status = %d: %s", w.Code, w.Body)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	if cc := w.Header().Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("Cache-Control = %q, want no-store (the payload carries personal data)", cc)
+	}
+	golden(t, "get_application.json", w.Body.Bytes())
+
+	// Re-reading yields the same application: reads never change it.
+	again := e.do("GET", "/api/external/applications/"+id, "acme", "")
+	if again.Body.String() != w.Body.String() {
+		t.Errorf("second read differs:\n%s\n%s", w.Body, again.Body)
+	}
+	for _, bad := range []string{uuid.NewString(), "not-a-uuid", "00000000-0000-0000-0000-000000000000"} {
+		wantError(t, e.do("GET", "/api/external/applications/"+bad, "acme", ""), http.StatusNotFound, errBody("Application not found"))
+	}
+}
+
+func TestGetWithCustomDomain(t *testing.T) {
+	e := newEnv(t, envOptions{deterministic: true})
+	id := e.create(t, "globex", `{"primary_contact":{"email":"a@example.com"},"country":"GB","company_number":"10000008","company_name":"Bluebell Group Ltd"}`)
+	res := decode(t, e.do("GET", "/api/external/applications/"+id, "globex", ""))
+	link := res["link"].(string)
+	if want := "https://onboarding.globex.example/a/"; len(link) < len(want) || link[:len(want)] != want {
+		t.Errorf("link = %s, want the custom domain", link)
+	}
+	p := res["participants"].([]any)[0].(map[string]any)
+	if p["link"] != link || p["name"] != nil || p["role"] != "primary" {
+		t.Errorf("participant = %v", p)
+	}
+}
+
+func TestFieldCatalog(t *testing.T) {
+	e := newEnv(t, envOptions{deterministic: true})
+	id := e.create(t, "acme", "")
+	w := e.do("GET", "/api/external/applications/"+id+"/fields", "acme", "")
+	if w.Code != http.StatusOK {
+		t.Fatalf("status = %d: %s", w.Code, w.Body)
+	}
+	golden(t, "field_catalog.json", w.Body.Bytes())
+	other := e.create(t, "acme", "")
+	w2 := e.do("GET", "/api/external/applications/"+other+"/fields", "acme", "")
+	if got, want := decode(t, w2)["fields"], decode(t, w)["fields"]; len(got.([]any)) != len(want.([]any)) {
+		t.Errorf("catalogs of two applications on one form differ")
+	}
+	wantError(t, e.do("GET", "/api/external/applications/"+uuid.NewString()+"/fields", "acme", ""), http.StatusNotFound, errBody("Application not found"))
+}

@@ -1,0 +1,484 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"onboard/onboarding"
+)
+
+func openTestStore(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	return s
+}
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// newApp builds an application created at t0+i seconds.
+func newApp(t *testing.T, org string, i int, status onboarding.Status) *onboarding.Application {
+	t.Helper()
+	at := t0.Add(time.Duration(i) * time.Second)
+	return &onboarding.Application{
+		ID:       uuid.NewString(),
+		Seq:      ulid.MustNew(ulid.Timestamp(at), ulid.DefaultEntropy()),
+		OrgID:    org,
+		ConfigID: "default",
+		Country:  "GB",
+		Status:   status,
+		Data: onboarding.Data{
+			Fields: map[string]json.RawMessage{"company_name": json.RawMessage(fmt.Sprintf(`"COMPANY %d"`, i))},
+			Meta:   onboarding.Meta{PrimaryContact: &onboarding.Contact{Email: "a@example.com"}},
+		},
+		Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: fmt.Sprintf("slug-%s-%d", org, i), Email: "a@example.com", Role: onboarding.RolePrimary}},
+		CreatedAt:    at,
+		UpdatedAt:    at,
+	}
+}
+
+func TestKeys(t *testing.T) {
+	seq := ulid.ULID{0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10}
+	id := uuid.MustParse("00112233-4455-6677-8899-aabbccddeeff")
+	tests := []struct {
+		name string
+		got  []byte
+		want []byte
+	}{
+		{"app", appKey(id), append([]byte("a/"), id[:]...)},
+		{"org index", orgIndexKey("acme", seq), append([]byte("xo/acme\x00"), seq[:]...)},
+		{"status index", statusIndexKey("acme", onboarding.StatusSent, seq), append([]byte("xs/acme\x00sent\x00"), seq[:]...)},
+		{"list all", listPrefix("acme", ""), []byte("xo/acme\x00")},
+		{"list status", listPrefix("acme", onboarding.StatusInProgress), []byte("xs/acme\x00in_progress\x00")},
+		{"slug", slugIndexKey("abc_-"), []byte("xl/abc_-")},
+		{"pre-auth", preAuthIndexKey([]byte{0xde, 0xad}), []byte("xp/\xde\xad")},
+		{"activity", activityKey(id, seq), append(append([]byte("v/"), id[:]...), seq[:]...)},
+		{"api key", apiKeyKey("abc123"), []byte("k/abc123")},
+		{"org key index", orgKeyIndexKey("acme", "abc123"), []byte("xk/acme\x00abc123")},
+	}
+	for _, tt := range tests {
+		if !bytes.Equal(tt.got, tt.want) {
+			t.Errorf("%s key = %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+	// An organization whose id is a prefix of another's must not list the other's applications.
+	if bytes.HasPrefix(orgIndexKey("acme2", seq), orgIndexPrefix("acme")) {
+		t.Errorf("org index of acme2 falls under the prefix of acme")
+	}
+}
+
+func TestApplicationRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	act := []onboarding.Activity{{At: t0, Action: onboarding.ActionCreated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}}}
+	if err := s.CreateApplication(ctx, app, act); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Application(ctx, app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(app, got); diff != "" {
+		t.Errorf("Application() mismatch (-want +got):\n%s", diff)
+	}
+	if err := s.CreateApplication(ctx, app, nil); !errors.Is(err, errDuplicate) {
+		t.Errorf("CreateApplication(duplicate) = %v, want errDuplicate", err)
+	}
+	if _, err := s.Application(ctx, uuid.NewString()); !errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("Application(unknown) = %v, want ErrNotFound", err)
+	}
+	if _, err := s.Application(ctx, "not-a-uuid"); !errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("Application(malformed) = %v, want ErrNotFound", err)
+	}
+	logged, err := s.Activity(ctx, app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(act, logged); diff != "" {
+		t.Errorf("Activity() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// indexSnapshot returns every index key in the store.
+func indexSnapshot(t *testing.T, s *Store) []string {
+	t.Helper()
+	var keys []string
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := string(it.Item().KeyCopy(nil))
+			if k[0] == 'x' {
+				keys = append(keys, k)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func wantIndexes(apps ...*onboarding.Application) []string {
+	var keys []string
+	for _, a := range apps {
+		for k := range appIndexes(a, uuid.MustParse(a.ID)) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func TestUpdateKeepsIndexesConsistent(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	a, b := newApp(t, "acme", 1, onboarding.StatusCreated), newApp(t, "acme", 2, onboarding.StatusSent)
+	for _, app := range []*onboarding.Application{a, b} {
+		if err := s.CreateApplication(ctx, app, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(wantIndexes(a, b), indexSnapshot(t, s)); diff != "" {
+		t.Fatalf("indexes after create (-want +got):\n%s", diff)
+	}
+	hash := bytes.Repeat([]byte{7}, 32)
+	updated, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) ([]onboarding.Activity, error) {
+		app.Status = onboarding.StatusInProgress
+		app.Participants[0].PreAuthHash = hash
+		return []onboarding.Activity{{At: t0, Action: onboarding.ActionPreAuthIssued}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if updated.Status != onboarding.StatusInProgress {
+		t.Errorf("updated status = %s, want in_progress", updated.Status)
+	}
+	if diff := cmp.Diff(wantIndexes(updated, b), indexSnapshot(t, s)); diff != "" {
+		t.Errorf("indexes after status and pre-auth change (-want +got):\n%s", diff)
+	}
+	// A new code replaces the old one: the old hash's index entry is gone.
+	updated, err = s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) ([]onboarding.Activity, error) {
+		app.Participants[0].PreAuthHash = bytes.Repeat([]byte{8}, 32)
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantIndexes(updated, b), indexSnapshot(t, s)); diff != "" {
+		t.Errorf("indexes after pre-auth refresh (-want +got):\n%s", diff)
+	}
+	// A failing change writes nothing.
+	boom := errors.New("boom")
+	if _, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) ([]onboarding.Activity, error) {
+		app.Status = onboarding.StatusApproved
+		return nil, boom
+	}); !errors.Is(err, boom) {
+		t.Errorf("UpdateApplication(failing change) = %v, want boom", err)
+	}
+	got, _ := s.Application(ctx, a.ID)
+	if got.Status != onboarding.StatusInProgress {
+		t.Errorf("status after failed change = %s, want in_progress", got.Status)
+	}
+	if _, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) ([]onboarding.Activity, error) {
+		app.OrgID = "other"
+		return nil, nil
+	}); err == nil {
+		t.Errorf("UpdateApplication(changing the organization) succeeded, want an error")
+	}
+	if _, err := s.UpdateApplication(ctx, uuid.NewString(), func(*onboarding.Application) ([]onboarding.Activity, error) { return nil, nil }); !errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("UpdateApplication(unknown) = %v, want ErrNotFound", err)
+	}
+	logged, _ := s.Activity(ctx, a.ID)
+	if len(logged) != 1 || logged[0].Action != onboarding.ActionPreAuthIssued {
+		t.Errorf("activity = %+v, want one pre_auth.issued entry", logged)
+	}
+}
+
+func ids(apps []*onboarding.Application) []string {
+	out := make([]string, len(apps))
+	for i, a := range apps {
+		out[i] = a.ID
+	}
+	return out
+}
+
+func TestListApplications(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	var acme []*onboarding.Application // newest first
+	for i := 0; i < 7; i++ {
+		status := onboarding.StatusSent
+		if i%3 == 0 {
+			status = onboarding.StatusCreated
+		}
+		a := newApp(t, "acme", i, status)
+		if err := s.CreateApplication(ctx, a, nil); err != nil {
+			t.Fatal(err)
+		}
+		acme = append([]*onboarding.Application{a}, acme...)
+		// Another organization's applications interleave in time.
+		if err := s.CreateApplication(ctx, newApp(t, "acme2", i, status), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := func(status onboarding.Status, before ulid.ULID, limit int) ([]string, bool) {
+		t.Helper()
+		apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Status: status, Before: before, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(apps), more
+	}
+	got, more := page("", ulid.ULID{}, 100)
+	if diff := cmp.Diff(ids(acme), got); diff != "" || more {
+		t.Errorf("all (-want +got):\n%s more=%v", diff, more)
+	}
+	// Walk pages of 3: 3 + 3 + 1, no repeats, no gaps.
+	var walked []string
+	var before ulid.ULID
+	for n := 0; ; n++ {
+		apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Before: before, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked = append(walked, ids(apps)...)
+		if !more {
+			break
+		}
+		before = apps[len(apps)-1].Seq
+		if n > 5 {
+			t.Fatal("pagination does not end")
+		}
+	}
+	if diff := cmp.Diff(ids(acme), walked); diff != "" {
+		t.Errorf("paged walk (-want +got):\n%s", diff)
+	}
+	var created []string
+	for _, a := range acme {
+		if a.Status == onboarding.StatusCreated {
+			created = append(created, a.ID)
+		}
+	}
+	got, more = page(onboarding.StatusCreated, ulid.ULID{}, 100)
+	if diff := cmp.Diff(created, got); diff != "" || more {
+		t.Errorf("status filter (-want +got):\n%s more=%v", diff, more)
+	}
+	got, more = page(onboarding.StatusApproved, ulid.ULID{}, 10)
+	if len(got) != 0 || more {
+		t.Errorf("approved = %v more=%v, want none", got, more)
+	}
+	got, more = page("", ulid.ULID{}, 7)
+	if len(got) != 7 || more {
+		t.Errorf("limit equal to count: %d apps, more=%v; want 7, false", len(got), more)
+	}
+}
+
+// TestListCostIsIndependentOfSize checks that a page reads only its own
+// entries: listing the newest page of a small organization next to a large
+// one touches the same number of keys.
+func TestListCostIsIndependentOfSize(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	for i := 0; i < 2000; i++ {
+		if err := s.CreateApplication(ctx, newApp(t, "big", i, onboarding.StatusSent), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		if err := s.CreateApplication(ctx, newApp(t, "small", i, onboarding.StatusSent), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "big", Limit: 5})
+	if err != nil || len(apps) != 5 || !more {
+		t.Fatalf("big first page: %d apps, more=%v, err=%v", len(apps), more, err)
+	}
+	apps, more, err = s.ListApplications(ctx, onboarding.ListQuery{OrgID: "small", Limit: 5})
+	if err != nil || len(apps) != 3 || more {
+		t.Fatalf("small page: %d apps, more=%v, err=%v", len(apps), more, err)
+	}
+}
+
+func TestConcurrentUpdatesAllApply(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, app, nil); err != nil {
+		t.Fatal(err)
+	}
+	const writers = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for i := 0; i < writers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+				a.Data.Fields[fmt.Sprintf("f%02d", i)] = json.RawMessage(`true`)
+				return []onboarding.Activity{{At: t0, Action: onboarding.ActionFieldsUpdated}}, nil
+			})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("concurrent update: %v", err)
+		}
+	}
+	got, _ := s.Application(ctx, app.ID)
+	if n := len(got.Data.Fields); n != writers+1 {
+		t.Errorf("fields after %d concurrent updates = %d, want %d (a lost update)", writers, n, writers+1)
+	}
+	logged, _ := s.Activity(ctx, app.ID)
+	if len(logged) != writers {
+		t.Errorf("activity entries = %d, want %d", len(logged), writers)
+	}
+}
+
+func TestAPIKeys(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	mk := func(id, org string, i int) *onboarding.APIKey {
+		return &onboarding.APIKey{ClientID: id, OrgID: org, Name: "k" + id, Scopes: []onboarding.Scope{onboarding.ScopeApplicationsRead},
+			SecretHash: bytes.Repeat([]byte{byte(i)}, 32), CreatedAt: t0.Add(time.Duration(i) * time.Minute)}
+	}
+	keys := []*onboarding.APIKey{mk("zzz", "acme", 1), mk("aaa", "acme", 2), mk("mmm", "other", 3)}
+	for _, k := range keys {
+		if err := s.CreateAPIKey(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CreateAPIKey(ctx, keys[0]); !errors.Is(err, errDuplicate) {
+		t.Errorf("CreateAPIKey(duplicate) = %v, want errDuplicate", err)
+	}
+	got, err := s.APIKeys(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(keys[:2], got); diff != "" {
+		t.Errorf("APIKeys(acme), oldest first (-want +got):\n%s", diff)
+	}
+	all, _ := s.APIKeys(ctx, "")
+	if diff := cmp.Diff(keys, all); diff != "" {
+		t.Errorf("APIKeys(all) (-want +got):\n%s", diff)
+	}
+	revoked := t0.Add(time.Hour)
+	k, err := s.UpdateAPIKey(ctx, "aaa", func(k *onboarding.APIKey) error { k.RevokedAt = &revoked; return nil })
+	if err != nil || k.RevokedAt == nil {
+		t.Fatalf("UpdateAPIKey = %+v, %v", k, err)
+	}
+	if _, err := s.UpdateAPIKey(ctx, "nope", func(*onboarding.APIKey) error { return nil }); !errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("UpdateAPIKey(unknown) = %v, want ErrNotFound", err)
+	}
+	if _, err := s.APIKey(ctx, "nope"); !errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("APIKey(unknown) = %v, want ErrNotFound", err)
+	}
+}
+
+func TestCloseAndReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	if !s.Fresh() {
+		t.Errorf("Fresh() = false on a new directory")
+	}
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, app, []onboarding.Activity{{At: t0, Action: onboarding.ActionCreated}}); err != nil {
+		t.Fatal(err)
+	}
+	updated, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+		a.Status = onboarding.StatusSent
+		return []onboarding.Activity{{At: t0, Action: onboarding.ActionInviteSent}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := &onboarding.APIKey{ClientID: "abc", OrgID: "acme", Name: "ci", SecretHash: []byte{1}, CreatedAt: t0}
+	if err := s.CreateAPIKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openTestStore(t, dir)
+	defer s.Close()
+	if s.Fresh() {
+		t.Errorf("Fresh() = true on reopen")
+	}
+	got, err := s.Application(ctx, app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(updated, got); diff != "" {
+		t.Errorf("after reopen (-want +got):\n%s", diff)
+	}
+	listed, _, _ := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Status: onboarding.StatusSent, Limit: 10})
+	if len(listed) != 1 {
+		t.Errorf("status index after reopen lists %d, want 1", len(listed))
+	}
+	logged, _ := s.Activity(ctx, app.ID)
+	if len(logged) != 2 {
+		t.Errorf("activity after reopen = %d entries, want 2", len(logged))
+	}
+	if k, err := s.APIKey(ctx, "abc"); err != nil || k.Name != "ci" {
+		t.Errorf("APIKey after reopen = %+v, %v", k, err)
+	}
+}
+
+func TestSecondOpenIsLocked(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	defer s.Close()
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrLocked) {
+		t.Errorf("second Open = %v, want ErrLocked", err)
+	}
+}
+
+func TestUnknownCodecIsAnError(t *testing.T) {
+	var v struct{}
+	if err := decode([]byte{9, '{', '}'}, &v); err == nil {
+		t.Errorf("decode with codec 9 succeeded, want an error")
+	}
+	if err := decode(nil, &v); err == nil {
+		t.Errorf("decode of an empty value succeeded, want an error")
+	}
+}
+
+func TestSchemaVersionIsChecked(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(keySchema), []byte("99")) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(dir, Options{}); err == nil {
+		t.Errorf("Open with schema 99 succeeded, want an error")
+	}
+}
