@@ -119,7 +119,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*APIKey, erro
 	if !ok || len(clientID) != clientIDLength || secret == "" {
 		return nil, ErrInvalidAPIKey
 	}
-	k, err := s.store.APIKey(ctx, clientID)
+	k, err := s.apiKey(ctx, clientID)
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrInvalidAPIKey
 	}
@@ -138,6 +138,22 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*APIKey, erro
 	}
 	s.touch(ctx, k, now)
 	return k, nil
+}
+
+// apiKey returns the key with clientID from the cache or the store. The
+// returned key is shared: callers must not modify it.
+func (s *Service) apiKey(ctx context.Context, clientID string) (*APIKey, error) {
+	if k, ok := s.keys.Load(clientID); ok {
+		return k.(*APIKey), nil
+	}
+	k, err := s.store.APIKey(ctx, clientID)
+	if err != nil {
+		return nil, err
+	}
+	// LoadOrStore, not Store: a fill must never replace the entry a
+	// concurrent revoke wrote after this read.
+	cached, _ := s.keys.LoadOrStore(clientID, k)
+	return cached.(*APIKey), nil
 }
 
 // touch records that k was used, at most once per lastUsedEvery, so that a
@@ -208,6 +224,7 @@ func (s *Service) RevokeAPIKey(ctx context.Context, clientID string) (*APIKey, e
 	if err != nil {
 		return nil, fmt.Errorf("revoke api key: %w", err)
 	}
+	s.keys.Store(clientID, k)
 	s.log.Info("api key revoked", "client_id", clientID, "org", k.OrgID)
 	return k, nil
 }

@@ -112,6 +112,11 @@ type Service struct {
 
 	usedMu sync.Mutex
 	used   map[string]time.Time // client id → last time LastUsedAt was written
+
+	// keys caches API keys by client id. Every change to a key goes through
+	// this Service (the admin socket runs in the serving process), which
+	// refreshes the entry, so the cache is never stale for authentication.
+	keys sync.Map
 }
 
 // New returns a Service. It fails when the organizations are inconsistent.

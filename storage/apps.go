@@ -85,33 +85,23 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	var result *onboarding.Application
 	err = s.update(ctx, func(txn *badger.Txn) error {
 		key := appKey(u)
-		var old, app onboarding.Application
-		item, err := txn.Get(key)
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return onboarding.ErrNotFound
-		}
-		if err != nil {
+		var app onboarding.Application
+		if err := getRecord(txn, key, &app); err != nil {
 			return err
 		}
-		if err := item.Value(func(b []byte) error {
-			if err := decode(b, &old); err != nil {
-				return err
-			}
-			return decode(b, &app)
-		}); err != nil {
-			return err
-		}
+		oldIx := appIndexes(&app, u)
+		oldID, oldOrg, oldSeq := app.ID, app.OrgID, app.Seq
 		log, err := change(&app)
 		if err != nil {
 			return err
 		}
-		if app.ID != old.ID || app.OrgID != old.OrgID || app.Seq != old.Seq {
+		if app.ID != oldID || app.OrgID != oldOrg || app.Seq != oldSeq {
 			return fmt.Errorf("update application %s: id, organization and sequence are immutable", id)
 		}
 		if err := setRecord(txn, key, &app); err != nil {
 			return err
 		}
-		oldIx, newIx := appIndexes(&old, u), appIndexes(&app, u)
+		newIx := appIndexes(&app, u)
 		for k := range oldIx {
 			if _, keep := newIx[k]; !keep {
 				if err := txn.Delete([]byte(k)); err != nil {

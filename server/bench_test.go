@@ -1,0 +1,80 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// Benchmarks drive the real router, middleware, Service and Badger (with
+// synchronous writes), so write endpoints include an fsync per request.
+
+func benchRequest(b *testing.B, e *env, method, path, body string) {
+	b.Helper()
+	auth := "Bearer " + e.keys["acme"]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		var r *http.Request
+		if body != "" {
+			r = httptest.NewRequest(method, path, strings.NewReader(body))
+		} else {
+			r = httptest.NewRequest(method, path, nil)
+		}
+		r.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		e.h.ServeHTTP(w, r)
+		if w.Code >= 300 {
+			b.Fatalf("%s %s = %d %s", method, path, w.Code, w.Body)
+		}
+	}
+}
+
+func BenchmarkCreateApplication(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	benchRequest(b, e, "POST", "/api/external/applications",
+		`{"primary_contact":{"email":"jane@northwind.example","name":"Jane Smith"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Ltd"}`)
+}
+
+func BenchmarkGetApplication(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	id := e.create(b, "acme", "")
+	if w := e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{"industry":"software","business_description":"Coffee roasting and wholesale.","annual_turnover":{"amount":1250000,"currency":"GBP"}}}`); w.Code != http.StatusOK {
+		b.Fatal(w.Body)
+	}
+	benchRequest(b, e, "GET", "/api/external/applications/"+id, "")
+}
+
+func BenchmarkListApplications(b *testing.B) {
+	for _, n := range []int{100, 2000} {
+		b.Run(fmt.Sprintf("%d_applications", n), func(b *testing.B) {
+			e := newEnv(b, envOptions{})
+			body := `{"primary_contact":{"email":"a@example.com"},"country":"FR","company_number":"1","company_name":"X"}`
+			for i := 0; i < n; i++ {
+				e.create(b, "acme", body)
+			}
+			benchRequest(b, e, "GET", "/api/external/applications?limit=50", "")
+		})
+	}
+}
+
+func BenchmarkPatchApplication(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	id := e.create(b, "acme", "")
+	benchRequest(b, e, "PATCH", "/api/external/applications/"+id,
+		`{"fields":{"industry":"software","website":"https://northwind.example","phone":"+44 20 7946 0958","annual_turnover":{"amount":1250000,"currency":"GBP"}}}`)
+}
+
+func BenchmarkFieldCatalog(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	id := e.create(b, "acme", "")
+	benchRequest(b, e, "GET", "/api/external/applications/"+id+"/fields", "")
+}
+
+func BenchmarkRefreshPreAuth(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	id := e.create(b, "acme", "")
+	benchRequest(b, e, "POST", "/api/external/applications/"+id+"/pre-auth", "")
+}
