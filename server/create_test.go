@@ -107,15 +107,15 @@ func TestCreate(t *testing.T) {
 			preAuth:  true,
 		},
 		{
-			name:       "IE name with accents folded",
-			key:        "acme",
-			body:       `{"primary_contact":{"email":"eoin@example.ie"},"country":"IE","company_number":"100003","company_name":"Baile Atha Cliath Teo"}`,
+			name: "IE name with accents folded",
+			key:  "acme",
+			body: `{"primary_contact":{"email":"eoin@example.ie"},"country":"IE","company_number":"100003","company_name":"Baile Atha Cliath Teo"}`,
 			wantFields: map[string]any{
 				"company_name": "BAILE ÁTHA CLIATH TEORANTA", "company_number": "100003", "company_country": "IE",
 				"company_type": "private_limited", "incorporation_date": "2004-11-08",
 				"registered_address": map[string]any{"line1": "4 SRÁID NA MAINISTREACH", "city": "BAILE ÁTHA CLIATH 1", "region": "BAILE ÁTHA CLIATH, Ireland", "postcode": "D01 XX03", "country": "IE"},
 			},
-			wantLink:   "https://onboard.test/a/",
+			wantLink: "https://onboard.test/a/",
 		},
 		{
 			name:       "country without a registry keeps the partner's values",
@@ -132,15 +132,15 @@ func TestCreate(t *testing.T) {
 			wantLink:   "https://onboard.test/a/",
 		},
 		{
-			name:       "custom domain link",
-			key:        "globex",
-			body:       `{"primary_contact":{"email":"a@example.com"},"country":"GB","company_number":"SC100007","company_name":"Highland Fisheries Limited"}`,
+			name: "custom domain link",
+			key:  "globex",
+			body: `{"primary_contact":{"email":"a@example.com"},"country":"GB","company_number":"SC100007","company_name":"Highland Fisheries Limited"}`,
 			wantFields: map[string]any{
 				"company_name": "HIGHLAND FISHERIES LTD", "company_number": "SC100007", "company_country": "GB",
 				"company_type": "private_limited", "incorporation_date": "2015-06-22",
 				"registered_address": map[string]any{"line1": "Pier Office, 3 Shore Street", "city": "Ullapool", "region": "Ross-shire", "postcode": "IV26 2XX", "country": "GB"},
 			},
-			wantLink:   "https://onboarding.globex.example/a/",
+			wantLink: "https://onboarding.globex.example/a/",
 		},
 	}
 	for _, tt := range tests {
