@@ -11,16 +11,17 @@ import (
 
 // statusOf is the one table from domain error kinds to HTTP status codes.
 var statusOf = map[onboarding.Kind]int{
-	onboarding.KindInternal:     http.StatusInternalServerError,
-	onboarding.KindInvalid:      http.StatusBadRequest,
-	onboarding.KindUnauthorized: http.StatusUnauthorized,
-	onboarding.KindForbidden:    http.StatusForbidden,
-	onboarding.KindNotFound:     http.StatusNotFound,
-	onboarding.KindConflict:     http.StatusConflict,
-	onboarding.KindTooLarge:     http.StatusRequestEntityTooLarge,
-	onboarding.KindRateLimited:  http.StatusTooManyRequests,
-	onboarding.KindUpstream:     http.StatusBadGateway,
-	onboarding.KindUnavailable:  http.StatusServiceUnavailable,
+	onboarding.KindInternal:      http.StatusInternalServerError,
+	onboarding.KindInvalid:       http.StatusBadRequest,
+	onboarding.KindUnauthorized:  http.StatusUnauthorized,
+	onboarding.KindForbidden:     http.StatusForbidden,
+	onboarding.KindNotFound:      http.StatusNotFound,
+	onboarding.KindConflict:      http.StatusConflict,
+	onboarding.KindUnprocessable: http.StatusUnprocessableEntity,
+	onboarding.KindTooLarge:      http.StatusRequestEntityTooLarge,
+	onboarding.KindRateLimited:   http.StatusTooManyRequests,
+	onboarding.KindUpstream:      http.StatusBadGateway,
+	onboarding.KindUnavailable:   http.StatusServiceUnavailable,
 }
 
 // errorBody is the JSON error of spec §7.

@@ -17,7 +17,11 @@ func (s *Server) routes() {
 	// would hide 405 Method not allowed.
 	api := s.e.Group("/api/external")
 	route := func(method, path string, h echo.HandlerFunc, scope onboarding.Scope) {
-		api.Add(method, path, h, apiHeaders, s.authenticate(scope))
+		mw := []echo.MiddlewareFunc{apiHeaders, s.authenticate(scope)}
+		if method == "POST" {
+			mw = append(mw, s.idempotent)
+		}
+		api.Add(method, path, h, mw...)
 	}
 	route("POST", "/applications", s.createApplication, onboarding.ScopeApplicationsCreate)
 	route("GET", "/applications", s.listApplications, onboarding.ScopeApplicationsRead)

@@ -23,6 +23,7 @@ import (
 //	v/<appID:16><ulid:16>                         activity entry, oldest first
 //	k/<clientID>                                  API key record
 //	xk/<orgID>\x00<clientID>                      → (empty): an organization's keys
+//	i/<clientID>\x00<idempotencyKey>              saved response of an idempotent POST (24 h TTL)
 //	m/schema                                      schema version of this data directory
 //
 // Index entries are written and removed in the same transaction as their
@@ -37,6 +38,7 @@ const (
 	prefixActivity     = "v/"
 	prefixKey          = "k/"
 	prefixOrgKeyIndex  = "xk/"
+	prefixIdempotency  = "i/"
 	keySchema          = "m/schema"
 )
 
@@ -123,4 +125,12 @@ func appIndexes(app *onboarding.Application, id uuid.UUID) map[string][]byte {
 		}
 	}
 	return ix
+}
+
+func idempotencyKey(clientID, key string) []byte {
+	b := make([]byte, 0, len(prefixIdempotency)+len(clientID)+1+len(key))
+	b = append(b, prefixIdempotency...)
+	b = append(b, clientID...)
+	b = append(b, sep)
+	return append(b, key...)
 }
