@@ -1,0 +1,167 @@
+package onboarding
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oklog/ulid/v2"
+)
+
+func TestParsePatch(t *testing.T) {
+	tests := []struct {
+		body string
+		want []FieldUpdate
+	}{
+		{`{"fields":{"a":1}}`, []FieldUpdate{{"a", json.RawMessage(`1`)}}},
+		{`{"fields":{"b":"x","a":null}}`, []FieldUpdate{{"b", json.RawMessage(`"x"`)}, {"a", json.RawMessage(`null`)}}},
+		{`{"fields":{"a":1,"b":2,"a":3}}`, []FieldUpdate{{"a", json.RawMessage(`3`)}, {"b", json.RawMessage(`2`)}}},
+		{` { "fields" : { "a" : { "x" : [1, 2] } } } `, []FieldUpdate{{"a", json.RawMessage(`{ "x" : [1, 2] }`)}}},
+	}
+	for _, tt := range tests {
+		got, err := ParsePatch([]byte(tt.body))
+		if err != nil {
+			t.Errorf("ParsePatch(%s): %v", tt.body, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ParsePatch(%s) (-want +got):\n%s", tt.body, diff)
+		}
+	}
+	errs := []struct {
+		body    string
+		want    *Error
+		details map[string]string
+	}{
+		{``, ErrInvalidJSON, nil},
+		{`{"fields":{"a":1}`, ErrInvalidJSON, nil},
+		{`null`, ErrPatchBody, map[string]string{"body": "must be a JSON object"}},
+		{`"fields"`, ErrPatchBody, map[string]string{"body": "must be a JSON object"}},
+		{`{}`, ErrPatchBody, map[string]string{"fields": "is required: an object of field ids to values"}},
+		{`{"fields":null}`, ErrPatchBody, map[string]string{"fields": "must be an object of field ids to values"}},
+		{`{"fields":{}}`, ErrPatchBody, map[string]string{"fields": "must contain at least one field id"}},
+		{`{"people":[]}`, ErrPatchBody, map[string]string{
+			"people": `only "fields" can be updated; people, ownership and documents are managed by the applicant`,
+			"fields": "is required: an object of field ids to values",
+		}},
+	}
+	for _, tt := range errs {
+		_, err := ParsePatch([]byte(tt.body))
+		e := AsError(err)
+		if e == nil || e.Message != tt.want.Message {
+			t.Errorf("ParsePatch(%s) = %v, want %v", tt.body, err, tt.want)
+			continue
+		}
+		if diff := cmp.Diff(tt.details, e.Details); diff != "" {
+			t.Errorf("ParsePatch(%s) details (-want +got):\n%s", tt.body, diff)
+		}
+	}
+}
+
+func TestValidEmail(t *testing.T) {
+	for s, want := range map[string]bool{
+		"jane@example.com":             true,
+		"jane.smith+kyb@example.co.uk": true,
+		"j@e.io":                       true,
+		"jane@example":                 false,
+		"jane@.example.com":            false,
+		"jane@example.com.":            false,
+		"@example.com":                 false,
+		"jane":                         false,
+		"Jane <jane@example.com>":      false,
+		"jane@exa mple.com":            false,
+		"jane@@example.com":            false,
+		strings.Repeat("a", 250) + "@example.com": false,
+	} {
+		if got := validEmail(s); got != want {
+			t.Errorf("validEmail(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestCursor(t *testing.T) {
+	seq := ulid.Make()
+	for _, st := range []Status{"", StatusSent} {
+		c := encodeCursor(seq, st)
+		got, err := decodeCursor(c, st)
+		if err != nil || got != seq {
+			t.Errorf("decodeCursor(encodeCursor(%s, %q)) = %s, %v", seq, st, got, err)
+		}
+		other := StatusCreated
+		if st == StatusCreated {
+			other = ""
+		}
+		if _, err := decodeCursor(c, other); !errors.Is(err, ErrInvalidCursor) {
+			t.Errorf("cursor for %q accepted with filter %q", st, other)
+		}
+	}
+	for _, bad := range []string{"", "!!!", "AAAA", encodeCursor(ulid.ULID{}, "")} {
+		if _, err := decodeCursor(bad, ""); !errors.Is(err, ErrInvalidCursor) {
+			t.Errorf("decodeCursor(%q) = %v, want ErrInvalidCursor", bad, err)
+		}
+	}
+}
+
+func TestParseScopes(t *testing.T) {
+	got, err := parseScopes(nil)
+	if err != nil || len(got) != len(AllScopes) {
+		t.Errorf("parseScopes(nil) = %v, %v; want all", got, err)
+	}
+	got, err = parseScopes([]string{"applications:read,applications:write", "applications:read"})
+	if diff := cmp.Diff([]Scope{ScopeApplicationsRead, ScopeApplicationsWrite}, got); diff != "" || err != nil {
+		t.Errorf("parseScopes(comma list) (-want +got):\n%s %v", diff, err)
+	}
+	_, err = parseScopes([]string{"admin"})
+	if want := "unknown scope 'admin' (valid scopes: applications:create, applications:read, applications:write, rfi:create)"; err == nil || err.Error() != want {
+		t.Errorf("parseScopes(admin) = %v, want %q", err, want)
+	}
+}
+
+func TestRandomStringIsUniformAndAlphanumeric(t *testing.T) {
+	counts := map[byte]int{}
+	const n = 62 * 2000
+	s, err := randomString(rand.Reader, n, alphanumeric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	if len(counts) != 62 {
+		t.Fatalf("%d distinct characters, want 62", len(counts))
+	}
+	for c, k := range counts {
+		if k < 1600 || k > 2400 { // expected 2000, sd ≈ 44
+			t.Errorf("character %q drawn %d times of %d; the draw is biased", c, k, n)
+		}
+	}
+	if _, err := randomString(bytes.NewReader(nil), 4, alphanumeric); err == nil {
+		t.Errorf("randomString with an empty reader succeeded")
+	}
+}
+
+func TestErrMissingScopes(t *testing.T) {
+	if got, want := ErrMissingScopes(ScopeApplicationsRead, ScopeRFICreate).Error(), "API key missing required scopes: applications:read, rfi:create"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestStatusRules(t *testing.T) {
+	for _, st := range Statuses {
+		p, err := ParseStatus(string(st))
+		if err != nil || p != st {
+			t.Errorf("ParseStatus(%s) = %s, %v", st, p, err)
+		}
+	}
+	writable := map[Status]bool{StatusCreated: true, StatusSent: true, StatusInProgress: true}
+	terminal := map[Status]bool{StatusApproved: true, StatusRejected: true}
+	for _, st := range Statuses {
+		if st.Writable() != writable[st] || st.Terminal() != terminal[st] {
+			t.Errorf("%s: Writable %v Terminal %v", st, st.Writable(), st.Terminal())
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package onboarding_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"onboard/onboarding"
+	"onboard/storage"
+)
+
+func newService(t *testing.T, now func() time.Time) (*onboarding.Service, *storage.Store) {
+	t.Helper()
+	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc, err := onboarding.New(onboarding.Options{
+		Store: store, Now: now,
+		Organizations: []*onboarding.Organization{{ID: "acme", DefaultConfig: "std", Configs: []*onboarding.Configuration{
+			{ID: "std", Form: onboarding.StandardForm(), Countries: []string{"FR"}},
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, store
+}
+
+func TestNewRejectsInconsistentOrganizations(t *testing.T) {
+	store, err := storage.Open(t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	form := onboarding.StandardForm()
+	for name, orgs := range map[string][]*onboarding.Organization{
+		"duplicate organization": {{ID: "a"}, {ID: "a"}},
+		"duplicate config":       {{ID: "a", Configs: []*onboarding.Configuration{{ID: "c", Form: form}}}, {ID: "b", Configs: []*onboarding.Configuration{{ID: "c", Form: form}}}},
+		"config without form":    {{ID: "a", Configs: []*onboarding.Configuration{{ID: "c"}}}},
+	} {
+		if _, err := onboarding.New(onboarding.Options{Store: store, Organizations: orgs}); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+	if _, err := onboarding.New(onboarding.Options{}); err == nil {
+		t.Errorf("New without a store succeeded")
+	}
+}
+
+func TestAPIKeyLifecycle(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	svc, store := newService(t, clock)
+
+	key, k, err := svc.CreateAPIKey(ctx, onboarding.KeySpec{OrgID: "acme", Name: "  ci  ", ExpiresIn: 48 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Name != "ci" || len(k.Scopes) != 4 || k.ExpiresAt == nil || !k.ExpiresAt.Equal(now.Add(48*time.Hour)) {
+		t.Errorf("created key = %+v", k)
+	}
+	stored, _ := store.APIKey(ctx, k.ClientID)
+	if strings.Contains(string(stored.SecretHash), key[len("svc_")+17:]) {
+		t.Errorf("the secret is stored in clear")
+	}
+	got, err := svc.Authenticate(ctx, key)
+	if err != nil || got.ClientID != k.ClientID {
+		t.Fatalf("Authenticate = %v, %v", got, err)
+	}
+	after, _ := store.APIKey(ctx, k.ClientID)
+	if after.LastUsedAt == nil {
+		t.Errorf("last used not recorded")
+	}
+	for _, bad := range []string{"", "svc_", key + "x", strings.Replace(key, "svc_", "sk_", 1), key[:len(key)-1], "svc_short.secret"} {
+		if _, err := svc.Authenticate(ctx, bad); !errors.Is(err, onboarding.ErrInvalidAPIKey) {
+			t.Errorf("Authenticate(%q) = %v, want ErrInvalidAPIKey", bad, err)
+		}
+	}
+	if _, err := svc.RevokeAPIKey(ctx, k.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Authenticate(ctx, key); !errors.Is(err, onboarding.ErrInvalidAPIKey) {
+		t.Errorf("revoked key authenticated: %v", err)
+	}
+	if _, err := svc.RevokeAPIKey(ctx, "nope"); err == nil || err.Error() != "API key 'nope' not found" {
+		t.Errorf("RevokeAPIKey(unknown) = %v", err)
+	}
+
+	key2, _, _ := svc.CreateAPIKey(ctx, onboarding.KeySpec{OrgID: "acme", Name: "short", ExpiresIn: time.Hour})
+	if _, err := svc.Authenticate(ctx, key2); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	if _, err := svc.Authenticate(ctx, key2); !errors.Is(err, onboarding.ErrInvalidAPIKey) {
+		t.Errorf("expired key authenticated: %v", err)
+	}
+
+	for name, spec := range map[string]onboarding.KeySpec{
+		"unknown organization 'nope'":            {OrgID: "nope", Name: "x"},
+		"a key name is required":                 {OrgID: "acme", Name: " "},
+		"the expiry must be a positive duration": {OrgID: "acme", Name: "x", ExpiresIn: -time.Second},
+	} {
+		if _, _, err := svc.CreateAPIKey(ctx, spec); err == nil || err.Error() != name {
+			t.Errorf("CreateAPIKey(%+v) = %v, want %q", spec, err, name)
+		}
+	}
+	keys, err := svc.APIKeys(ctx, "acme")
+	if err != nil || len(keys) != 2 {
+		t.Errorf("APIKeys = %d keys, %v; want 2", len(keys), err)
+	}
+}
+
+// TestRevokeWhileAuthenticating checks that a revoke racing with
+// authentications is never undone by the key cache.
+func TestRevokeWhileAuthenticating(t *testing.T) {
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		svc, _ := newService(t, time.Now)
+		key, k, err := svc.CreateAPIKey(ctx, onboarding.KeySpec{OrgID: "acme", Name: "race"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := 0; j < 20; j++ {
+					svc.Authenticate(ctx, key)
+				}
+			}()
+		}
+		if _, err := svc.RevokeAPIKey(ctx, k.ClientID); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if _, err := svc.Authenticate(ctx, key); !errors.Is(err, onboarding.ErrInvalidAPIKey) {
+			t.Fatalf("round %d: key still authenticates after revoke", i)
+		}
+	}
+}
