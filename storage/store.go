@@ -40,10 +40,9 @@ type Options struct {
 
 // Store is the Badger-backed onboarding.Store.
 type Store struct {
-	db    *badger.DB
-	lock  *os.File // holds an exclusive flock while the Store is open
-	log   *slog.Logger
-	fresh bool
+	db   *badger.DB
+	lock *os.File // holds an exclusive flock while the Store is open
+	log  *slog.Logger
 
 	seqMu sync.Mutex
 	seq   *ulid.MonotonicEntropy
@@ -70,8 +69,6 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, statErr := os.Stat(filepath.Join(dir, "MANIFEST"))
-	fresh := errors.Is(statErr, os.ErrNotExist)
 	bopts := badger.DefaultOptions(dir).
 		WithSyncWrites(true).
 		WithLogger(badgerLogger{opts.Logger}).
@@ -86,7 +83,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
-	s := &Store{db: db, lock: lock, log: opts.Logger, fresh: fresh, seq: ulid.Monotonic(rand.Reader, 0), stop: make(chan struct{})}
+	s := &Store{db: db, lock: lock, log: opts.Logger, seq: ulid.Monotonic(rand.Reader, 0), stop: make(chan struct{})}
 	if err := s.checkSchema(); err != nil {
 		db.Close()
 		lock.Close()
@@ -96,9 +93,6 @@ func Open(dir string, opts Options) (*Store, error) {
 	go s.gcLoop(opts.GCInterval)
 	return s, nil
 }
-
-// Fresh reports whether Open created the database (the data directory was empty).
-func (s *Store) Fresh() bool { return s.fresh }
 
 // Close stops garbage collection and closes the database. Writes
 // acknowledged before Close are durable.

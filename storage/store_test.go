@@ -405,9 +405,6 @@ func TestCloseAndReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openTestStore(t, dir)
-	if !s.Fresh() {
-		t.Errorf("Fresh() = false on a new directory")
-	}
 	app := newApp(t, "acme", 1, onboarding.StatusCreated)
 	if err := s.CreateApplication(ctx, app, []onboarding.Activity{{At: t0, Action: onboarding.ActionCreated}}); err != nil {
 		t.Fatal(err)
@@ -429,9 +426,6 @@ func TestCloseAndReopen(t *testing.T) {
 
 	s = openTestStore(t, dir)
 	defer s.Close()
-	if s.Fresh() {
-		t.Errorf("Fresh() = true on reopen")
-	}
 	got, err := s.Application(ctx, app.ID)
 	if err != nil {
 		t.Fatal(err)
