@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +49,27 @@ func TestRateLimit(t *testing.T) {
 	e.clock.Advance(1_000_000_000)
 	if w := e.do("GET", "/api/external/applications", "acme", ""); w.Code != http.StatusOK {
 		t.Errorf("after a second: status = %d, want 200", w.Code)
+	}
+}
+
+func TestUnexpectedFailureIsA500WithoutDetails(t *testing.T) {
+	var logBuf bytes.Buffer
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	srv := New(Options{Service: e.svc, Logger: slog.New(slog.NewTextHandler(&logBuf, nil)), Now: e.clock.Now})
+	e.h = srv.Handler()
+	// Authenticate once so that the key is cached, then take the store away.
+	if w := e.do("GET", "/api/external/applications/"+id, "acme", ""); w.Code != http.StatusOK {
+		t.Fatalf("before: %d", w.Code)
+	}
+	if err := e.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/api/external/applications/" + id, "/api/external/applications", "/api/external/applications/" + id + "/fields"} {
+		wantError(t, e.do("GET", path, "acme", ""), http.StatusInternalServerError, errBody("Internal server error"))
+	}
+	wantError(t, e.do("POST", "/api/external/applications/"+id+"/pre-auth", "acme", ""), http.StatusInternalServerError, errBody("Internal server error"))
+	if !strings.Contains(logBuf.String(), "request failed") || !strings.Contains(logBuf.String(), "err=") {
+		t.Errorf("the cause is not logged:\n%s", logBuf.String())
 	}
 }

@@ -47,8 +47,9 @@ type Store struct {
 	seqMu sync.Mutex
 	seq   *ulid.MonotonicEntropy
 
-	stop chan struct{}
-	done sync.WaitGroup
+	stop      chan struct{}
+	done      sync.WaitGroup
+	closeOnce sync.Once
 }
 
 var _ onboarding.Store = (*Store)(nil)
@@ -95,16 +96,19 @@ func Open(dir string, opts Options) (*Store, error) {
 }
 
 // Close stops garbage collection and closes the database. Writes
-// acknowledged before Close are durable.
+// acknowledged before Close are durable. Calls after the first return nil.
 func (s *Store) Close() error {
-	close(s.stop)
-	s.done.Wait()
-	err := s.db.Close()
-	s.lock.Close()
-	if err != nil {
-		return fmt.Errorf("close database: %w", err)
-	}
-	return nil
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		s.done.Wait()
+		err = s.db.Close()
+		s.lock.Close()
+		if err != nil {
+			err = fmt.Errorf("close database: %w", err)
+		}
+	})
+	return err
 }
 
 // lockDir takes an exclusive, non-blocking flock on dir/onboard.lock, so that

@@ -446,6 +446,16 @@ func TestCloseAndReopen(t *testing.T) {
 	}
 }
 
+func TestCloseTwice(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close = %v, want nil", err)
+	}
+}
+
 func TestSecondOpenIsLocked(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStore(t, dir)
