@@ -3,8 +3,10 @@ package onboarding
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/mail"
+	"net/textproto"
 	"net/url"
 	"strings"
 	"time"
@@ -104,13 +106,20 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 	if err := s.store.CreateApplication(ctx, app, log); err != nil {
 		return nil, fmt.Errorf("create application: %w", err)
 	}
-	primary := app.Primary()
-	res := &CreateResult{Application: app, Link: s.ParticipantLink(app, primary), PreAuthCode: code}
-	if sent, err := s.sendInvite(ctx, org, app, res.Link); err != nil {
-		return nil, err
-	} else if sent != nil {
+	// The application is committed: from here on nothing may fail the
+	// request (a retry would create a second application), and the client
+	// going away must not stop the invite or its bookkeeping.
+	ctx = context.WithoutCancel(ctx)
+	res := &CreateResult{Application: app, Link: s.ParticipantLink(app, app.Primary()), PreAuthCode: code}
+	sent, err := s.sendInvite(ctx, org, app, res.Link)
+	switch {
+	case sent != nil:
 		res.Application = sent
-	} else {
+	case err != nil:
+		// The invite went out but recording it failed; the application
+		// stays `created` and the create still succeeds.
+		s.log.Error("record invite", "application_id", app.ID, "err", err)
+	default:
 		res.Warning = InviteWarning
 	}
 	return res, nil
@@ -265,13 +274,14 @@ func withAuthCode(link, code string) string {
 
 // sendInvite e-mails the primary participant their link. When the transport
 // accepts the message the application moves to `sent` and the updated
-// application is returned; when it fails, the failure is logged and recorded
-// in the activity log and nil is returned.
+// application is returned. When sending fails, the failure is logged and
+// recorded in the activity log and (nil, nil) is returned. An error means the
+// message was sent but the status change could not be recorded.
 func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Application, link string) (*Application, error) {
 	p := app.Primary()
 	var sendErr error
 	if s.mailer == nil {
-		sendErr = fmt.Errorf("no mail transport is configured")
+		sendErr = errNoMailer
 	} else {
 		sendErr = s.mailer.Send(ctx, inviteMessage(org, app, p, link))
 	}
@@ -280,10 +290,10 @@ func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Applic
 	if sendErr != nil {
 		s.log.Warn("invite email failed", "application_id", app.ID, "err", sendErr)
 		_, err := s.store.UpdateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
-			return []Activity{{At: now, Action: ActionInviteFailed, Actor: system, Detail: sendErr.Error()}}, nil
+			return []Activity{{At: now, Action: ActionInviteFailed, Actor: system, Detail: inviteFailure(sendErr)}}, nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("record invite failure: %w", err)
+			s.log.Error("record invite failure", "application_id", app.ID, "err", err)
 		}
 		return nil, nil
 	}
@@ -298,6 +308,25 @@ func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Applic
 		return nil, fmt.Errorf("record invite: %w", err)
 	}
 	return updated, nil
+}
+
+var errNoMailer = errors.New("no mail transport is configured")
+
+// inviteFailure says why an invite failed, for the activity log, without the
+// mail server's reply text: that often quotes the recipient's address, and
+// the log line (which has it) is where operators look for details.
+func inviteFailure(err error) string {
+	var reply *textproto.Error
+	switch {
+	case errors.Is(err, errNoMailer):
+		return err.Error()
+	case errors.As(err, &reply):
+		return fmt.Sprintf("the mail server refused the message (SMTP %d)", reply.Code)
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the mail server did not answer in time"
+	default:
+		return "the mail transport failed"
+	}
 }
 
 func inviteMessage(org *Organization, app *Application, p *Participant, link string) Message {

@@ -98,9 +98,17 @@ func ErrPatchBodyDetails(details map[string]string) *Error {
 	return &e
 }
 
+// maxListedIDs bounds how many ids an error message lists, so that a body
+// of a hundred thousand bogus ids cannot make a megabyte-long answer.
+const maxListedIDs = 50
+
 // ErrUnknownFields is the 400 for PATCH keys that are not patchable fields.
 func ErrUnknownFields(ids []string) *Error {
-	return Errorf(KindInvalid, "Unknown or non-writable field ids: %s", strings.Join(ids, ", "))
+	list := strings.Join(ids, ", ")
+	if len(ids) > maxListedIDs {
+		list = fmt.Sprintf("%s and %d more", strings.Join(ids[:maxListedIDs], ", "), len(ids)-maxListedIDs)
+	}
+	return Errorf(KindInvalid, "Unknown or non-writable field ids: %s", list)
 }
 
 // ErrInvalidFieldValues is the 400 naming each failing field, in request order,

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // FieldUpdate is one entry of a PATCH body's fields object.
@@ -66,6 +65,7 @@ func parseFieldsObject(raw json.RawMessage) ([]FieldUpdate, error) {
 		return nil, ErrPatchBodyDetails(map[string]string{"fields": "must be an object of field ids to values"})
 	}
 	var out []FieldUpdate
+	at := map[string]int{}
 	for dec.More() {
 		keyTok, _ := dec.Token()
 		id := keyTok.(string)
@@ -73,10 +73,11 @@ func parseFieldsObject(raw json.RawMessage) ([]FieldUpdate, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, ErrInvalidJSON
 		}
-		if i := slices.IndexFunc(out, func(u FieldUpdate) bool { return u.ID == id }); i >= 0 {
+		if i, seen := at[id]; seen {
 			out[i].Value = v
 			continue
 		}
+		at[id] = len(out)
 		out = append(out, FieldUpdate{ID: id, Value: v})
 	}
 	return out, nil

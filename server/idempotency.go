@@ -39,11 +39,12 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		rec := &teeWriter{ResponseWriter: c.Response().Writer}
 		c.Response().Writer = rec
+		status := 0 // save nothing unless the handler returns normally
+		defer func() { finish(status, rec.body.Bytes()) }()
 		if err := next(c); err != nil {
-			finish(0, nil)
 			return err
 		}
-		finish(c.Response().Status, rec.body.Bytes())
+		status = c.Response().Status
 		return nil
 	}
 }

@@ -82,6 +82,9 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	if err != nil {
 		return nil, err
 	}
+	lock := &s.appLocks[u[15]%byte(len(s.appLocks))]
+	lock.Lock()
+	defer lock.Unlock()
 	var result *onboarding.Application
 	err = s.update(ctx, func(txn *badger.Txn) error {
 		key := appKey(u)

@@ -47,6 +47,11 @@ type Store struct {
 	seqMu sync.Mutex
 	seq   *ulid.MonotonicEntropy
 
+	// appLocks serialises read-modify-write transactions on one
+	// application (by a hash of its id): this process owns the database, so
+	// concurrent updates queue instead of failing with write conflicts.
+	appLocks [64]sync.Mutex
+
 	stop      chan struct{}
 	done      sync.WaitGroup
 	closeOnce sync.Once
