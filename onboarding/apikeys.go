@@ -79,7 +79,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, spec KeySpec) (string, *APIK
 // parseScopes validates scope names; none means all.
 func parseScopes(names []string) ([]Scope, error) {
 	if len(names) == 0 {
-		return AllScopes[:], nil
+		return AllScopes(), nil
 	}
 	var out []Scope
 	for _, n := range names {
@@ -89,9 +89,9 @@ func parseScopes(names []string) ([]Scope, error) {
 				continue
 			}
 			sc := Scope(part)
-			if !slices.Contains(AllScopes[:], sc) {
-				valid := make([]string, len(AllScopes))
-				for i, a := range AllScopes {
+			if all := AllScopes(); !slices.Contains(all, sc) {
+				valid := make([]string, len(all))
+				for i, a := range all {
 					valid[i] = string(a)
 				}
 				return nil, Errorf(KindInvalid, "unknown scope '%s' (valid scopes: %s)", part, strings.Join(valid, ", "))
@@ -102,7 +102,7 @@ func parseScopes(names []string) ([]Scope, error) {
 		}
 	}
 	if len(out) == 0 {
-		return AllScopes[:], nil
+		return AllScopes(), nil
 	}
 	return out, nil
 }

@@ -108,7 +108,7 @@ func TestCursor(t *testing.T) {
 
 func TestParseScopes(t *testing.T) {
 	got, err := parseScopes(nil)
-	if err != nil || len(got) != len(AllScopes) {
+	if err != nil || len(got) != len(AllScopes()) {
 		t.Errorf("parseScopes(nil) = %v, %v; want all", got, err)
 	}
 	got, err = parseScopes([]string{"applications:read,applications:write", "applications:read"})
@@ -151,7 +151,7 @@ func TestErrMissingScopes(t *testing.T) {
 }
 
 func TestStatusRules(t *testing.T) {
-	for _, st := range Statuses {
+	for _, st := range Statuses() {
 		p, err := ParseStatus(string(st))
 		if err != nil || p != st {
 			t.Errorf("ParseStatus(%s) = %s, %v", st, p, err)
@@ -159,7 +159,7 @@ func TestStatusRules(t *testing.T) {
 	}
 	writable := map[Status]bool{StatusCreated: true, StatusSent: true, StatusInProgress: true}
 	terminal := map[Status]bool{StatusApproved: true, StatusRejected: true}
-	for _, st := range Statuses {
+	for _, st := range Statuses() {
 		if st.Writable() != writable[st] || st.Terminal() != terminal[st] {
 			t.Errorf("%s: Writable %v Terminal %v", st, st.Writable(), st.Terminal())
 		}

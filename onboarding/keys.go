@@ -13,8 +13,10 @@ const (
 	ScopeRFICreate          Scope = "rfi:create"
 )
 
-// AllScopes lists every scope, granted to a key created without --scope.
-var AllScopes = [...]Scope{ScopeApplicationsCreate, ScopeApplicationsRead, ScopeApplicationsWrite, ScopeRFICreate}
+// AllScopes returns every scope: what a key created without --scope gets.
+func AllScopes() []Scope {
+	return []Scope{ScopeApplicationsCreate, ScopeApplicationsRead, ScopeApplicationsWrite, ScopeRFICreate}
+}
 
 // APIKey is a partner's credential. Only a SHA-256 of the secret is kept.
 type APIKey struct {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 )
 
 // FieldUpdate is one entry of a PATCH body's fields object.
@@ -131,10 +129,7 @@ func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body [
 	if len(invalid) > 0 {
 		return nil, nil, ErrInvalidFieldValues(invalid, reasons)
 	}
-	updated, err := s.store.UpdateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
-		if a.OrgID != k.OrgID {
-			return nil, ErrApplicationNotFound
-		}
+	updated, err := s.updateApplication(ctx, k, app.ID, func(a *Application) ([]Activity, error) {
 		if !a.Status.Writable() {
 			return nil, ErrCannotUpdate(a.Status)
 		}
@@ -152,13 +147,7 @@ func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body [
 		return []Activity{{At: now, Action: ActionFieldsUpdated, Actor: keyActor(k), Fields: ids}}, nil
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, nil, ErrApplicationNotFound
-		}
-		if AsError(err) != nil {
-			return nil, nil, err
-		}
-		return nil, nil, fmt.Errorf("update fields: %w", err)
+		return nil, nil, err
 	}
 	return ids, updated, nil
 }

@@ -34,7 +34,7 @@ func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string) (
 	}
 	now := s.now().UTC()
 	expires := now.Add(PreAuthTTL)
-	app, err := s.store.UpdateApplication(ctx, current.ID, func(a *Application) ([]Activity, error) {
+	app, err := s.updateApplication(ctx, k, current.ID, func(a *Application) ([]Activity, error) {
 		if a.Status.Terminal() {
 			return nil, ErrTerminalPreAuth
 		}
@@ -47,13 +47,7 @@ func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string) (
 		return []Activity{{At: now, Action: ActionPreAuthIssued, Actor: keyActor(k)}}, nil
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, ErrApplicationNotFound
-		}
-		if AsError(err) != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("refresh pre-auth: %w", err)
+		return nil, err
 	}
 	p := app.Primary()
 	return &PreAuthResult{
@@ -65,11 +59,34 @@ func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string) (
 	}, nil
 }
 
+// updateApplication applies change to an application of k's organization in
+// one transaction. A missing application, or another organization's, is
+// ErrApplicationNotFound; domain errors from change come back unchanged.
+func (s *Service) updateApplication(ctx context.Context, k *APIKey, id string, change func(*Application) ([]Activity, error)) (*Application, error) {
+	app, err := s.store.UpdateApplication(ctx, id, func(a *Application) ([]Activity, error) {
+		if a.OrgID != k.OrgID {
+			return nil, ErrApplicationNotFound
+		}
+		return change(a)
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, ErrApplicationNotFound
+	case AsError(err) != nil:
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("update application %s: %w", id, err)
+	}
+	return app, nil
+}
+
 // application loads an application of k's organization; another
 // organization's application is reported as not found.
 func (s *Service) application(ctx context.Context, k *APIKey, id string) (*Application, error) {
+	// Only the canonical form the API hands out names an application, so
+	// that one resource has one path.
 	u, err := uuid.Parse(id)
-	if err != nil {
+	if err != nil || u.String() != id {
 		return nil, ErrApplicationNotFound
 	}
 	app, err := s.store.Application(ctx, u.String())

@@ -60,8 +60,6 @@ type Store interface {
 	// ListApplications returns up to q.Limit applications newest first, and
 	// whether more follow.
 	ListApplications(ctx context.Context, q ListQuery) ([]*Application, bool, error)
-	// Activity returns an application's activity log, oldest first.
-	Activity(ctx context.Context, appID string) ([]Activity, error)
 
 	// CreateAPIKey stores a new API key.
 	CreateAPIKey(ctx context.Context, k *APIKey) error
@@ -177,12 +175,6 @@ func New(opts Options) (*Service, error) {
 		}
 	}
 	return s, nil
-}
-
-// Organization returns the organization with id.
-func (s *Service) Organization(id string) (*Organization, bool) {
-	o, ok := s.orgs[id]
-	return o, ok
 }
 
 // nextSeq returns a ULID strictly greater than every one issued before by

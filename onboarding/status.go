@@ -14,12 +14,14 @@ const (
 	StatusRejected   Status = "rejected"
 )
 
-// Statuses lists every status in lifecycle order.
-var Statuses = [...]Status{StatusCreated, StatusSent, StatusInProgress, StatusSubmitted, StatusReview, StatusApproved, StatusRejected}
+// Statuses returns every status in lifecycle order.
+func Statuses() []Status {
+	return []Status{StatusCreated, StatusSent, StatusInProgress, StatusSubmitted, StatusReview, StatusApproved, StatusRejected}
+}
 
 // ParseStatus returns the Status named s, or ErrInvalidStatus.
 func ParseStatus(s string) (Status, error) {
-	for _, st := range Statuses {
+	for _, st := range Statuses() {
 		if string(st) == s {
 			return st, nil
 		}

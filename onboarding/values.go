@@ -226,6 +226,11 @@ func (f *Field) normalizeDate(s string, now time.Time) (json.RawMessage, error) 
 // normalizePhone strips spaces, hyphens, dots and parentheses and checks the
 // result is an E.164 number.
 func normalizePhone(s string) (json.RawMessage, error) {
+	// "+44 (0)20 …" writes the national trunk prefix beside the country
+	// code; it is not dialled internationally, so it is not part of E.164.
+	if strings.HasPrefix(strings.TrimSpace(s), "+") {
+		s = strings.Replace(s, "(0)", "", 1)
+	}
 	stripped := strings.Map(func(r rune) rune {
 		switch r {
 		case ' ', '-', '.', '(', ')':

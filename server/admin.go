@@ -118,7 +118,7 @@ func (s *Server) adminError(w http.ResponseWriter, err error) {
 	if e.Kind == onboarding.KindInternal {
 		s.log.Error("admin request failed", "err", err)
 	}
-	adminWrite(w, statusFor(e), errorBody{Error: e.Message})
+	adminWrite(w, statusOf(e.Kind), errorBody{Error: e.Message})
 }
 
 func adminWrite(w http.ResponseWriter, status int, v any) {

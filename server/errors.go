@@ -10,18 +10,33 @@ import (
 )
 
 // statusOf is the one table from domain error kinds to HTTP status codes.
-var statusOf = map[onboarding.Kind]int{
-	onboarding.KindInternal:      http.StatusInternalServerError,
-	onboarding.KindInvalid:       http.StatusBadRequest,
-	onboarding.KindUnauthorized:  http.StatusUnauthorized,
-	onboarding.KindForbidden:     http.StatusForbidden,
-	onboarding.KindNotFound:      http.StatusNotFound,
-	onboarding.KindConflict:      http.StatusConflict,
-	onboarding.KindUnprocessable: http.StatusUnprocessableEntity,
-	onboarding.KindTooLarge:      http.StatusRequestEntityTooLarge,
-	onboarding.KindRateLimited:   http.StatusTooManyRequests,
-	onboarding.KindUpstream:      http.StatusBadGateway,
-	onboarding.KindUnavailable:   http.StatusServiceUnavailable,
+func statusOf(k onboarding.Kind) int {
+	switch k {
+	case onboarding.KindInvalid:
+		return http.StatusBadRequest
+	case onboarding.KindUnauthorized:
+		return http.StatusUnauthorized
+	case onboarding.KindForbidden:
+		return http.StatusForbidden
+	case onboarding.KindNotFound:
+		return http.StatusNotFound
+	case onboarding.KindMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case onboarding.KindConflict:
+		return http.StatusConflict
+	case onboarding.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case onboarding.KindUnprocessable:
+		return http.StatusUnprocessableEntity
+	case onboarding.KindRateLimited:
+		return http.StatusTooManyRequests
+	case onboarding.KindUpstream:
+		return http.StatusBadGateway
+	case onboarding.KindUnavailable:
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
 }
 
 // errorBody is the JSON error of spec §7.
@@ -49,25 +64,12 @@ func toDomain(err error) *onboarding.Error {
 		case http.StatusNotFound:
 			return onboarding.ErrRouteNotFound
 		case http.StatusMethodNotAllowed:
-			return errMethodNotAllowed
+			return onboarding.ErrMethodNotAllowed
 		case http.StatusRequestEntityTooLarge:
 			return onboarding.ErrBodyTooLarge
 		}
 	}
 	return onboarding.ErrInternal
-}
-
-var errMethodNotAllowed = &onboarding.Error{Kind: onboarding.KindInvalid, Message: "Method not allowed"}
-
-// statusFor returns the HTTP status of a domain error.
-func statusFor(e *onboarding.Error) int {
-	if e == errMethodNotAllowed {
-		return http.StatusMethodNotAllowed
-	}
-	if st, ok := statusOf[e.Kind]; ok {
-		return st
-	}
-	return http.StatusInternalServerError
 }
 
 // handleError is echo's HTTPErrorHandler: the only place errors become responses.
@@ -76,7 +78,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	e := toDomain(err)
-	status := statusFor(e)
+	status := statusOf(e.Kind)
 	if status >= 500 && e.Kind == onboarding.KindInternal {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -31,7 +32,8 @@ func TestGetApplication(t *testing.T) {
 	if again.Body.String() != w.Body.String() {
 		t.Errorf("second read differs:\n%s\n%s", w.Body, again.Body)
 	}
-	for _, bad := range []string{uuid.NewString(), "not-a-uuid", "00000000-0000-0000-0000-000000000000"} {
+	for _, bad := range []string{uuid.NewString(), "not-a-uuid", "00000000-0000-0000-0000-000000000000",
+		strings.ToUpper(id), strings.ReplaceAll(id, "-", ""), "urn:uuid:" + id, "{" + id + "}"} {
 		wantError(t, e.do("GET", "/api/external/applications/"+bad, "acme", ""), http.StatusNotFound, errBody("Application not found"))
 	}
 }
@@ -47,6 +49,10 @@ func TestGetWithCustomDomain(t *testing.T) {
 	p := res["participants"].([]any)[0].(map[string]any)
 	if p["link"] != link || p["name"] != nil || p["role"] != "primary" {
 		t.Errorf("participant = %v", p)
+	}
+	contact := res["data"].(map[string]any)["meta"].(map[string]any)["primary_contact"].(map[string]any)
+	if name, ok := contact["name"]; !ok || name != nil {
+		t.Errorf("meta.primary_contact.name = %v (present %v), want null as in participants", name, ok)
 	}
 }
 

@@ -167,9 +167,9 @@ type metaResponse struct {
 }
 
 type contactResponse struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
-	Role  string `json:"role,omitempty"`
+	Name  *string `json:"name"`
+	Email string  `json:"email"`
+	Role  string  `json:"role,omitempty"`
 }
 
 type participantResponse struct {

@@ -94,6 +94,7 @@ func TestPatchValues(t *testing.T) {
 		{"incorporation_date", `"2027-01-01"`, nil, "must not be in the future"},
 		{"incorporation_date", `"2023-02-30"`, nil, "must be a real calendar date; 2023-02-30 does not exist"},
 		{"phone", `"+44 20 7946 0958"`, "+442079460958", ""},
+		{"phone", `"+44 (0)20 7946 0958"`, "+442079460958", ""},
 		{"phone", `"020 7946 0958"`, nil, "must be a phone number in international E.164 form, for example +442079460958"},
 		{"trading_address", `{"line1":"1 Quay St","city":"Dublin","country":"ie"}`, map[string]any{"line1": "1 Quay St", "city": "Dublin", "country": "IE"}, ""},
 		{"trading_address", `{"line1":"1 High St","city":"Leeds","country":"GB"}`, nil, "postcode is required when country is GB"},
@@ -201,7 +202,7 @@ func TestPatch(t *testing.T) {
 
 func TestPatchAllowedStatuses(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	for _, st := range onboarding.Statuses {
+	for _, st := range onboarding.Statuses() {
 		id := e.create(t, "acme", "")
 		if _, err := e.store.UpdateApplication(context.Background(), id, func(a *onboarding.Application) ([]onboarding.Activity, error) {
 			a.Status = st

@@ -2,6 +2,8 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"onboard/onboarding"
 )
@@ -81,7 +83,7 @@ func (s *Server) renderApplication(app *onboarding.Application) applicationRespo
 	m := d.Meta
 	out.Data.Meta = metaResponse{RegistrySources: m.RegistrySources, WebsiteFavicon: m.WebsiteFavicon, WebExtractedIndustry: m.WebExtractedIndustry}
 	if m.PrimaryContact != nil {
-		out.Data.Meta.PrimaryContact = &contactResponse{Name: m.PrimaryContact.Name, Email: m.PrimaryContact.Email, Role: m.PrimaryContact.Role}
+		out.Data.Meta.PrimaryContact = &contactResponse{Name: optionalString(m.PrimaryContact.Name), Email: m.PrimaryContact.Email, Role: m.PrimaryContact.Role}
 	}
 	for i := range app.Participants {
 		p := &app.Participants[i]
@@ -106,8 +108,8 @@ func renderSummary(app *onboarding.Application) applicationSummary {
 	if c := app.Data.Meta.PrimaryContact; c != nil {
 		sum.PrimaryContact = summaryContact{Email: optionalString(c.Email), Name: optionalString(c.Name)}
 	}
-	for id, d := range app.Data.Documents {
-		if visibleDocument(d) {
+	for _, id := range slices.Sorted(maps.Keys(app.Data.Documents)) {
+		if d := app.Data.Documents[id]; visibleDocument(d) {
 			sum.Documents = append(sum.Documents, summaryDocument{
 				ID: d.FileID, FieldID: id, FileName: d.FileName, Status: d.Status, UserOverrideReason: d.UserOverrideReason,
 			})

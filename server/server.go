@@ -59,7 +59,6 @@ func New(opts Options) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.JSONSerializer = jsonSerializer{}
 	s.e = e
 	s.routes()
 	return s
@@ -121,16 +120,4 @@ func writeJSON(c echo.Context, status int, v any) error {
 // writeRawJSON sends bytes that are already JSON.
 func writeRawJSON(c echo.Context, status int, b []byte) error {
 	return c.Blob(status, echo.MIMEApplicationJSON, b)
-}
-
-// jsonSerializer is echo's JSON serializer, used only if a handler calls
-// c.JSON or c.Bind; the API renders through writeJSON.
-type jsonSerializer struct{}
-
-func (jsonSerializer) Serialize(c echo.Context, i any, _ string) error {
-	return json.NewEncoder(c.Response()).Encode(i)
-}
-
-func (jsonSerializer) Deserialize(c echo.Context, i any) error {
-	return json.NewDecoder(c.Request().Body).Decode(i)
 }
