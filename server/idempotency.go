@@ -29,7 +29,8 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		h := sha256.New()
 		h.Write([]byte(c.Request().Method + " " + c.Request().URL.Path + "\n"))
 		h.Write(body)
-		saved, finish, err := s.svc.BeginIdempotent(c.Request().Context(), apiKey(c), key, h.Sum(nil))
+		token, _ := c.Get(ctxToken).(string)
+		saved, finish, err := s.svc.BeginIdempotent(c.Request().Context(), apiKey(c), token, key, h.Sum(nil))
 		if err != nil {
 			return err
 		}

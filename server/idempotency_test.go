@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -38,6 +39,19 @@ func TestIdempotentCreate(t *testing.T) {
 	}
 	if first.Header().Get("Idempotent-Replayed") != "" {
 		t.Errorf("first response marked as replayed")
+	}
+	// The saved body is sealed: the pre-auth code and the e-mail address are
+	// not on disk in clear, and only the same API key opens it.
+	k, err := e.svc.Authenticate(context.Background(), e.keys["acme"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := e.store.IdempotentResponse(context.Background(), k.ClientID, "order-42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(saved.Body, []byte("a@example.com")) || bytes.Contains(saved.Body, []byte(decode(t, first)["application_id"].(string))) {
+		t.Errorf("the saved response is stored in clear: %q", saved.Body)
 	}
 	list := decode(t, e.do("GET", "/api/external/applications", "acme", ""))
 	if n := len(list["applications"].([]any)); n != 1 {

@@ -18,8 +18,12 @@ import (
 	"onboard/onboarding"
 )
 
-// ctxKey is the echo context key of the authenticated API key.
-const ctxKey = "onboard.apikey"
+// Echo context keys of the authenticated API key and the bearer token it
+// was presented as.
+const (
+	ctxKey   = "onboard.apikey"
+	ctxToken = "onboard.token"
+)
 
 // apiKey returns the key the auth middleware stored for this request.
 func apiKey(c echo.Context) *onboarding.APIKey {
@@ -40,11 +44,13 @@ func (s *Server) authenticate(scope onboarding.Scope) echo.MiddlewareFunc {
 			if !ok || !strings.EqualFold(scheme, "Bearer") {
 				return onboarding.ErrInvalidAPIKey
 			}
-			k, err := s.svc.Authenticate(c.Request().Context(), strings.TrimSpace(token))
+			token = strings.TrimSpace(token)
+			k, err := s.svc.Authenticate(c.Request().Context(), token)
 			if err != nil {
 				return err
 			}
 			c.Set(ctxKey, k)
+			c.Set(ctxToken, token)
 			if err := onboarding.Authorize(k, scope); err != nil {
 				return err
 			}
