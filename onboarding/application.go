@@ -23,6 +23,35 @@ type Application struct {
 	UpdatedAt    time.Time
 	SubmittedAt  *time.Time
 	CompletedAt  *time.Time
+	// RegistryDocumentsStatus is empty for applications that are not
+	// registry-eligible (spec 2.1); for eligible ones it starts `pending`.
+	RegistryDocumentsStatus string
+	RegistryDocuments       []RegistryDocument
+}
+
+// Registry document statuses (spec §3).
+const (
+	RegistryDocumentsPending  = "pending"
+	RegistryDocumentsComplete = "complete"
+	RegistryDocumentsPartial  = "partial"
+	RegistryDocumentsFailed   = "failed"
+)
+
+// RegistryDocument is a filing fetched from the company registry (spec 2.6).
+type RegistryDocument struct {
+	ID           string
+	Source       string // "uk_registry"
+	DocumentType string
+	FilingDate   string // YYYY-MM-DD, or empty when unknown
+	FetchedAt    *time.Time
+	BlobID       string
+}
+
+// RegistryEligible reports whether an application gets registry documents:
+// a UK company with a company number, on a configuration with registry
+// documents enabled (spec 2.1).
+func RegistryEligible(cfg *Configuration, country, number string) bool {
+	return cfg.RegistryDocuments && country == "GB" && number != ""
 }
 
 // Primary returns the primary participant, or nil when there is none.

@@ -210,6 +210,9 @@ func (s *Service) newApplication(org *Organization, cfg *Configuration, country,
 			Meta:   Meta{PrimaryContact: &Contact{Name: name, Email: email}},
 		},
 	}
+	if RegistryEligible(cfg, country, number) {
+		app.RegistryDocumentsStatus = RegistryDocumentsPending
+	}
 	prefill := map[string]any{"company_country": country}
 	if number != "" {
 		prefill["company_number"] = number

@@ -71,3 +71,41 @@ func TestFieldCatalog(t *testing.T) {
 	}
 	wantError(t, e.do("GET", "/api/external/applications/"+uuid.NewString()+"/fields", "acme", ""), http.StatusNotFound, errBody("Application not found"))
 }
+
+func TestRegistryDocumentsOnlyForEligibleApplications(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	tests := []struct {
+		name     string
+		key      string
+		body     string
+		eligible bool
+	}{
+		{"GB with number on a registry-documents config", "acme", "", true},
+		{"IE company", "acme", `{"primary_contact":{"email":"a@example.com"},"country":"IE","company_number":"100001","company_name":"Emerald Software DAC"}`, false},
+		{"GB without number (company selection)", "acme", `{"primary_contact":{"email":"a@example.com"},"config_id":"acme-select","country":"GB"}`, false},
+		{"GB on a config without registry documents", "globex", `{"primary_contact":{"email":"a@example.com"},"country":"GB","company_number":"10000008","company_name":"Bluebell Group Ltd"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := e.create(t, tt.key, tt.body)
+			res := decode(t, e.do("GET", "/api/external/applications/"+id, tt.key, ""))
+			docs, hasDocs := res["registry_documents"]
+			status, hasStatus := res["registry_documents_status"]
+			if !tt.eligible {
+				if hasDocs || hasStatus {
+					t.Errorf("registry_documents = %v, status = %v; want neither member", docs, status)
+				}
+				return
+			}
+			if d, ok := docs.([]any); !ok || len(d) != 0 || status != "pending" {
+				t.Errorf("registry_documents = %#v, status = %v; want [] and pending", docs, status)
+			}
+		})
+	}
+	list := decode(t, e.do("GET", "/api/external/applications", "acme", ""))
+	for _, a := range list["applications"].([]any) {
+		if _, ok := a.(map[string]any)["registry_documents"]; ok {
+			t.Errorf("the list includes registry documents")
+		}
+	}
+}

@@ -97,10 +97,13 @@ type applicationResponse struct {
 	Link         string                `json:"link,omitempty"`
 	Data         dataResponse          `json:"data"`
 	Participants []participantResponse `json:"participants"`
-	CreatedAt    string                `json:"created_at"`
-	UpdatedAt    string                `json:"updated_at"`
-	SubmittedAt  *string               `json:"submitted_at"`
-	CompletedAt  *string               `json:"completed_at"`
+	// Present only for registry-eligible applications (spec 2.1).
+	RegistryDocuments       *[]registryDocumentResponse `json:"registry_documents,omitempty"`
+	RegistryDocumentsStatus string                      `json:"registry_documents_status,omitempty"`
+	CreatedAt               string                      `json:"created_at"`
+	UpdatedAt               string                      `json:"updated_at"`
+	SubmittedAt             *string                     `json:"submitted_at"`
+	CompletedAt             *string                     `json:"completed_at"`
 }
 
 type dataResponse struct {
@@ -170,6 +173,14 @@ type contactResponse struct {
 	Name  *string `json:"name"`
 	Email string  `json:"email"`
 	Role  string  `json:"role,omitempty"`
+}
+
+type registryDocumentResponse struct {
+	ID           string  `json:"id"`
+	Source       string  `json:"source"`
+	DocumentType string  `json:"document_type"`
+	FilingDate   *string `json:"filing_date"`
+	FetchedAt    *string `json:"fetched_at"`
 }
 
 type participantResponse struct {

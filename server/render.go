@@ -80,6 +80,17 @@ func (s *Server) renderApplication(app *onboarding.Application) applicationRespo
 			Percentage: o.Percentage, PercentageBand: o.PercentageBand, IsDirect: o.IsDirect, IsNominee: o.IsNominee,
 		})
 	}
+	if app.RegistryDocumentsStatus != "" {
+		docs := make([]registryDocumentResponse, len(app.RegistryDocuments))
+		for i, rd := range app.RegistryDocuments {
+			docs[i] = registryDocumentResponse{
+				ID: rd.ID, Source: rd.Source, DocumentType: rd.DocumentType,
+				FilingDate: optionalString(rd.FilingDate), FetchedAt: optionalTimestamp(rd.FetchedAt),
+			}
+		}
+		out.RegistryDocuments = &docs
+		out.RegistryDocumentsStatus = app.RegistryDocumentsStatus
+	}
 	m := d.Meta
 	out.Data.Meta = metaResponse{RegistrySources: m.RegistrySources, WebsiteFavicon: m.WebsiteFavicon, WebExtractedIndustry: m.WebExtractedIndustry}
 	if m.PrimaryContact != nil {

@@ -1,0 +1,89 @@
+package storage
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oklog/ulid/v2"
+
+	"onboard/onboarding"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestRecordEncodingIsStable pins the bytes records are stored as. Records
+// are the onboarding types encoded as JSON by field name, so renaming a
+// domain field would silently drop that field from every stored record on
+// the next read; this test fails first. A deliberate change needs a new
+// codec version (codec.go) or a migration, then `go test -update`.
+func TestRecordEncodingIsStable(t *testing.T) {
+	at := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
+	later := at.Add(time.Hour)
+	records := map[string]any{
+		"application": &onboarding.Application{
+			ID: "e6dacf7e-ad57-49c6-995a-093d1c6825e5", Seq: ulid.MustParse("01KAJ6F4G0000000000000000A"),
+			OrgID: "acme", ConfigID: "acme-standard", Country: "GB", Status: onboarding.StatusSent,
+			Data: onboarding.Data{
+				Fields: map[string]json.RawMessage{"company_name": json.RawMessage(`"NORTHWIND TRADING LIMITED"`)},
+				People: []onboarding.Person{{ID: "p1", Source: onboarding.SourceRegistry, Roles: []string{"director"}, FullName: "Jane Smith",
+					FirstName: "Jane", LastName: "Smith", Email: "jane@example.com", PhoneNumber: "+442079460958", DateOfBirth: "1984-07",
+					Nationality: "GB", HomeAddress: &onboarding.Address{Line1: "1 High St", City: "Bristol", Postcode: "BS1 1AA", Country: "GB"},
+					Documents: map[string]onboarding.Document{"person_id_document": {FileID: "f2", Status: "accepted", UploadedAt: at}}}},
+				Entities:  []onboarding.Entity{{ID: "e1", Source: onboarding.SourceRegistry, Name: "BLUEBELL GROUP LIMITED", Type: "parent", Country: "GB"}},
+				Ownership: []onboarding.Ownership{{ID: "o1", OwnerType: "entity", OwnerID: "e1", OwnedType: "target", Percentage: 50, PercentageBand: "50-75", IsDirect: true}},
+				Documents: map[string]onboarding.Document{"proof_of_address": {FileID: "f1", FileName: "poa.pdf", FileType: "application/pdf", UploadedAt: at,
+					Status: "forced", AcceptanceReason: "baseline_passed", UserOverrideReason: "checked by phone", OverriddenAt: &later, BlobID: "b1"}},
+				Meta: onboarding.Meta{PrimaryContact: &onboarding.Contact{Name: "Jane", Email: "jane@example.com", Role: "CFO"},
+					RegistrySources: []string{"uk_registry"}, WebsiteFavicon: "https://x.example/favicon.ico", WebExtractedIndustry: "software"},
+			},
+			Participants: []onboarding.Participant{{ID: "8b9f7bd2-f5c6-41d8-8cc5-c23abfb71ccc", LinkSlug: "slug", Email: "jane@example.com",
+				Name: "Jane", Role: onboarding.RolePrimary, Verified: true, PreAuthHash: []byte{1, 2, 3}, PreAuthExpires: later}},
+			CreatedAt: at, UpdatedAt: later, SubmittedAt: &later, CompletedAt: &later,
+			RegistryDocumentsStatus: onboarding.RegistryDocumentsPending,
+			RegistryDocuments:       []onboarding.RegistryDocument{{ID: "r1", Source: "uk_registry", DocumentType: "accounts", FilingDate: "2024-12-02", FetchedAt: &later, BlobID: "b2"}},
+		},
+		"activity": &onboarding.Activity{At: at, Action: onboarding.ActionFieldsUpdated,
+			Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "abc", Name: "ci"}, Fields: []string{"industry"}, Detail: "d"},
+		"api_key": &onboarding.APIKey{ClientID: "abc", OrgID: "acme", Name: "ci", Scopes: []onboarding.Scope{onboarding.ScopeApplicationsRead},
+			SecretHash: []byte{9, 9}, CreatedAt: at, ExpiresAt: &later, LastUsedAt: &later, RevokedAt: &later},
+		"idempotent_response": &onboarding.IdempotentResponse{Fingerprint: []byte{7}, Status: 201, Body: []byte{1, 2}, CreatedAt: at},
+	}
+	for name, rec := range records {
+		t.Run(name, func(t *testing.T) {
+			b, err := encode(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b[0] != codecJSON {
+				t.Fatalf("codec byte = %d", b[0])
+			}
+			var pretty any
+			if err := json.Unmarshal(b[1:], &pretty); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.MarshalIndent(pretty, "", "  ")
+			got = append(got, '\n')
+			path := filepath.Join("testdata", name+".golden.json")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("stored encoding of %s changed (-want +got):\n%s", name, diff)
+			}
+		})
+	}
+}
