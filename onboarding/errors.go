@@ -39,6 +39,7 @@ type Error struct {
 	Retryable bool
 }
 
+// Error returns the message the API sends.
 func (e *Error) Error() string { return e.Message }
 
 // Is reports whether target is an *Error with the same kind and message, so
