@@ -327,45 +327,7 @@ func (e *env) withKeyAdmin(fn func(context.Context, keyAdmin) error) error {
 		return err
 	}
 	defer a.close(e.stderr)
-	return fn(ctx, directKeys{a.svc})
-}
-
-// directKeys runs the key commands on a Service of this process.
-type directKeys struct{ svc *onboarding.Service }
-
-func (d directKeys) CreateKey(ctx context.Context, req server.AdminCreateKey) (server.AdminCreatedKey, error) {
-	var exp time.Duration
-	if req.ExpiresIn != "" {
-		var err error
-		if exp, err = time.ParseDuration(req.ExpiresIn); err != nil {
-			return server.AdminCreatedKey{}, err
-		}
-	}
-	key, k, err := d.svc.CreateAPIKey(ctx, onboarding.KeySpec{OrgID: req.OrgID, Name: req.Name, Scopes: req.Scopes, ExpiresIn: exp})
-	if err != nil {
-		return server.AdminCreatedKey{}, err
-	}
-	return server.AdminCreatedKey{Key: key, APIKey: server.AdminKeyOf(k)}, nil
-}
-
-func (d directKeys) ListKeys(ctx context.Context, org string) ([]server.AdminKey, error) {
-	keys, err := d.svc.APIKeys(ctx, org)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]server.AdminKey, len(keys))
-	for i, k := range keys {
-		out[i] = server.AdminKeyOf(k)
-	}
-	return out, nil
-}
-
-func (d directKeys) RevokeKey(ctx context.Context, id string) (server.AdminKey, error) {
-	k, err := d.svc.RevokeAPIKey(ctx, id)
-	if err != nil {
-		return server.AdminKey{}, err
-	}
-	return server.AdminKeyOf(k), nil
+	return fn(ctx, server.KeyAdmin{Service: a.svc})
 }
 
 // KeysCreateCmd creates an API key.

@@ -59,58 +59,80 @@ type AdminCreatedKey struct {
 	APIKey AdminKey `json:"api_key"`
 }
 
-// AdminHandler returns the admin socket's handler.
-func (s *Server) AdminHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /keys", s.adminCreateKey)
-	mux.HandleFunc("GET /keys", s.adminListKeys)
-	mux.HandleFunc("POST /keys/{id}/revoke", s.adminRevokeKey)
-	return mux
-}
+// KeyAdmin runs the key commands on a Service. The admin socket's handlers
+// use it, and so does the CLI when no server holds the data directory, so
+// both paths behave the same.
+type KeyAdmin struct{ Service *onboarding.Service }
 
-func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) {
-	var req AdminCreateKey
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
-		s.adminError(w, onboarding.ErrInvalidJSON)
-		return
-	}
+// CreateKey creates a key; the answer holds the full key, shown once.
+func (a KeyAdmin) CreateKey(ctx context.Context, req AdminCreateKey) (AdminCreatedKey, error) {
 	var expires time.Duration
 	if req.ExpiresIn != "" {
 		d, err := time.ParseDuration(req.ExpiresIn)
 		if err != nil || d <= 0 {
-			s.adminError(w, onboarding.Errorf(onboarding.KindInvalid, "invalid expiry '%s': use a positive duration such as 720h", req.ExpiresIn))
-			return
+			return AdminCreatedKey{}, onboarding.Errorf(onboarding.KindInvalid, "invalid expiry '%s': use a positive duration such as 720h", req.ExpiresIn)
 		}
 		expires = d
 	}
-	key, k, err := s.svc.CreateAPIKey(r.Context(), onboarding.KeySpec{OrgID: req.OrgID, Name: req.Name, Scopes: req.Scopes, ExpiresIn: expires})
+	key, k, err := a.Service.CreateAPIKey(ctx, onboarding.KeySpec{OrgID: req.OrgID, Name: req.Name, Scopes: req.Scopes, ExpiresIn: expires})
 	if err != nil {
-		s.adminError(w, err)
-		return
+		return AdminCreatedKey{}, err
 	}
-	adminWrite(w, http.StatusCreated, AdminCreatedKey{Key: key, APIKey: AdminKeyOf(k)})
+	return AdminCreatedKey{Key: key, APIKey: AdminKeyOf(k)}, nil
 }
 
-func (s *Server) adminListKeys(w http.ResponseWriter, r *http.Request) {
-	keys, err := s.svc.APIKeys(r.Context(), r.URL.Query().Get("org"))
+// ListKeys lists the keys of org, or every key when org is empty.
+func (a KeyAdmin) ListKeys(ctx context.Context, org string) ([]AdminKey, error) {
+	keys, err := a.Service.APIKeys(ctx, org)
 	if err != nil {
-		s.adminError(w, err)
-		return
+		return nil, err
 	}
 	out := make([]AdminKey, len(keys))
 	for i, k := range keys {
 		out[i] = AdminKeyOf(k)
 	}
-	adminWrite(w, http.StatusOK, out)
+	return out, nil
 }
 
-func (s *Server) adminRevokeKey(w http.ResponseWriter, r *http.Request) {
-	k, err := s.svc.RevokeAPIKey(r.Context(), r.PathValue("id"))
+// RevokeKey revokes the key with clientID.
+func (a KeyAdmin) RevokeKey(ctx context.Context, clientID string) (AdminKey, error) {
+	k, err := a.Service.RevokeAPIKey(ctx, clientID)
+	if err != nil {
+		return AdminKey{}, err
+	}
+	return AdminKeyOf(k), nil
+}
+
+// AdminHandler returns the admin socket's handler.
+func (s *Server) AdminHandler() http.Handler {
+	admin := KeyAdmin{s.svc}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /keys", func(w http.ResponseWriter, r *http.Request) {
+		var req AdminCreateKey
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
+			s.adminError(w, onboarding.ErrInvalidJSON)
+			return
+		}
+		created, err := admin.CreateKey(r.Context(), req)
+		s.adminReply(w, http.StatusCreated, created, err)
+	})
+	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
+		keys, err := admin.ListKeys(r.Context(), r.URL.Query().Get("org"))
+		s.adminReply(w, http.StatusOK, keys, err)
+	})
+	mux.HandleFunc("POST /keys/{id}/revoke", func(w http.ResponseWriter, r *http.Request) {
+		k, err := admin.RevokeKey(r.Context(), r.PathValue("id"))
+		s.adminReply(w, http.StatusOK, k, err)
+	})
+	return mux
+}
+
+func (s *Server) adminReply(w http.ResponseWriter, status int, v any, err error) {
 	if err != nil {
 		s.adminError(w, err)
 		return
 	}
-	adminWrite(w, http.StatusOK, AdminKeyOf(k))
+	adminWrite(w, status, v)
 }
 
 func (s *Server) adminError(w http.ResponseWriter, err error) {
