@@ -1,6 +1,10 @@
 package onboarding
 
-import "context"
+import (
+	"context"
+	"io"
+	"strconv"
+)
 
 // Registry validates companies against an official company registry. The
 // registry package implements it for the UK (Companies House) and Ireland
@@ -52,4 +56,113 @@ type Address struct {
 	Region   string `json:"region,omitempty"`
 	Postcode string `json:"postcode,omitempty"`
 	Country  string `json:"country"`
+}
+
+// RegistryDetails is what a registry can add to a company beyond its
+// profile. Registries without the data (the CRO publishes no officers or
+// owners) are not required to implement it: the Service checks with a type
+// assertion and pre-populates company fields only.
+type RegistryDetails interface {
+	// Parties returns the company's current officers and persons with
+	// significant control, merged so that one human appears once. number is
+	// the normalised number VerifyCompany returned. Errors wrap
+	// ErrRegistryUnavailable or ErrRegistryFailed like VerifyCompany's.
+	Parties(ctx context.Context, country, number string) (Parties, error)
+}
+
+// Parties are the people and legal entities a registry records for a company.
+type Parties struct {
+	People   []RegistryPerson
+	Entities []RegistryEntity
+}
+
+// RegistryPerson is a current officer or individual owner of a company.
+type RegistryPerson struct {
+	Roles     []string // RoleDirector, RoleUBO, RoleShareholder
+	FullName  string   // "Jane Alexandra Smith"
+	FirstName string   // forenames: "Jane Alexandra"
+	LastName  string   // "Smith"
+	// DateOfBirth is as precise as the registry gives it: YYYY-MM for
+	// Companies House (the day is not public).
+	DateOfBirth string
+	Nationality string     // ISO 3166-1 alpha-2, or empty when not recognised
+	Shares      *ShareBand // ownership of the company's shares; nil when none is recorded
+}
+
+// RegistryEntity is a corporate owner (or corporate officer) of a company.
+type RegistryEntity struct {
+	Name    string
+	Type    string // EntityParent for an owner, EntityOther otherwise
+	Country string // ISO 3166-1 alpha-2, or empty when not recognised
+	Number  string // registration number as the registry gives it; may be empty
+	Shares  *ShareBand
+}
+
+// ShareBand is a registry's ownership band: more than Lower percent, up to
+// Upper percent (Companies House: 25-50, 50-75, 75-100).
+type ShareBand struct {
+	Lower, Upper float64
+}
+
+// Label is the band as ownership rows carry it: "50-75".
+func (b ShareBand) Label() string {
+	return strconv.FormatFloat(b.Lower, 'f', -1, 64) + "-" + strconv.FormatFloat(b.Upper, 'f', -1, 64)
+}
+
+// Person roles (spec 2.2).
+const (
+	RoleDirector    = "director"
+	RoleUBO         = "ubo"
+	RoleShareholder = "shareholder"
+)
+
+// Entity types (spec 2.2).
+const (
+	EntityHoldingCompany = "holding_company"
+	EntitySubsidiary     = "subsidiary"
+	EntityParent         = "parent"
+	EntityOther          = "other"
+)
+
+// RegistrySearch finds companies by name for company selection.
+type RegistrySearch interface {
+	// SearchCompanies returns up to limit companies of country whose name
+	// matches query, in the registry's order. An empty result is not an
+	// error. Errors wrap ErrRegistryUnavailable or ErrRegistryFailed.
+	SearchCompanies(ctx context.Context, country, query string, limit int) ([]CompanyMatch, error)
+}
+
+// CompanyMatch is one search result.
+type CompanyMatch struct {
+	Number  string // normalised, ready for VerifyCompany
+	Name    string // registered name
+	Status  string // the registry's status text ("active", "Normal", "dissolved")
+	Active  bool   // VerifyCompany would accept the status
+	Address string // one-line registered address, for telling results apart
+	// IncorporationDate is YYYY-MM-DD, or empty when unknown.
+	IncorporationDate string
+}
+
+// RegistryFilings fetches a company's filed documents (Companies House).
+type RegistryFilings interface {
+	// Filings lists the company's filings that have a downloadable
+	// document, newest first.
+	Filings(ctx context.Context, country, number string) ([]Filing, error)
+	// OpenFiling opens the PDF of f. The caller closes it. Reading fails
+	// if the content is not a PDF or is larger than the registry's limit.
+	OpenFiling(ctx context.Context, f Filing) (io.ReadCloser, error)
+}
+
+// Filing is one filed document in a registry's filing history.
+type Filing struct {
+	// Ref identifies the filing in the registry (CH transaction_id); it is
+	// stable, so a resumed fetch skips filings already stored.
+	Ref string
+	// DocumentType is the filing's kind in onboard's terms
+	// (certificate_of_incorporation, annual_accounts, ...).
+	DocumentType string
+	FilingDate   string // YYYY-MM-DD, or empty
+	FileName     string // a file name for downloads, ending in .pdf
+	// Document locates the document for OpenFiling; opaque outside the registry.
+	Document string
 }
