@@ -39,8 +39,10 @@ type recording struct {
 	host     string
 	path     string
 	segments []string // path segments; "" marks a {wildcard}
-	literals int      // number of non-wildcard segments
+	literals int      // number of non-wildcard path segments and query values
 	query    string   // canonical (sorted) query
+	params   url.Values
+	wildQ    bool // some query value is a {wildcard}
 	status   int
 	header   http.Header
 	body     []byte
@@ -132,7 +134,7 @@ func loadRecording(fsys fs.FS, name string) (*recording, error) {
 	}
 	for _, seg := range strings.Split(rec.path, "/")[1:] {
 		switch {
-		case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") && len(seg) > 2:
+		case isWildcard(seg):
 			rec.segments = append(rec.segments, "")
 		case strings.ContainsAny(seg, "{}") || seg == "":
 			return nil, bad("request.path %q: a wildcard must be a whole {name} segment, and segments may not be empty", rec.path)
@@ -143,6 +145,20 @@ func loadRecording(fsys fs.FS, name string) (*recording, error) {
 	}
 	if rec.query, err = canonicalQuery(f.Request.Query); err != nil {
 		return nil, bad("request.query: %v", err)
+	}
+	rec.params, _ = url.ParseQuery(f.Request.Query)
+	for k, vs := range rec.params {
+		if len(vs) != 1 {
+			return nil, bad("request.query: parameter %q appears %d times", k, len(vs))
+		}
+		switch v := vs[0]; {
+		case isWildcard(v):
+			rec.wildQ = true
+		case strings.ContainsAny(v, "{}"):
+			return nil, bad("request.query: a wildcard must be a whole {name} value")
+		default:
+			rec.literals++
+		}
 	}
 	if rec.status < 100 || rec.status > 599 {
 		return nil, bad("response.status %d is not an HTTP status", rec.status)
@@ -183,7 +199,7 @@ func loadRecording(fsys fs.FS, name string) (*recording, error) {
 // add indexes rec, refusing a recording that answers the same requests as
 // one already loaded.
 func (t *FixtureTransport) add(rec *recording) error {
-	if rec.literals == len(rec.segments) {
+	if !rec.wildQ && !slices.Contains(rec.segments, "") {
 		key := recordingKey(rec.method, rec.host, rec.path, rec.query)
 		if other, ok := t.exact[key]; ok {
 			return fmt.Errorf("%s: records the same request as %s", rec.file, other.file)
@@ -202,11 +218,49 @@ func (t *FixtureTransport) add(rec *recording) error {
 
 // overlaps reports whether some request matches both patterns a and b.
 func overlaps(a, b *recording) bool {
-	if a.method != b.method || a.host != b.host || a.query != b.query || len(a.segments) != len(b.segments) {
+	if a.method != b.method || a.host != b.host || len(a.segments) != len(b.segments) || len(a.params) != len(b.params) {
 		return false
 	}
 	for i := range a.segments {
 		if a.segments[i] != "" && b.segments[i] != "" && a.segments[i] != b.segments[i] {
+			return false
+		}
+	}
+	for k, av := range a.params {
+		bv, ok := b.params[k]
+		if !ok {
+			return false
+		}
+		if !isWildcard(av[0]) && !isWildcard(bv[0]) && av[0] != bv[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// isWildcard reports whether a path segment or query value is a {name}
+// wildcard.
+func isWildcard(s string) bool {
+	return len(s) > 2 && s[0] == '{' && s[len(s)-1] == '}'
+}
+
+// matchParams reports whether a request's query matches a recording's:
+// the same parameters, each once, with equal values or any non-empty value
+// where the recording has a wildcard.
+func matchParams(pattern, q url.Values) bool {
+	if len(pattern) != len(q) {
+		return false
+	}
+	for k, pv := range pattern {
+		qv, ok := q[k]
+		if !ok || len(qv) != 1 {
+			return false
+		}
+		if isWildcard(pv[0]) {
+			if qv[0] == "" {
+				return false
+			}
+		} else if pv[0] != qv[0] {
 			return false
 		}
 	}
@@ -254,8 +308,9 @@ func (t *FixtureTransport) lookup(req *http.Request) *recording {
 		return rec
 	}
 	segments := strings.Split(req.URL.Path, "/")[1:]
+	params, _ := url.ParseQuery(req.URL.RawQuery)
 	for _, rec := range t.patterns {
-		if rec.method == req.Method && rec.host == host && rec.query == query && matchSegments(rec.segments, segments) {
+		if rec.method == req.Method && rec.host == host && matchSegments(rec.segments, segments) && matchParams(rec.params, params) {
 			return rec
 		}
 	}

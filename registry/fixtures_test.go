@@ -79,6 +79,8 @@ func TestFixtureTransport(t *testing.T) {
 		"ch/sub-any.json":  {Data: recordingJSON(t, "GET", ch, "/company/{n}/{sub}", "", text("any sub-resource"))},
 		"ch/search.json": {Data: recordingJSON(t, "GET", ch, "/search/companies", "q=north&items_per_page=20&start_index=0",
 			text("search"))},
+		"ch/search-any.json": {Data: recordingJSON(t, "GET", ch, "/search/companies", "q={q}&items_per_page=20&start_index=0",
+			text("no results"))},
 		"doc/content.json": {Data: recordingJSON(t, "GET", doc, "/document/DocIdAa/content", "", recordedResponse{
 			Status:  302,
 			Headers: map[string]string{"Location": "https://s3.example.invalid/docs/DocIdAa/application-pdf?X-Amz-Signature=REDACTED", "Content-Length": "0"},
@@ -101,6 +103,8 @@ func TestFixtureTransport(t *testing.T) {
 		{"https://" + ch + "/company/10000001/officers", fetched{Status: 200, Body: "officers fallback"}},
 		{"https://" + ch + "/company/10000001/filing-history", fetched{Status: 200, Body: "any sub-resource"}},
 		{"https://" + ch + "/search/companies?start_index=0&q=north&items_per_page=20", fetched{Status: 200, Body: "search"}},
+		{"https://" + ch + "/search/companies?start_index=0&q=south&items_per_page=20", fetched{Status: 200, Body: "no results"}},
+		{"https://" + ch + "/search/companies?start_index=0&q=n%7Bx%7D&items_per_page=20", fetched{Status: 200, Body: "no results"}},
 		{"https://" + doc + "/document/DocIdAa/content",
 			fetched{Status: 302, Location: "https://s3.example.invalid/docs/DocIdAa/application-pdf?X-Amz-Signature=REDACTED"}},
 		{"https://s3.example.invalid/docs/DocIdAa/application-pdf?X-Amz-Signature=REDACTED", fetched{Status: 200, Body: string(pdf)}},
@@ -117,14 +121,17 @@ func TestFixtureTransport(t *testing.T) {
 	}
 
 	refused := []string{
-		"https://" + ch + "/company",                                  // no recording for the bare collection
-		"https://" + ch + "/company/",                                 // a wildcard never matches an empty segment
-		"https://" + ch + "/company/10000001?extra=1",                 // the query is part of the match
-		"https://" + ch + "/search/companies?q=north",                 // a partial query is another request
-		"https://" + ch + ":8443/company/10000001",                    // so is another port
-		"https://api.companieshouse.gov.uk/company/10000001",          // and another host
-		"https://" + ch + "/company/10000001/officers/extra",          // and a deeper path
-		"https://s3.example.invalid/docs/DocIdAa/application-pdf?X=1", // pre-signed queries are recorded redacted
+		"https://" + ch + "/company",                                                  // no recording for the bare collection
+		"https://" + ch + "/company/",                                                 // a wildcard never matches an empty segment
+		"https://" + ch + "/company/10000001?extra=1",                                 // the query is part of the match
+		"https://" + ch + "/search/companies?q=north",                                 // a partial query is another request
+		"https://" + ch + "/search/companies?q=&items_per_page=20&start_index=0",      // a wildcard value is never empty
+		"https://" + ch + "/search/companies?q=a&q=b&items_per_page=20&start_index=0", // nor repeated
+		"https://" + ch + "/search/companies?q=a&items_per_page=50&start_index=0",     // literal values still match exactly
+		"https://" + ch + ":8443/company/10000001",                                    // so is another port
+		"https://api.companieshouse.gov.uk/company/10000001",                          // and another host
+		"https://" + ch + "/company/10000001/officers/extra",                          // and a deeper path
+		"https://s3.example.invalid/docs/DocIdAa/application-pdf?X=1",                 // pre-signed queries are recorded redacted
 	}
 	for _, u := range refused {
 		got, err := fetch(t, ft, u)
@@ -174,6 +181,12 @@ func TestNewFixtureTransportRefuses(t *testing.T) {
 		{"relative path", fstest.MapFS{"a.json": {Data: recordingJSON(t, "GET", host, "company/1", "", okBody(`{}`))}}, "request.path"},
 		{"partial wildcard", fstest.MapFS{"a.json": {Data: recordingJSON(t, "GET", host, "/company/SC{n}", "", okBody(`{}`))}}, "wildcard"},
 		{"empty segment", fstest.MapFS{"a.json": {Data: recordingJSON(t, "GET", host, "/company//x", "", okBody(`{}`))}}, "request.path"},
+		{"partial query wildcard", fstest.MapFS{"a.json": {Data: recordingJSON(t, "GET", host, "/search/companies", "q=n{q}", okBody(`{}`))}}, "wildcard"},
+		{"repeated parameter", fstest.MapFS{"a.json": {Data: recordingJSON(t, "GET", host, "/search/companies", "q=a&q=b", okBody(`{}`))}}, "appears 2 times"},
+		{"ambiguous query fallbacks", fstest.MapFS{
+			"a.json": {Data: recordingJSON(t, "GET", host, "/search/companies", "q={q}&n=1", okBody(`{}`))},
+			"b.json": {Data: recordingJSON(t, "GET", host, "/search/companies", "q=x&n={n}", okBody(`{}`))},
+		}, "ambiguous"},
 		{"bad query", fstest.MapFS{"a.json": {Data: recordingJSON(t, "GET", host, "/company/1", "a=%zz", okBody(`{}`))}}, "request.query"},
 		{"no status", fstest.MapFS{"a.json": {Data: recordingJSON(t, "GET", host, "/company/1", "", recordedResponse{})}}, "response.status"},
 		{"credentials", fstest.MapFS{"a.json": {Data: recordingJSON(t, "GET", host, "/company/1", "", recordedResponse{
