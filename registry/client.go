@@ -13,18 +13,21 @@ import (
 	"onboard/onboarding"
 )
 
-// maxJSONBody caps a registry JSON answer; a company profile is a few KiB.
-const maxJSONBody = 1 << 20
+// maxJSONBody caps a registry JSON answer; a page of 100 officers is well
+// under 1 MiB.
+const maxJSONBody = 4 << 20
 
 // endpoint is the HTTP plumbing one registry adapter owns: its base URL, its
-// client (whose transport is the only thing fixtures and live mode swap) and
-// how it authenticates.
+// client (whose transport is the only thing fixtures and live mode swap),
+// how it authenticates, and the limiter its credential shares.
 type endpoint struct {
-	label  string // for wrapped error text, e.g. "companies house"
-	name   string // the registry's name in API messages, e.g. "UK company registry"
-	base   *url.URL
-	client *http.Client
-	auth   func(*http.Request)
+	label   string // for wrapped error text, e.g. "companies house"
+	name    string // the registry's name in API messages, e.g. "UK company registry"
+	base    *url.URL
+	client  *http.Client
+	timeout time.Duration // bounds each JSON request, reading included
+	auth    func(*http.Request)
+	limit   *limiter // nil: no limit (fixtures mode)
 }
 
 // response is a registry answer read in full.
@@ -35,11 +38,12 @@ type response struct {
 }
 
 // newHTTPClient returns a client that never follows redirects (a Document API
-// 302 is read by the adapter itself) and gives up on a request after timeout.
-func newHTTPClient(rt http.RoundTripper, timeout time.Duration) *http.Client {
+// 302 is read by the adapter itself, which fetches the Location without
+// credentials). Requests are bounded by their context, not a client timeout,
+// so that a streamed download can outlive a JSON request's bound.
+func newHTTPClient(rt http.RoundTripper) *http.Client {
 	return &http.Client{
 		Transport: rt,
-		Timeout:   timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
@@ -47,46 +51,84 @@ func newHTTPClient(rt http.RoundTripper, timeout time.Duration) *http.Client {
 }
 
 // get sends GET base+urlPath?query with the adapter's credentials and reads
-// the answer. Transport failures come back already classified: a request the
-// fixtures have no recording for is onboarding.ErrRegistryFailed; a timeout,
-// refused connection or cancelled context is ErrRegistryUnavailable.
+// the answer.
 func (e *endpoint) get(ctx context.Context, urlPath string, query url.Values, accept string) (*response, error) {
 	u := *e.base
 	u.Path = strings.TrimSuffix(e.base.Path, "/") + urlPath
 	u.RawQuery = query.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	return e.getURL(ctx, &u, accept, true)
+}
+
+// getURL sends GET u, with the adapter's credentials when auth is set, and
+// reads the answer in full within the endpoint's timeout. Transport failures
+// come back already classified: a request the fixtures have no recording for
+// is onboarding.ErrRegistryFailed; a timeout, refused connection, cancelled
+// context or exhausted rate limit is ErrRegistryUnavailable.
+func (e *endpoint) getURL(ctx context.Context, u *url.URL, accept string, auth bool) (*response, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	resp, err := e.send(ctx, u, accept, auth)
 	if err != nil {
-		return nil, e.failed(urlPath, err)
-	}
-	req.Header.Set("Accept", accept)
-	e.auth(req)
-	resp, err := e.client.Do(req)
-	if err != nil {
-		if errors.Is(err, ErrNoRecording) {
-			return nil, e.failed(urlPath, err)
-		}
-		return nil, e.unavailable(urlPath, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBody+1))
 	if err != nil {
-		return nil, e.unavailable(urlPath, err)
+		return nil, e.unavailable(u.Path, err)
 	}
 	if len(body) > maxJSONBody {
-		return nil, e.failed(urlPath, fmt.Errorf("answer over %d bytes", maxJSONBody))
+		return nil, e.failed(u.Path, fmt.Errorf("answer over %d bytes", maxJSONBody))
 	}
 	return &response{status: resp.StatusCode, header: resp.Header, body: body}, nil
 }
 
+// send sends GET u and returns the response with its body unread. Requests
+// with credentials wait for the credential's limiter, and a 429 holds the
+// limiter until the registry's reset time.
+func (e *endpoint) send(ctx context.Context, u *url.URL, accept string, auth bool) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, e.failed(u.Path, err)
+	}
+	req.Header.Set("Accept", accept)
+	if auth {
+		if err := e.limit.wait(ctx); err != nil {
+			return nil, e.unavailable(u.Path, err)
+		}
+		e.auth(req)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		if errors.Is(err, ErrNoRecording) {
+			return nil, e.failed(u.Path, err)
+		}
+		return nil, e.unavailable(u.Path, err)
+	}
+	if auth && resp.StatusCode == http.StatusTooManyRequests {
+		e.limit.throttled(resp.Header)
+	}
+	return resp, nil
+}
+
 // unexpectedStatus classifies an answer the adapter has no meaning for:
-// throttling (429) and maintenance (503) are ErrRegistryUnavailable, anything
-// else ErrRegistryFailed.
+// throttling (429) and a registry that is down or behind a failing gateway
+// (502, 503, 504) are ErrRegistryUnavailable, worth retrying later;
+// anything else is ErrRegistryFailed.
 func (e *endpoint) unexpectedStatus(urlPath string, r *response) error {
 	cause := fmt.Errorf("status %d%s", r.status, rateLimitNote(r.header))
-	if r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable {
+	if transientStatus(r.status) {
 		return e.unavailable(urlPath, cause)
 	}
 	return e.failed(urlPath, cause)
+}
+
+// transientStatus reports whether an HTTP status says "try again later".
+func transientStatus(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // failed wraps cause (for the logs) with onboarding.ErrRegistryFailed (for the API).

@@ -94,6 +94,7 @@ func (c *cro) company(ctx context.Context, number string) (onboarding.Company, e
 		return onboarding.Company{}, c.unexpectedStatus(urlPath, r)
 	case bytes.HasPrefix(body, []byte("error code: 1015")):
 		// Cloudflare's rate limit answers 200 with this plain-text body.
+		c.limit.throttled(r.header)
 		return onboarding.Company{}, c.unavailable(urlPath, errors.New("rate limited (error code: 1015)"))
 	case len(body) == 0, string(body) == "null", string(body) == "[]":
 		return onboarding.Company{}, onboarding.ErrCompanyNotFound(number, nameCRO)

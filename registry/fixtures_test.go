@@ -54,7 +54,7 @@ func fetch(t *testing.T, rt http.RoundTripper, rawURL string) (fetched, error) {
 		t.Fatalf("NewRequest(%q): %v", rawURL, err)
 	}
 	req.SetBasicAuth("secret-key", "")
-	resp, err := newHTTPClient(rt, DefaultTimeout).Do(req)
+	resp, err := newHTTPClient(rt).Do(req)
 	if err != nil {
 		return fetched{}, err
 	}

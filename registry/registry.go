@@ -58,10 +58,17 @@ type Options struct {
 	// CompaniesHouseBaseURL and CROBaseURL default to
 	// DefaultCompaniesHouseBaseURL and DefaultCROBaseURL.
 	CompaniesHouseBaseURL, CROBaseURL string
-	// Transport, when set, replaces the transport of both registries (tests).
-	// Otherwise fixtures mode serves Fixtures and live mode uses a clone of
-	// http.DefaultTransport.
+	// Transport, when set, replaces the transport of both registries (tests,
+	// and the recorder of `onboard registry record`). Otherwise fixtures
+	// mode serves Fixtures and live mode uses a clone of http.DefaultTransport.
 	Transport http.RoundTripper
+	// CompaniesHouseLimit and CROLimit are the request allowances of the
+	// credentials, shared by every request. In live mode a zero Limit means
+	// DefaultCompaniesHouseLimit and DefaultCROLimit; fixtures mode has no
+	// limit unless one is set.
+	CompaniesHouseLimit, CROLimit Limit
+	// Now is the limiters' clock; default time.Now.
+	Now func() time.Time
 }
 
 // Registry checks companies against Companies House (GB) and the CRO (IE).
@@ -92,6 +99,7 @@ func New(opts Options) (*Registry, error) {
 		return nil, fmt.Errorf("registry: CRO base URL: %w", err)
 	}
 	rt := opts.Transport
+	chLimit, croLimit := opts.CompaniesHouseLimit, opts.CROLimit
 	switch opts.Mode {
 	case ModeFixtures:
 		if rt == nil {
@@ -105,6 +113,12 @@ func New(opts Options) (*Registry, error) {
 			rt = ft
 		}
 	case ModeLive:
+		if chLimit == (Limit{}) {
+			chLimit = DefaultCompaniesHouseLimit
+		}
+		if croLimit == (Limit{}) {
+			croLimit = DefaultCROLimit
+		}
 		if rt == nil {
 			if dt, ok := http.DefaultTransport.(*http.Transport); ok {
 				rt = dt.Clone()
@@ -115,11 +129,12 @@ func New(opts Options) (*Registry, error) {
 	default:
 		return nil, fmt.Errorf("registry: unknown mode %q (want %q or %q)", opts.Mode, ModeFixtures, ModeLive)
 	}
+	client := newHTTPClient(rt)
 	return &Registry{
-		ch: newCompaniesHouse(endpoint{base: chBase, client: newHTTPClient(rt, timeout)},
-			opts.CompaniesHouseAPIKey),
-		cro: newCRO(endpoint{base: croBase, client: newHTTPClient(rt, timeout)},
-			opts.CROEmail, opts.CROAPIKey),
+		ch: newCompaniesHouse(endpoint{base: chBase, client: client, timeout: timeout,
+			limit: newLimiter(chLimit, opts.Now)}, opts.CompaniesHouseAPIKey),
+		cro: newCRO(endpoint{base: croBase, client: client, timeout: timeout,
+			limit: newLimiter(croLimit, opts.Now)}, opts.CROEmail, opts.CROAPIKey),
 	}, nil
 }
 
@@ -259,3 +274,9 @@ func isoDate(s string) string {
 	}
 	return d
 }
+
+var (
+	_ onboarding.RegistryDetails = (*Registry)(nil)
+	_ onboarding.RegistrySearch  = (*Registry)(nil)
+	_ onboarding.RegistryFilings = (*Registry)(nil)
+)

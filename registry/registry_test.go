@@ -424,7 +424,10 @@ func TestVerifyCompanyAnswers(t *testing.T) {
 	}{
 		{"CH 503", "GB", answer{status: 503, text: text("Service Unavailable")}, "X Ltd", fails(onboarding.ErrRegistryUnavailable(uk))},
 		{"CH 401", "GB", answer{status: 401, json: `{"error":"Invalid Authorization","type":"ch:service"}`}, "X Ltd", fails(onboarding.ErrRegistryFailed)},
-		{"CH 502", "GB", answer{status: 502, text: text("<html>Bad Gateway</html>")}, "X Ltd", fails(onboarding.ErrRegistryFailed)},
+		// A failing gateway is the registry being down, not an answer.
+		{"CH 502", "GB", answer{status: 502, text: text("<html>Bad Gateway</html>")}, "X Ltd", fails(onboarding.ErrRegistryUnavailable(uk))},
+		{"CH 504", "GB", answer{status: 504, text: text("<html>Gateway Timeout</html>")}, "X Ltd", fails(onboarding.ErrRegistryUnavailable(uk))},
+		{"CH 500", "GB", answer{status: 500, json: `{"exception_id":"abc123","error":"Internal server error"}`}, "X Ltd", fails(onboarding.ErrRegistryFailed)},
 		{"CH 302", "GB", answer{status: 302, headers: map[string]string{"Location": "https://example.invalid/"}}, "X Ltd", fails(onboarding.ErrRegistryFailed)},
 		{"CH HTML body", "GB", answer{status: 200, text: text("<html>maintenance</html>")}, "X Ltd", fails(onboarding.ErrRegistryFailed)},
 		{"CH empty body", "GB", answer{status: 200}, "X Ltd", fails(onboarding.ErrRegistryFailed)},
