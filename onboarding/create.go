@@ -84,13 +84,11 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 	if number != "" && companyName == "" {
 		return nil, ErrCompanyNameRequired
 	}
-	var company *Company
+	var company *companyCheck
 	if number != "" && s.registry.Validates(country) {
-		c, err := s.registry.VerifyCompany(ctx, country, number, companyName)
-		if err != nil {
+		if company, err = s.checkCompany(ctx, country, number, companyName); err != nil {
 			return nil, err
 		}
-		company = &c
 	}
 
 	now := s.now().UTC()
@@ -169,7 +167,7 @@ func (s *Service) resolveConfig(org *Organization, id string) (*Configuration, e
 	return cfg, nil
 }
 
-func (s *Service) newApplication(org *Organization, cfg *Configuration, country, email, name, number, companyName string, company *Company, preAuth bool, now time.Time) (*Application, string, error) {
+func (s *Service) newApplication(org *Organization, cfg *Configuration, country, email, name, number, companyName string, check *companyCheck, preAuth bool, now time.Time) (*Application, string, error) {
 	id, err := newUUID(s.random)
 	if err != nil {
 		return nil, "", err
@@ -218,7 +216,11 @@ func (s *Service) newApplication(org *Organization, cfg *Configuration, country,
 		prefill["company_number"] = number
 		prefill["company_name"] = companyName
 	}
-	if company != nil {
+	if check != nil {
+		company := &check.company
+		if err := applyParties(&app.Data, check.parties, func() (string, error) { return newUUID(s.random) }); err != nil {
+			return nil, "", err
+		}
 		prefill["company_number"] = company.Number
 		prefill["company_name"] = company.Name
 		if company.Type != "" {

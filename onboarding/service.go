@@ -97,6 +97,9 @@ type Options struct {
 	Now       func() time.Time // default time.Now
 	Logger    *slog.Logger     // default: discard
 	Random    io.Reader        // source of secrets and ids; default crypto/rand
+	// RegistryBudget bounds the registry work of one request;
+	// DefaultRegistryBudget when zero.
+	RegistryBudget time.Duration
 }
 
 // Service is onboard's use-cases: everything the API, the CLI and the
@@ -111,6 +114,8 @@ type Service struct {
 	now       func() time.Time
 	log       *slog.Logger
 	random    io.Reader
+
+	registryBudget time.Duration
 
 	seqMu sync.Mutex
 	seq   *ulid.MonotonicEntropy
@@ -156,6 +161,10 @@ func New(opts Options) (*Service, error) {
 	}
 	if s.registry == nil {
 		s.registry = noRegistry{}
+	}
+	s.registryBudget = opts.RegistryBudget
+	if s.registryBudget <= 0 {
+		s.registryBudget = DefaultRegistryBudget
 	}
 	s.seq = ulid.Monotonic(s.random, 0)
 	for _, o := range opts.Organizations {
