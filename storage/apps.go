@@ -243,3 +243,27 @@ func keysOf(m map[string][]byte) [][]byte {
 	}
 	return out
 }
+
+// PendingRegistryDocuments returns the ids of the applications whose
+// registry documents are still pending, in id order. Its cost grows with the
+// number pending, not with the number of applications.
+func (s *Store) PendingRegistryDocuments(_ context.Context) ([]string, error) {
+	var out []string
+	err := s.view(func(txn *badger.Txn) error {
+		prefix := []byte(prefixPendingDocs)
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			id, err := uuid.FromBytes(it.Item().Key()[len(prefix):])
+			if err != nil {
+				return fmt.Errorf("pending registry documents index: %w", err)
+			}
+			out = append(out, id.String())
+		}
+		return nil
+	})
+	return out, err
+}

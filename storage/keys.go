@@ -20,6 +20,8 @@ import (
 //	xs/<orgID>\x00<status>\x00<seq:16>            → appID: the same, per status
 //	xl/<linkSlug>                                 → appID: participant link slugs
 //	xp/<sha256(preAuthCode):32>                   → appID: live pre-auth codes
+//	xr/<appID:16>                                 → (empty): applications whose registry
+//	                                                documents are still pending (the fetch queue)
 //	v/<appID:16><ulid:16>                         activity entry, oldest first
 //	k/<clientID>                                  API key record
 //	xk/<orgID>\x00<clientID>                      → (empty): an organization's keys
@@ -35,6 +37,7 @@ const (
 	prefixStatusIndex  = "xs/"
 	prefixSlugIndex    = "xl/"
 	prefixPreAuthIndex = "xp/"
+	prefixPendingDocs  = "xr/"
 	prefixActivity     = "v/"
 	prefixKey          = "k/"
 	prefixOrgKeyIndex  = "xk/"
@@ -89,6 +92,10 @@ func preAuthIndexKey(hash []byte) []byte {
 	return append([]byte(prefixPreAuthIndex), hash...)
 }
 
+func pendingDocsKey(app uuid.UUID) []byte {
+	return append([]byte(prefixPendingDocs), app[:]...)
+}
+
 func activityPrefix(app uuid.UUID) []byte {
 	return append([]byte(prefixActivity), app[:]...)
 }
@@ -117,6 +124,9 @@ func appIndexes(app *onboarding.Application, id uuid.UUID) map[string][]byte {
 	ix := map[string][]byte{
 		string(orgIndexKey(app.OrgID, app.Seq)):                id[:],
 		string(statusIndexKey(app.OrgID, app.Status, app.Seq)): id[:],
+	}
+	if app.RegistryDocumentsStatus == onboarding.RegistryDocumentsPending {
+		ix[string(pendingDocsKey(id))] = nil
 	}
 	for _, p := range app.Participants {
 		ix[string(slugIndexKey(p.LinkSlug))] = id[:]
