@@ -15,12 +15,14 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/alecthomas/kong"
 
+	"onboard/blobs"
 	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/registry"
@@ -155,7 +157,18 @@ func (c *ServeCmd) Run(e *env) error {
 	})
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
 		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode)
+	// The registry documents job runs until the server has stopped; an
+	// application it was fetching stays pending and resumes on the next start.
+	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	var jobs sync.WaitGroup
+	jobs.Go(func() {
+		if err := a.svc.RunRegistryDocuments(jobCtx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("registry documents job stopped", "err", err)
+		}
+	})
 	err = srv.Run(ctx, api, admin, 30*time.Second)
+	stopJobs()
+	jobs.Wait()
 	log.Info("onboard stopped")
 	return err
 }
@@ -245,15 +258,44 @@ func openApp(cfg Config, log *slog.Logger) (*app, error) {
 		store.Close()
 		return nil, err
 	}
+	files, signer, err := openBlobs(cfg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	svc, err := onboarding.New(onboarding.Options{
 		Store: store, Registry: reg, Mailer: mailer, Organizations: orgs,
-		PublicURL: cfg.PublicURL, Logger: log,
+		PublicURL: cfg.PublicURL, Logger: log, Blobs: files, Links: signer,
 	})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	return &app{store: store, svc: svc}, nil
+}
+
+// openBlobs opens the data directory's blob store and the signer of its
+// download links, with the configured key or the one generated into
+// secrets/ on the first start.
+func openBlobs(cfg Config) (*blobs.Store, *blobs.Signer, error) {
+	files, err := blobs.Open(filepath.Join(cfg.DataDir, "blobs"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var key []byte
+	if cfg.Blobs.SigningKey != "" {
+		key, err = blobs.DecodeKey(cfg.Blobs.SigningKey)
+	} else {
+		key, err = blobs.LoadOrCreateKey(filepath.Join(cfg.DataDir, "secrets", "download-signing.key"))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	signer, err := blobs.NewSigner(key, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return files, signer, nil
 }
 
 func newRegistry(cfg Config) (*registry.Registry, error) {

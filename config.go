@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/google/uuid"
 
+	"onboard/blobs"
 	"onboard/onboarding"
 )
 
@@ -29,6 +30,7 @@ type Config struct {
 	Mail          MailConfig     `toml:"mail"`
 	Limits        LimitsConfig   `toml:"limits"`
 	Webhooks      WebhooksConfig `toml:"webhooks"`
+	Blobs         BlobsConfig    `toml:"blobs"`
 	Organizations []OrgConfig    `toml:"organizations"`
 
 	dir string // directory of the file, for relative form paths
@@ -55,6 +57,13 @@ type LimitsConfig struct {
 	Burst          int     `toml:"burst"`
 	MaxJSONBytes   int64   `toml:"max_json_bytes"`
 	MaxUploadBytes int64   `toml:"max_upload_bytes"`
+}
+
+// BlobsConfig is the [blobs] table: stored files and their download links.
+type BlobsConfig struct {
+	// SigningKey signs download links (base64, at least 32 bytes); empty
+	// means a key generated into the data directory's secrets/.
+	SigningKey string `toml:"signing_key"`
 }
 
 // WebhooksConfig is the [webhooks] table.
@@ -185,6 +194,7 @@ func LoadConfig(path string) (Config, error) {
 	overlay(md, "limits", "max_upload_bytes", &cfg.Limits.MaxUploadBytes, file.Limits.MaxUploadBytes)
 	overlay(md, "webhooks", "retry_schedule", &cfg.Webhooks.RetrySchedule, file.Webhooks.RetrySchedule)
 	overlay(md, "webhooks", "timeout", &cfg.Webhooks.Timeout, file.Webhooks.Timeout)
+	overlay(md, "blobs", "signing_key", &cfg.Blobs.SigningKey, file.Blobs.SigningKey)
 	if md.IsDefined("organizations") {
 		cfg.Organizations = file.Organizations
 		for i := range cfg.Organizations {
@@ -279,6 +289,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Webhooks.Timeout.Duration <= 0 {
 		bad("webhooks.timeout must be positive")
+	}
+	if c.Blobs.SigningKey != "" {
+		if _, err := blobs.DecodeKey(c.Blobs.SigningKey); err != nil {
+			bad("blobs.signing_key: %v", err)
+		}
 	}
 	if len(c.Organizations) == 0 {
 		bad("at least one [[organizations]] entry is required")

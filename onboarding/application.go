@@ -40,11 +40,13 @@ const (
 // RegistryDocument is a filing fetched from the company registry (spec 2.6).
 type RegistryDocument struct {
 	ID           string
+	Ref          string // the registry's id of the filing (Filing.Ref)
 	Source       string // "uk_registry"
 	DocumentType string
 	FilingDate   string // YYYY-MM-DD, or empty when unknown
 	FetchedAt    *time.Time
 	BlobID       string
+	FileName     string // offered to downloads
 }
 
 // RegistryEligible reports whether an application gets registry documents:

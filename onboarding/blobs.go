@@ -3,7 +3,10 @@ package onboarding
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/url"
+	"os"
 	"time"
 )
 
@@ -14,6 +17,9 @@ type Blobs interface {
 	// blob's id and size. Content over max fails with an error wrapping
 	// ErrFileTooLarge and stores nothing.
 	Put(ctx context.Context, r io.Reader, max int64) (id string, size int64, err error)
+	// Open opens blob id for reading; a missing blob (or an id that is
+	// not a blob id) is an error wrapping ErrNotFound.
+	Open(id string) (*os.File, error)
 	// Delete removes a blob; removing a missing blob is not an error.
 	Delete(id string) error
 }
@@ -23,6 +29,9 @@ type LinkSigner interface {
 	// SignedPath returns the path and query (relative to the public URL,
 	// starting with "/") of a GET download of blob id as d says, valid for ttl.
 	SignedPath(id string, d Download, ttl time.Duration) string
+	// Verify checks the query of a signed link to blob id for method and
+	// returns how to serve it; an error means a bad or expired link.
+	Verify(method, id string, q url.Values) (Download, error)
 }
 
 // Download says how a signed link serves a blob.
@@ -34,3 +43,29 @@ type Download struct {
 
 // ErrFileTooLarge is wrapped by Blobs.Put when the content exceeds its limit.
 var ErrFileTooLarge = errors.New("file is larger than the limit")
+
+// ErrInvalidLink is the answer to a download link whose signature is wrong
+// or whose time is up.
+var ErrInvalidLink = &Error{Kind: KindForbidden, Message: "Invalid or expired link"}
+
+// OpenDownload checks a signed download link (method, blob id and the
+// link's query) and opens the blob it grants. A bad or expired link is
+// ErrInvalidLink; a valid link to a blob that no longer exists is
+// ErrRouteNotFound.
+func (s *Service) OpenDownload(method, id string, q url.Values) (*os.File, Download, error) {
+	if s.links == nil || s.blobs == nil {
+		return nil, Download{}, ErrRouteNotFound
+	}
+	d, err := s.links.Verify(method, id, q)
+	if err != nil {
+		return nil, Download{}, ErrInvalidLink
+	}
+	f, err := s.blobs.Open(id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, Download{}, ErrRouteNotFound
+	}
+	if err != nil {
+		return nil, Download{}, fmt.Errorf("open blob: %w", err)
+	}
+	return f, d, nil
+}

@@ -108,6 +108,9 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 	// request (a retry would create a second application), and the client
 	// going away must not stop the invite or its bookkeeping.
 	ctx = context.WithoutCancel(ctx)
+	if app.RegistryDocumentsStatus == RegistryDocumentsPending {
+		s.wakeRegistryDocuments()
+	}
 	res := &CreateResult{Application: app, Link: s.ParticipantLink(app, app.Primary()), PreAuthCode: code}
 	sent, err := s.sendInvite(ctx, org, app, res.Link)
 	switch {

@@ -60,6 +60,9 @@ type Store interface {
 	// ListApplications returns up to q.Limit applications newest first, and
 	// whether more follow.
 	ListApplications(ctx context.Context, q ListQuery) ([]*Application, bool, error)
+	// PendingRegistryDocuments returns the ids of the applications whose
+	// registry documents are pending: the queue of RunRegistryDocuments.
+	PendingRegistryDocuments(ctx context.Context) ([]string, error)
 
 	// CreateAPIKey stores a new API key.
 	CreateAPIKey(ctx context.Context, k *APIKey) error
@@ -100,6 +103,14 @@ type Options struct {
 	// RegistryBudget bounds the registry work of one request;
 	// DefaultRegistryBudget when zero.
 	RegistryBudget time.Duration
+	// RegistryRetries are the pauses between attempts of a background
+	// registry call that found the registry unavailable; nil means the
+	// defaults (2 s, 10 s, 45 s), an empty non-nil slice no retries.
+	RegistryRetries []time.Duration
+	// Blobs stores registry documents and uploads; Links signs their
+	// download URLs.
+	Blobs Blobs
+	Links LinkSigner
 }
 
 // Service is onboard's use-cases: everything the API, the CLI and the
@@ -115,7 +126,11 @@ type Service struct {
 	log       *slog.Logger
 	random    io.Reader
 
-	registryBudget time.Duration
+	registryBudget  time.Duration
+	registryRetries []time.Duration
+	blobs           Blobs
+	links           LinkSigner
+	docsWake        chan struct{}
 
 	seqMu sync.Mutex
 	seq   *ulid.MonotonicEntropy
@@ -161,6 +176,12 @@ func New(opts Options) (*Service, error) {
 	}
 	if s.registry == nil {
 		s.registry = noRegistry{}
+	}
+	s.blobs, s.links = opts.Blobs, opts.Links
+	s.docsWake = make(chan struct{}, 1)
+	s.registryRetries = opts.RegistryRetries
+	if s.registryRetries == nil {
+		s.registryRetries = defaultRegistryRetries
 	}
 	s.registryBudget = opts.RegistryBudget
 	if s.registryBudget <= 0 {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/registry"
 	"onboard/storage"
@@ -71,6 +73,7 @@ type envOptions struct {
 	maxJSON       int64
 	mailer        onboarding.Mailer // nil: a recording mailbox
 	deterministic bool              // seeded randomness, for golden files
+	jobs          bool              // run the registry documents job
 }
 
 // env is the whole stack: real Badger in a temp dir, the fixture registry,
@@ -81,6 +84,7 @@ type env struct {
 	svc   *onboarding.Service
 	store *storage.Store
 	mail  *mailbox
+	blobs *blobs.Store
 	clock *clock
 	keys  map[string]string // name → full key
 }
@@ -118,9 +122,18 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if opts.mailer != nil {
 		mailer = opts.mailer
 	}
+	files, err := blobs.Open(filepath.Join(t.TempDir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := blobs.NewSigner(bytes.Repeat([]byte{7}, 32), clk.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := onboarding.Options{
 		Store: store, Registry: reg, Mailer: mailer, Organizations: testOrganizations(t),
-		PublicURL: "https://onboard.test", Now: clk.Now,
+		PublicURL: "https://onboard.test", Now: clk.Now, Blobs: files, Links: signer,
+		RegistryRetries: []time.Duration{time.Millisecond},
 	}
 	if opts.deterministic {
 		o.Random = rand.NewChaCha8([32]byte{1, 2, 3})
@@ -133,7 +146,16 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		opts.maxJSON = 1 << 20
 	}
 	srv := New(Options{Service: svc, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now})
-	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}}
+	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files}
+	if opts.jobs {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = svc.RunRegistryDocuments(ctx)
+		}()
+		t.Cleanup(func() { cancel(); <-done }) // before the store closes
+	}
 	if tt, ok := t.(*testing.T); ok {
 		e.t = tt
 	}

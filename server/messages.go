@@ -181,6 +181,7 @@ type registryDocumentResponse struct {
 	DocumentType string  `json:"document_type"`
 	FilingDate   *string `json:"filing_date"`
 	FetchedAt    *string `json:"fetched_at"`
+	DownloadURL  string  `json:"download_url,omitempty"`
 }
 
 type participantResponse struct {

@@ -81,12 +81,20 @@ func (s *Server) renderApplication(app *onboarding.Application) applicationRespo
 		})
 	}
 	if app.RegistryDocumentsStatus != "" {
-		docs := make([]registryDocumentResponse, len(app.RegistryDocuments))
-		for i, rd := range app.RegistryDocuments {
-			docs[i] = registryDocumentResponse{
-				ID: rd.ID, Source: rd.Source, DocumentType: rd.DocumentType,
-				FilingDate: optionalString(rd.FilingDate), FetchedAt: optionalTimestamp(rd.FetchedAt),
+		// Spec 2.1: the list stays empty until retrieval has completed,
+		// even when some filings are already stored.
+		var docs []registryDocumentResponse
+		if app.RegistryDocumentsStatus != onboarding.RegistryDocumentsPending {
+			docs = make([]registryDocumentResponse, len(app.RegistryDocuments))
+			for i, rd := range app.RegistryDocuments {
+				docs[i] = registryDocumentResponse{
+					ID: rd.ID, Source: rd.Source, DocumentType: rd.DocumentType,
+					FilingDate: optionalString(rd.FilingDate), FetchedAt: optionalTimestamp(rd.FetchedAt),
+					DownloadURL: s.svc.RegistryDocumentURL(rd),
+				}
 			}
+		} else {
+			docs = []registryDocumentResponse{}
 		}
 		out.RegistryDocuments = &docs
 		out.RegistryDocumentsStatus = app.RegistryDocumentsStatus

@@ -11,6 +11,9 @@ func (s *Server) routes() {
 	s.e.Use(s.requestLog, s.recoverPanic)
 
 	s.e.GET("/healthz", s.health)
+	// Signed blob downloads: the link itself is the credential.
+	s.e.GET("/files/:id", s.download)
+	s.e.HEAD("/files/:id", s.download)
 
 	// Middleware is attached per route, not to the group: echo v4 answers
 	// every unmatched path of a group that has middleware with 404, which

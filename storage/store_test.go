@@ -486,3 +486,44 @@ func TestSchemaVersionIsChecked(t *testing.T) {
 		t.Errorf("Open with schema 99 succeeded, want an error")
 	}
 }
+
+// TestPendingRegistryDocuments checks the queue index: written with a
+// pending application, removed in the update that finishes it, and durable
+// across a restart.
+func TestPendingRegistryDocuments(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	pending, done := newApp(t, "acme", 1, onboarding.StatusSent), newApp(t, "acme", 2, onboarding.StatusSent)
+	pending.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
+	other := newApp(t, "acme", 3, onboarding.StatusSent) // not registry-eligible
+	for _, app := range []*onboarding.Application{pending, done, other} {
+		if app == done {
+			app.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
+		}
+		if err := s.CreateApplication(ctx, app, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.UpdateApplication(ctx, done.ID, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+		a.RegistryDocumentsStatus = onboarding.RegistryDocumentsPartial
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.PendingRegistryDocuments(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{pending.ID}, got); diff != "" {
+		t.Errorf("pending after create and finish (-want +got):\n%s", diff)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestStore(t, dir)
+	defer s.Close()
+	if got, err = s.PendingRegistryDocuments(ctx); err != nil || !cmp.Equal(got, []string{pending.ID}) {
+		t.Errorf("pending after reopen = %v, %v; want [%s]", got, err, pending.ID)
+	}
+}

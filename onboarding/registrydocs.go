@@ -1,0 +1,238 @@
+package onboarding
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Registry document fetching (spec 2.6): after create, a background job
+// fetches the filing history of every registry-eligible application and
+// stores each filing's PDF as a blob. The queue is the store's index of
+// applications whose registry_documents_status is `pending`, written in the
+// same transaction as the application, so the job survives a restart: on
+// start it resumes every pending application, skipping the filings already
+// stored.
+
+// DefaultRegistryRetries are the pauses between attempts of one registry
+// call in the background when the registry is down, throttling or timing
+// out: four attempts in all, over about a minute.
+var defaultRegistryRetries = []time.Duration{2 * time.Second, 10 * time.Second, 45 * time.Second}
+
+// maxRegistryDocument caps one stored filing.
+const maxRegistryDocument = 50 << 20
+
+// registryDocumentsRescan is how often the job looks at the queue without
+// being woken: it catches applications whose wake-up was dropped.
+const registryDocumentsRescan = time.Minute
+
+// Activity actions of the registry documents job.
+const (
+	ActionRegistryDocuments = "registry_documents.finished"
+)
+
+// RegistryDocumentLinkTTL is how long a registry document's download_url
+// works (spec 2.6).
+const RegistryDocumentLinkTTL = 60 * time.Second
+
+// RunRegistryDocuments fetches the registry documents of pending
+// applications until ctx ends: first every application left pending by an
+// earlier run, then each new one as create queues it. Applications are
+// fetched one at a time, which keeps within the registry's etiquette. An
+// application interrupted by ctx stays pending and is resumed by the next
+// run. It returns ctx's error, or an error at once when the Service has no
+// blob store or its registry cannot fetch filings.
+func (s *Service) RunRegistryDocuments(ctx context.Context) error {
+	filings, ok := s.registry.(RegistryFilings)
+	if !ok {
+		return errors.New("registry documents: the registry cannot fetch filings")
+	}
+	if s.blobs == nil {
+		return errors.New("registry documents: no blob store")
+	}
+	tick := time.NewTicker(registryDocumentsRescan)
+	defer tick.Stop()
+	for {
+		ids, err := s.store.PendingRegistryDocuments(ctx)
+		if err != nil {
+			s.log.Error("registry documents: list pending", "err", err)
+		}
+		for _, id := range ids {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.fetchRegistryDocuments(ctx, filings, id)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.docsWake:
+		case <-tick.C:
+		}
+	}
+}
+
+// wakeRegistryDocuments tells a running job that an application was queued.
+func (s *Service) wakeRegistryDocuments() {
+	select {
+	case s.docsWake <- struct{}{}:
+	default: // a wake-up is already waiting
+	}
+}
+
+// fetchRegistryDocuments runs the job for one application: list its
+// filings, store each PDF not yet stored, and record the outcome:
+// `complete` when every filing with a document was stored (or there were
+// none), `partial` when some could not be, `failed` when the filing history
+// could not be read or no document could be stored.
+func (s *Service) fetchRegistryDocuments(ctx context.Context, reg RegistryFilings, id string) {
+	app, err := s.store.Application(ctx, id)
+	if err != nil {
+		s.log.Error("registry documents: load application", "application_id", id, "err", err)
+		return
+	}
+	if app.RegistryDocumentsStatus != RegistryDocumentsPending {
+		return
+	}
+	var number string
+	_ = json.Unmarshal(app.Data.Fields["company_number"], &number)
+	log := s.log.With("application_id", id, "country", app.Country, "company_number", number)
+
+	var list []Filing
+	err = s.retryRegistry(ctx, func() (err error) {
+		list, err = reg.Filings(ctx, app.Country, number)
+		return err
+	})
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		log.Warn("registry documents: filing history unavailable", "err", err)
+		s.finishRegistryDocuments(ctx, id, RegistryDocumentsFailed, "the filing history could not be read")
+		return
+	}
+	stored := make(map[string]bool, len(app.RegistryDocuments))
+	for _, d := range app.RegistryDocuments {
+		stored[d.Ref] = true
+	}
+	failed := 0
+	for _, f := range list {
+		if stored[f.Ref] {
+			continue
+		}
+		err := s.retryRegistry(ctx, func() error { return s.storeFiling(ctx, reg, id, f) })
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			failed++
+			log.Warn("registry documents: filing not stored", "filing", f.Ref, "document_type", f.DocumentType, "err", err)
+		}
+	}
+	status, detail := RegistryDocumentsComplete, fmt.Sprintf("%d documents", len(list))
+	switch {
+	case failed > 0 && failed == len(list):
+		status, detail = RegistryDocumentsFailed, fmt.Sprintf("none of %d documents could be fetched", len(list))
+	case failed > 0:
+		status, detail = RegistryDocumentsPartial, fmt.Sprintf("%d of %d documents fetched", len(list)-failed, len(list))
+	}
+	s.finishRegistryDocuments(ctx, id, status, detail)
+}
+
+// storeFiling fetches one filing into a blob and adds it to the application.
+func (s *Service) storeFiling(ctx context.Context, reg RegistryFilings, appID string, f Filing) error {
+	rc, err := reg.OpenFiling(ctx, f)
+	if err != nil {
+		return err
+	}
+	blobID, _, err := s.blobs.Put(ctx, rc, maxRegistryDocument)
+	rc.Close()
+	if err != nil {
+		return err
+	}
+	docID, err := newUUID(s.random)
+	if err != nil {
+		return err
+	}
+	now := s.now().UTC()
+	doc := RegistryDocument{
+		ID: docID, Ref: f.Ref, Source: "uk_registry", DocumentType: f.DocumentType,
+		FilingDate: f.FilingDate, FetchedAt: &now, BlobID: blobID, FileName: f.FileName,
+	}
+	added := false
+	_, err = s.store.UpdateApplication(context.WithoutCancel(ctx), appID, func(a *Application) ([]Activity, error) {
+		added = false
+		if a.RegistryDocumentsStatus != RegistryDocumentsPending {
+			return nil, nil
+		}
+		for _, d := range a.RegistryDocuments {
+			if d.Ref == f.Ref {
+				return nil, nil
+			}
+		}
+		a.RegistryDocuments = append(a.RegistryDocuments, doc)
+		added = true
+		return nil, nil
+	})
+	if err != nil || !added {
+		if derr := s.blobs.Delete(blobID); derr != nil {
+			s.log.Warn("registry documents: remove unused blob", "blob_id", blobID, "err", derr)
+		}
+	}
+	return err
+}
+
+// finishRegistryDocuments records the outcome; the store drops the
+// application from the queue in the same transaction.
+func (s *Service) finishRegistryDocuments(ctx context.Context, id, status, detail string) {
+	now := s.now().UTC()
+	_, err := s.store.UpdateApplication(context.WithoutCancel(ctx), id, func(a *Application) ([]Activity, error) {
+		if a.RegistryDocumentsStatus != RegistryDocumentsPending {
+			return nil, nil
+		}
+		a.RegistryDocumentsStatus = status
+		return []Activity{{At: now, Action: ActionRegistryDocuments, Actor: Actor{Type: ActorSystem}, Detail: status + ": " + detail}}, nil
+	})
+	if err != nil {
+		s.log.Error("registry documents: record outcome", "application_id", id, "err", err)
+		return
+	}
+	s.log.Info("registry documents fetched", "application_id", id, "status", status, "detail", detail)
+}
+
+// retryRegistry runs call until it succeeds, fails for a reason a retry
+// cannot fix, or has been tried once more than there are pauses. Only a
+// registry that is down, throttling or timing out (KindUnavailable) is
+// retried.
+func (s *Service) retryRegistry(ctx context.Context, call func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := call()
+		if err == nil || attempt >= len(s.registryRetries) || ctx.Err() != nil {
+			return err
+		}
+		if e := AsError(err); e == nil || e.Kind != KindUnavailable {
+			return err
+		}
+		t := time.NewTimer(s.registryRetries[attempt])
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// RegistryDocumentURL is a fresh signed download link for a registry document.
+func (s *Service) RegistryDocumentURL(d RegistryDocument) string {
+	if s.links == nil || d.BlobID == "" {
+		return ""
+	}
+	name := d.FileName
+	if name == "" {
+		name = d.DocumentType + ".pdf"
+	}
+	return s.publicURL + s.links.SignedPath(d.BlobID, Download{FileName: name, ContentType: "application/pdf"}, RegistryDocumentLinkTTL)
+}
