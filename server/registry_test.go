@@ -112,7 +112,7 @@ func TestRegistrySandboxCompanies(t *testing.T) {
 		},
 		{
 			number: "SC100007", name: "Highland Fisheries Limited",
-			people: []person{{"Iain MacLeod", "Iain", "MacLeod", "", "GB", []string{"director", "ubo", "shareholder"}}},
+			people:    []person{{"Iain MacLeod", "Iain", "MacLeod", "", "GB", []string{"director", "ubo", "shareholder"}}},
 			ownership: []string{"Iain MacLeod: 75 75-100"},
 			status:    "failed",
 		},
