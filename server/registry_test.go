@@ -492,3 +492,42 @@ func TestRegistryDocumentsResumeAfterRestart(t *testing.T) {
 		t.Errorf("blob files = %d (%v), want 3", stored, err)
 	}
 }
+
+// TestSearchCompanies runs the company-selection search through the Service
+// and the sandbox recordings.
+func TestSearchCompanies(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := context.Background()
+	names := func(ms []onboarding.CompanyMatch) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, fmt.Sprintf("%s %s active=%v", m.Number, m.Name, m.Active))
+		}
+		return out
+	}
+	tests := []struct {
+		country, query string
+		want           []string
+		err            *onboarding.Error
+	}{
+		{"GB", "north", []string{"10000001 NORTHWIND TRADING LIMITED active=true", "10000009 NORTHERN LIGHTS CATERING LTD active=false"}, nil},
+		{"GB", "  North ", []string{"10000001 NORTHWIND TRADING LIMITED active=true", "10000009 NORTHERN LIGHTS CATERING LTD active=false"}, nil},
+		{"GB", "bluebell", []string{"10000002 BLUEBELL HOLDINGS PLC active=true", "10000008 BLUEBELL GROUP LIMITED active=true"}, nil},
+		{"GB", "highland", []string{"SC100007 HIGHLAND FISHERIES LTD active=true"}, nil},
+		{"GB", "zebra crossings", nil, nil},
+		{"IE", "emerald", []string{"100001 EMERALD SOFTWARE DESIGNATED ACTIVITY COMPANY active=true", "100005 EMERALD ISLE TOURS LIMITED active=false"}, nil},
+		{"IE", "baile", []string{"100003 BAILE ÁTHA CLIATH TEORANTA active=true"}, nil},
+		{"GB", "no", nil, onboarding.ErrSearchQueryTooShort},
+		{"GB", strings.Repeat("a", 161), nil, onboarding.ErrSearchQueryTooLong},
+		{"FR", "north", nil, onboarding.ErrSearchNotAvailable("FR")},
+	}
+	for _, tt := range tests {
+		got, err := e.svc.SearchCompanies(ctx, tt.country, tt.query)
+		if diff := cmp.Diff(tt.err, onboarding.AsError(err)); diff != "" {
+			t.Errorf("SearchCompanies(%s, %q) error (-want +got):\n%s", tt.country, tt.query, diff)
+		}
+		if diff := cmp.Diff(tt.want, names(got)); diff != "" {
+			t.Errorf("SearchCompanies(%s, %q) (-want +got):\n%s", tt.country, tt.query, diff)
+		}
+	}
+}
