@@ -35,9 +35,10 @@ type CLI struct {
 	Config  string `help:"Configuration file (TOML). Without one, the embedded sandbox defaults are used." env:"ONBOARD_CONFIG" placeholder:"FILE"`
 	DataDir string `help:"Data directory; overrides data_dir of the configuration." placeholder:"DIR"`
 
-	Serve   ServeCmd   `cmd:"" help:"Run the API server."`
-	Keys    KeysCmd    `cmd:"" help:"Create, list and revoke API keys."`
-	Version VersionCmd `cmd:"" help:"Print the version."`
+	Serve    ServeCmd    `cmd:"" help:"Run the API server."`
+	Keys     KeysCmd     `cmd:"" help:"Create, list and revoke API keys."`
+	Registry RegistryCmd `cmd:"" help:"Work with the company registries."`
+	Version  VersionCmd  `cmd:"" help:"Print the version."`
 }
 
 // env is what every command's Run receives: the command line's globals and
@@ -304,12 +305,14 @@ func newRegistry(cfg Config) (*registry.Registry, error) {
 		return nil, err
 	}
 	return registry.New(registry.Options{
-		Mode:                 cfg.Registry.Mode,
-		Fixtures:             fixtures,
-		CompaniesHouseAPIKey: cfg.Registry.CompaniesHouseAPIKey,
-		CROEmail:             cfg.Registry.CROEmail,
-		CROAPIKey:            cfg.Registry.CROAPIKey,
-		Timeout:              cfg.Registry.Timeout.Duration,
+		Mode:                  cfg.Registry.Mode,
+		Fixtures:              fixtures,
+		CompaniesHouseAPIKey:  cfg.Registry.CompaniesHouseAPIKey,
+		CROEmail:              cfg.Registry.CROEmail,
+		CROAPIKey:             cfg.Registry.CROAPIKey,
+		Timeout:               cfg.Registry.Timeout.Duration,
+		CompaniesHouseBaseURL: cfg.Registry.CompaniesHouseURL,
+		CROBaseURL:            cfg.Registry.CROURL,
 	})
 }
 

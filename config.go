@@ -17,6 +17,7 @@ import (
 
 	"onboard/blobs"
 	"onboard/onboarding"
+	"onboard/registry"
 )
 
 // Config is onboard's configuration file (DESIGN §3). Every key is documented
@@ -43,6 +44,8 @@ type RegistryConfig struct {
 	CROEmail             string   `toml:"cro_email"`
 	CROAPIKey            string   `toml:"cro_api_key"`
 	Timeout              Duration `toml:"timeout"`
+	CompaniesHouseURL    string   `toml:"companies_house_url"`
+	CROURL               string   `toml:"cro_url"`
 }
 
 // MailConfig is the [mail] table.
@@ -125,9 +128,10 @@ func DefaultConfig() Config {
 		Listen:      "127.0.0.1:8080",
 		PublicURL:   "http://127.0.0.1:8080",
 		DataDir:     "./data",
-		Registry:    RegistryConfig{Mode: "fixtures", Timeout: Duration{8 * time.Second}},
-		Mail:        MailConfig{From: "Onboarding <onboarding@sandbox.invalid>"},
-		Limits:      LimitsConfig{RatePerSecond: 20, Burst: 40, MaxJSONBytes: 1 << 20, MaxUploadBytes: 25 << 20},
+		Registry: RegistryConfig{Mode: "fixtures", Timeout: Duration{8 * time.Second},
+			CompaniesHouseURL: registry.DefaultCompaniesHouseBaseURL, CROURL: registry.DefaultCROBaseURL},
+		Mail:   MailConfig{From: "Onboarding <onboarding@sandbox.invalid>"},
+		Limits: LimitsConfig{RatePerSecond: 20, Burst: 40, MaxJSONBytes: 1 << 20, MaxUploadBytes: 25 << 20},
 		Webhooks: WebhooksConfig{
 			RetrySchedule: []Duration{{0}, {5 * time.Second}, {5 * time.Minute}, {30 * time.Minute}, {2 * time.Hour}, {5 * time.Hour}, {10 * time.Hour}, {10 * time.Hour}},
 			Timeout:       Duration{15 * time.Second},
@@ -186,6 +190,8 @@ func LoadConfig(path string) (Config, error) {
 	overlay(md, "registry", "cro_email", &cfg.Registry.CROEmail, file.Registry.CROEmail)
 	overlay(md, "registry", "cro_api_key", &cfg.Registry.CROAPIKey, file.Registry.CROAPIKey)
 	overlay(md, "registry", "timeout", &cfg.Registry.Timeout, file.Registry.Timeout)
+	overlay(md, "registry", "companies_house_url", &cfg.Registry.CompaniesHouseURL, file.Registry.CompaniesHouseURL)
+	overlay(md, "registry", "cro_url", &cfg.Registry.CROURL, file.Registry.CROURL)
 	overlay(md, "mail", "smtp_url", &cfg.Mail.SMTPURL, file.Mail.SMTPURL)
 	overlay(md, "mail", "from", &cfg.Mail.From, file.Mail.From)
 	overlay(md, "limits", "rate_per_second", &cfg.Limits.RatePerSecond, file.Limits.RatePerSecond)
@@ -251,6 +257,15 @@ func (c *Config) Validate() error {
 		}
 	default:
 		bad("registry.mode must be \"fixtures\" or \"live\", not %q", c.Registry.Mode)
+	}
+	for _, u := range []struct{ key, value string }{
+		{"registry.companies_house_url", c.Registry.CompaniesHouseURL},
+		{"registry.cro_url", c.Registry.CROURL},
+	} {
+		if p, err := url.Parse(u.value); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" ||
+			p.User != nil || p.RawQuery != "" || p.Fragment != "" {
+			bad("%s must be an absolute http or https URL without credentials, query or fragment", u.key)
+		}
 	}
 	if c.Registry.Timeout.Duration < time.Millisecond || c.Registry.Timeout.Duration > time.Minute {
 		bad("registry.timeout must be between 1ms and 1m, not %s", c.Registry.Timeout)

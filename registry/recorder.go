@@ -294,16 +294,21 @@ func (r *Recorder) save(f *recordingFile, body []byte, hasLength bool) error {
 	name := r.assignName(f.Request)
 	stem := strings.TrimSuffix(name, ".json")
 	var bodyName string
+	isPDF := bytes.HasPrefix(body, []byte("%PDF-"))
 	switch {
 	case len(body) == 0:
+	case f.Response.Status >= 300 && f.Response.Status < 400:
+		// A redirect's body only repeats its Location (unredacted, as
+		// Go's http.Redirect writes it); clients never read it.
+		body = nil
 	case json.Valid(body):
 		f.Response.Body = json.RawMessage(body)
-	case utf8.Valid(body) && bytes.IndexByte(body, 0) < 0:
+	case !isPDF && utf8.Valid(body) && bytes.IndexByte(body, 0) < 0:
 		s := string(body)
 		f.Response.BodyText = &s
 	default:
 		bodyName = stem + ".bin"
-		if bytes.HasPrefix(body, []byte("%PDF-")) {
+		if isPDF { // documents are files of their own, even when they are ASCII
 			bodyName = stem + ".pdf"
 		}
 		f.Response.BodyFile = path.Base(bodyName)
