@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"onboard/onboarding"
 )
 
 // Benchmarks drive the real router, middleware, Service and Badger (with
@@ -77,4 +82,42 @@ func BenchmarkRefreshPreAuth(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	id := e.create(b, "acme", "")
 	benchRequest(b, e, "POST", "/api/external/applications/"+id+"/pre-auth", "")
+}
+
+// BenchmarkDownload serves a registry document (about 1 KiB) through a
+// signed link: signature check, blob open and streaming.
+func BenchmarkDownload(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	id, _, err := e.blobs.Put(context.Background(), bytes.NewReader(bytes.Repeat([]byte("%PDF-1.4 "), 128)), 1<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	link := e.svc.RegistryDocumentURL(onboarding.RegistryDocument{BlobID: id, FileName: "10000001-aa-2025-12-18.pdf"})
+	path := strings.TrimPrefix(link, "https://onboard.test")
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		e.h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("download = %d %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkGetApplicationWithRegistryDocuments reads an application whose
+// three registry documents are fetched: each get signs three fresh links.
+func BenchmarkGetApplicationWithRegistryDocuments(b *testing.B) {
+	e := newEnv(b, envOptions{jobs: true})
+	id := e.create(b, "acme", "")
+	for {
+		app, err := e.store.Application(context.Background(), id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if app.RegistryDocumentsStatus != onboarding.RegistryDocumentsPending {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	benchRequest(b, e, "GET", "/api/external/applications/"+id, "")
 }
