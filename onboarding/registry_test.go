@@ -1,0 +1,249 @@
+package onboarding_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"onboard/blobs"
+	"onboard/onboarding"
+	"onboard/storage"
+)
+
+// fakeRegistry is a GB registry whose answers each test sets.
+type fakeRegistry struct {
+	verify  func(ctx context.Context) (onboarding.Company, error)
+	parties func(ctx context.Context) (onboarding.Parties, error)
+	filings func(ctx context.Context) ([]onboarding.Filing, error)
+	open    func(ctx context.Context, f onboarding.Filing) (io.ReadCloser, error)
+
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (r *fakeRegistry) count(what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls == nil {
+		r.calls = map[string]int{}
+	}
+	r.calls[what]++
+}
+
+func (r *fakeRegistry) Validates(c string) bool { return c == "GB" }
+func (r *fakeRegistry) Searches(c string) bool  { return c == "GB" }
+func (r *fakeRegistry) VerifyCompany(ctx context.Context, _, _, _ string) (onboarding.Company, error) {
+	r.count("verify")
+	if r.verify != nil {
+		return r.verify(ctx)
+	}
+	return onboarding.Company{Country: "GB", Number: "10000001", Name: "NORTHWIND TRADING LIMITED", Status: "active", Source: "uk_registry"}, nil
+}
+func (r *fakeRegistry) Parties(ctx context.Context, _, _ string) (onboarding.Parties, error) {
+	r.count("parties")
+	if r.parties != nil {
+		return r.parties(ctx)
+	}
+	return onboarding.Parties{}, nil
+}
+func (r *fakeRegistry) Filings(ctx context.Context, _, _ string) ([]onboarding.Filing, error) {
+	r.count("filings")
+	return r.filings(ctx)
+}
+func (r *fakeRegistry) OpenFiling(ctx context.Context, f onboarding.Filing) (io.ReadCloser, error) {
+	r.count("open " + f.Ref)
+	return r.open(ctx, f)
+}
+
+var (
+	unavailable = onboarding.ErrRegistryUnavailable("UK company registry")
+	pdf         = "%PDF-1.4 test document"
+)
+
+func registryService(t *testing.T, reg onboarding.Registry, budget time.Duration) (*onboarding.Service, *storage.Store, *onboarding.APIKey) {
+	t.Helper()
+	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	files, err := blobs.Open(filepath.Join(t.TempDir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := onboarding.New(onboarding.Options{
+		Store: store, Registry: reg, RegistryBudget: budget, Blobs: files,
+		RegistryRetries: []time.Duration{time.Millisecond, time.Millisecond},
+		Organizations: []*onboarding.Organization{{ID: "acme", DefaultConfig: "std", Configs: []*onboarding.Configuration{
+			{ID: "std", Form: onboarding.StandardForm(), Countries: []string{"GB"}, RegistryDocuments: true},
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _, err := svc.CreateAPIKey(context.Background(), onboarding.KeySpec{OrgID: "acme", Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := svc.Authenticate(context.Background(), full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, store, k
+}
+
+func createGB(svc *onboarding.Service, k *onboarding.APIKey) (*onboarding.CreateResult, error) {
+	return svc.CreateApplication(context.Background(), k, onboarding.CreateRequest{
+		PrimaryContact: &onboarding.ContactInput{Email: "a@example.com"}, Country: "GB",
+		CompanyNumber: "10000001", CompanyName: "Northwind Trading Ltd",
+	})
+}
+
+// TestCreateRegistryBudget checks that create's registry work is bounded as a
+// whole: a hanging registry answers 503 in time, and officers that hang
+// after a good company check leave a verified application without people.
+func TestCreateRegistryBudget(t *testing.T) {
+	const budget = 300 * time.Millisecond
+	hang := func(ctx context.Context) error { <-ctx.Done(); return unavailable }
+	tests := []struct {
+		name       string
+		reg        *fakeRegistry
+		wantErr    *onboarding.Error
+		wantPeople int
+	}{
+		{"profile hangs", &fakeRegistry{verify: func(ctx context.Context) (onboarding.Company, error) {
+			return onboarding.Company{}, hang(ctx)
+		}}, unavailable, 0},
+		{"officers hang", &fakeRegistry{parties: func(ctx context.Context) (onboarding.Parties, error) {
+			return onboarding.Parties{}, hang(ctx)
+		}}, nil, 0},
+		{"officers fail", &fakeRegistry{parties: func(context.Context) (onboarding.Parties, error) {
+			return onboarding.Parties{}, onboarding.ErrRegistryFailed
+		}}, nil, 0},
+		{"officers answer", &fakeRegistry{parties: func(context.Context) (onboarding.Parties, error) {
+			return onboarding.Parties{People: []onboarding.RegistryPerson{{Roles: []string{"director"}, FullName: "Jane Smith", FirstName: "Jane", LastName: "Smith"}}}, nil
+		}}, nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc, _, k := registryService(t, tt.reg, budget)
+			start := time.Now()
+			res, err := createGB(svc, k)
+			elapsed := time.Since(start)
+			if diff := cmp.Diff(tt.wantErr, onboarding.AsError(err)); diff != "" {
+				t.Fatalf("create error (-want +got):\n%s", diff)
+			}
+			if elapsed > budget+time.Second {
+				t.Errorf("create took %v with a registry budget of %v", elapsed, budget)
+			}
+			if err == nil && len(res.Application.Data.People) != tt.wantPeople {
+				t.Errorf("people = %+v, want %d", res.Application.Data.People, tt.wantPeople)
+			}
+		})
+	}
+}
+
+// TestRegistryDocumentsJob covers the job's outcomes and retries with a fake
+// registry.
+func TestRegistryDocumentsJob(t *testing.T) {
+	three := []onboarding.Filing{{Ref: "a", DocumentType: "annual_accounts"}, {Ref: "b"}, {Ref: "c"}}
+	ok := func(context.Context, onboarding.Filing) (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(pdf)), nil
+	}
+	flaky := func(failures int, err error) func(context.Context, onboarding.Filing) (io.ReadCloser, error) {
+		var mu sync.Mutex
+		seen := map[string]int{}
+		return func(ctx context.Context, f onboarding.Filing) (io.ReadCloser, error) {
+			mu.Lock()
+			seen[f.Ref]++
+			n := seen[f.Ref]
+			mu.Unlock()
+			if f.Ref == "b" && n <= failures {
+				return nil, err
+			}
+			return ok(ctx, f)
+		}
+	}
+	tests := []struct {
+		name      string
+		filings   func(context.Context) ([]onboarding.Filing, error)
+		open      func(context.Context, onboarding.Filing) (io.ReadCloser, error)
+		status    string
+		docs      int
+		callsOf   string
+		wantCalls int
+	}{
+		{"all stored", func(context.Context) ([]onboarding.Filing, error) { return three, nil }, ok, "complete", 3, "open b", 1},
+		{"no filings", func(context.Context) ([]onboarding.Filing, error) { return nil, nil }, ok, "complete", 0, "filings", 1},
+		{"transient failure retried", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
+			flaky(2, unavailable), "complete", 3, "open b", 3},
+		{"transient failure exhausted", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
+			flaky(5, unavailable), "partial", 2, "open b", 3},
+		{"permanent failure not retried", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
+			flaky(5, onboarding.ErrRegistryFailed), "partial", 2, "open b", 1},
+		{"every document fails", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
+			func(context.Context, onboarding.Filing) (io.ReadCloser, error) { return nil, onboarding.ErrRegistryFailed }, "failed", 0, "open a", 1},
+		{"not a PDF stream error", func(context.Context) ([]onboarding.Filing, error) { return three[:1], nil },
+			func(context.Context, onboarding.Filing) (io.ReadCloser, error) {
+				return io.NopCloser(io.MultiReader(strings.NewReader("%PDF"), errReader{})), nil
+			}, "failed", 0, "open a", 1},
+		{"filing history down", func(context.Context) ([]onboarding.Filing, error) { return nil, unavailable }, ok, "failed", 0, "filings", 3},
+		{"filing history broken", func(context.Context) ([]onboarding.Filing, error) { return nil, onboarding.ErrRegistryFailed }, ok, "failed", 0, "filings", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := &fakeRegistry{filings: tt.filings, open: tt.open}
+			svc, store, k := registryService(t, reg, time.Second)
+			res, err := createGB(svc, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- svc.RunRegistryDocuments(ctx) }()
+			var app *onboarding.Application
+			for deadline := time.Now().Add(5 * time.Second); ; {
+				if app, err = store.Application(context.Background(), res.Application.ID); err != nil {
+					t.Fatal(err)
+				}
+				if app.RegistryDocumentsStatus != onboarding.RegistryDocumentsPending || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("RunRegistryDocuments = %v, want context.Canceled", err)
+			}
+			if app.RegistryDocumentsStatus != tt.status || len(app.RegistryDocuments) != tt.docs {
+				t.Errorf("status %q with %d documents, want %q with %d", app.RegistryDocumentsStatus, len(app.RegistryDocuments), tt.status, tt.docs)
+			}
+			reg.mu.Lock()
+			calls := reg.calls[tt.callsOf]
+			reg.mu.Unlock()
+			if calls != tt.wantCalls {
+				t.Errorf("%s called %d times, want %d", tt.callsOf, calls, tt.wantCalls)
+			}
+		})
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
+
+// TestRunRegistryDocumentsNeedsItsParts checks the job refuses to start
+// without a filings-capable registry or a blob store.
+func TestRunRegistryDocumentsNeedsItsParts(t *testing.T) {
+	svc, _ := newService(t, nil)
+	if err := svc.RunRegistryDocuments(context.Background()); err == nil {
+		t.Error("RunRegistryDocuments without a registry or blob store succeeded")
+	}
+}
