@@ -189,7 +189,9 @@ func TestRegistryDocumentsJob(t *testing.T) {
 		{"permanent failure not retried", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
 			flaky(5, onboarding.ErrRegistryFailed), "partial", 2, "open b", 1},
 		{"every document fails", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
-			func(context.Context, onboarding.Filing) (io.ReadCloser, error) { return nil, onboarding.ErrRegistryFailed }, "failed", 0, "open a", 1},
+			func(context.Context, onboarding.Filing) (io.ReadCloser, error) {
+				return nil, onboarding.ErrRegistryFailed
+			}, "failed", 0, "open a", 1},
 		{"not a PDF stream error", func(context.Context) ([]onboarding.Filing, error) { return three[:1], nil },
 			func(context.Context, onboarding.Filing) (io.ReadCloser, error) {
 				return io.NopCloser(io.MultiReader(strings.NewReader("%PDF"), errReader{})), nil

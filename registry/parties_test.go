@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -241,23 +240,23 @@ func TestSplitOfficerName(t *testing.T) {
 func TestTitleCase(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
-		"":                "",
-		"SMITH":           "Smith",
-		"O'NEILL":         "O'Neill",
-		"O’BRIEN":         "O’Brien",
-		"SMITH-JONES":     "Smith-Jones",
-		"MCDONALD":        "McDonald",
-		"SMITH-MCDONALD":  "Smith-McDonald",
-		"DE LA CRUZ":      "De La Cruz",
-		"MACLEOD":         "Macleod",
-		"EMCEE":           "Emcee",
-		"MC":              "Mc",
-		"ÉLODIE":          "Élodie",
-		"ÓG Ó SÚILLEABHÁN": "Óg Ó Súilleabháin",
-		"MacLeod":         "MacLeod",
-		"van der Berg":    "van der Berg",
-		"Smith":           "Smith",
-		"123":             "123",
+		"":                  "",
+		"SMITH":             "Smith",
+		"O'NEILL":           "O'Neill",
+		"O’BRIEN":           "O’Brien",
+		"SMITH-JONES":       "Smith-Jones",
+		"MCDONALD":          "McDonald",
+		"SMITH-MCDONALD":    "Smith-McDonald",
+		"DE LA CRUZ":        "De La Cruz",
+		"MACLEOD":           "Macleod",
+		"EMCEE":             "Emcee",
+		"MC":                "Mc",
+		"ÉLODIE":            "Élodie",
+		"ÓG Ó SÚILLEABHÁIN": "Óg Ó Súilleabháin",
+		"MacLeod":           "MacLeod",
+		"van der Berg":      "van der Berg",
+		"Smith":             "Smith",
+		"123":               "123",
 	}
 	for in, want := range tests {
 		if got := titleCase(in); got != want {
@@ -407,9 +406,9 @@ func TestShareBandLabel(t *testing.T) {
 	}
 	// Every band sharesBand produces labels as the ownership rows expect.
 	for natures, want := range map[string]string{
-		"ownership-of-shares-25-to-50-percent":                               "25-50",
-		"ownership-of-shares-50-to-75-percent-as-firm":                       "50-75",
-		"ownership-of-shares-75-to-100-percent-as-trust":                     "75-100",
+		"ownership-of-shares-25-to-50-percent":                                "25-50",
+		"ownership-of-shares-50-to-75-percent-as-firm":                        "50-75",
+		"ownership-of-shares-75-to-100-percent-as-trust":                      "75-100",
 		"ownership-of-shares-more-than-25-percent-registered-overseas-entity": "25-100",
 	} {
 		if got := sharesBand([]string{natures}).Label(); got != want {
@@ -900,7 +899,7 @@ func TestPartiesQueryEscaping(t *testing.T) {
 		t.Error("Parties(GB, 1) succeeded; 00000001 has no recording")
 	}
 	for _, s := range log.sent() {
-		if u := (&url.URL{Path: s.Path}); !strings.HasPrefix(u.Path, "/company/00000001/") {
+		if !strings.HasPrefix(s.Path, "/company/00000001/") {
 			t.Errorf("request path %q; want the padded number", s.Path)
 		}
 	}
