@@ -199,9 +199,10 @@ func (c *companiesHouse) openDocumentCtx(ctx context.Context, metadataURL string
 	}
 	switch resp.StatusCode {
 	case http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusMovedPermanently:
-		loc, err := contentURL.Parse(resp.Header.Get("Location"))
+		location := resp.Header.Get("Location")
+		loc, err := contentURL.Parse(location)
 		drain(resp)
-		if err != nil || (loc.Scheme != "https" && loc.Scheme != "http") || loc.Host == "" {
+		if location == "" || err != nil || (loc.Scheme != "https" && loc.Scheme != "http") || loc.Host == "" {
 			return nil, c.failed(contentURL.Path, fmt.Errorf("redirect to %q", resp.Header.Get("Location")))
 		}
 		// The pre-signed storage URL carries its own authorisation: our

@@ -273,7 +273,7 @@ func mergeParties(officers []chOfficer, pscs []chPSC) onboarding.Parties {
 			if d.Nationality == "" {
 				d.Nationality = person.Nationality
 			}
-			d.Shares = shares
+			d.Shares = higherBand(d.Shares, shares)
 		case strings.HasPrefix(kind, "corporate-entity-"), strings.HasPrefix(kind, "legal-person-"):
 			name := strings.TrimSpace(p.Name)
 			if name == "" {
@@ -286,7 +286,13 @@ func mergeParties(officers []chOfficer, pscs []chPSC) onboarding.Parties {
 			e := newEntity(name, typ, p.Identification)
 			e.Shares = shares
 			if i, known := entities[strings.ToUpper(name)]; known {
-				out.Entities[i].Type, out.Entities[i].Shares = typ, shares
+				// A corporate director that is also a PSC, or a PSC listed
+				// twice: one entity, keeping what either entry tells.
+				known := &out.Entities[i]
+				known.Type, known.Shares = typ, higherBand(known.Shares, shares)
+				if known.Country == "" {
+					known.Country, known.Number = e.Country, e.Number
+				}
 				continue
 			}
 			entities[strings.ToUpper(name)] = len(out.Entities)
@@ -294,6 +300,14 @@ func mergeParties(officers []chOfficer, pscs []chPSC) onboarding.Parties {
 		}
 	}
 	return out
+}
+
+// higherBand returns the band with the higher lower bound; nil when both are.
+func higherBand(a, b *onboarding.ShareBand) *onboarding.ShareBand {
+	if a == nil || (b != nil && b.Lower > a.Lower) {
+		return b
+	}
+	return a
 }
 
 func contains(list []string, s string) bool {
@@ -449,7 +463,8 @@ func registeredCountry(country, place string) string {
 	if c, ok := countries[strings.ToUpper(foldSpaces(country))]; ok {
 		return c
 	}
-	p := strings.ToUpper(place)
+	// "New South Wales" is not Wales.
+	p := strings.ReplaceAll(strings.ToUpper(foldSpaces(place)), "NEW SOUTH WALES", "")
 	for _, uk := range []string{"COMPANIES HOUSE", "ENGLAND", "WALES", "SCOTLAND", "NORTHERN IRELAND", "UNITED KINGDOM"} {
 		if strings.Contains(p, uk) {
 			return countryGB

@@ -71,11 +71,6 @@ func newLoggedRegistry(t testing.TB, fsys fs.FS, opts Options) (*Registry, *logg
 	return r, lt
 }
 
-// roundTripFunc is an http.RoundTripper made of a function.
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 // outcome is what a registry call returned, in a form cmp.Diff can compare:
 // the value, the *onboarding.Error of the error chain, or the text of an
 // error that carries none.
@@ -377,6 +372,8 @@ func TestRegisteredCountry(t *testing.T) {
 		{"The Netherlands", "Kamer van Koophandel", "NL"},
 		{"Narnia", "Narnia Companies Registry", ""},
 		{"Delaware", "Delaware Division of Corporations", ""},
+		// Not the Wales of England and Wales.
+		{"", "New South Wales Office of Fair Trading", ""},
 		{"", "", ""},
 	}
 	for _, tt := range tests {
@@ -680,19 +677,44 @@ func TestMergePartiesKeepsPSCIdentification(t *testing.T) {
 	}
 }
 
-// pagedServer plays Companies House for one company's lists: officers has
-// officerCount entries (served by start_index and items_per_page), and
-// the PSC list answers pscStatus. It logs each request's path and query.
+// TestMergePartiesDuplicatePSC: Companies House can list one owner twice
+// (two notifications, say one for shares and one for voting rights). The
+// second entry must not erase the shares the first one recorded: a
+// shareholder without Shares is a contradiction.
+func TestMergePartiesDuplicatePSC(t *testing.T) {
+	t.Parallel()
+	got := mergeParties(nil, []chPSC{
+		{Kind: "individual-person-with-significant-control", Name: "Mr John Smith", DateOfBirth: dob(1950, 1),
+			NaturesOfControl: []string{"ownership-of-shares-25-to-50-percent"}},
+		{Kind: "individual-person-with-significant-control", Name: "Mr John Smith", DateOfBirth: dob(1950, 1),
+			NaturesOfControl: []string{"voting-rights-25-to-50-percent"}},
+		{Kind: "corporate-entity-person-with-significant-control", Name: "ACME LIMITED",
+			NaturesOfControl: []string{"ownership-of-shares-50-to-75-percent"}},
+		{Kind: "corporate-entity-person-with-significant-control", Name: "ACME LIMITED",
+			NaturesOfControl: []string{"right-to-appoint-and-remove-directors"}},
+	})
+	want := onboarding.Parties{
+		People: []onboarding.RegistryPerson{{Roles: []string{onboarding.RoleUBO, onboarding.RoleShareholder},
+			FullName: "John Smith", FirstName: "John", LastName: "Smith", DateOfBirth: "1950-01", Shares: band(25, 50)}},
+		Entities: []onboarding.RegistryEntity{{Name: "ACME LIMITED", Type: onboarding.EntityParent, Shares: band(50, 75)}},
+	}
+	if diff := cmp.Diff(got, want, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("mergeParties mismatch (-got +want):\n%s", diff)
+	}
+}
+
+// pagedServer plays Companies House for the officer and PSC lists of
+// 10000001, answering them with the given handlers, and logs the path and
+// query of each request.
 type pagedServer struct {
 	*httptest.Server
-	mu   sync.Mutex
-	log  []string
-	hits map[string]int
+	mu  sync.Mutex
+	log []string
 }
 
 func newPagedServer(t *testing.T, officers http.HandlerFunc, psc http.HandlerFunc) *pagedServer {
 	t.Helper()
-	s := &pagedServer{hits: make(map[string]int)}
+	s := &pagedServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.log = append(s.log, r.URL.Path+"?"+r.URL.RawQuery)
@@ -716,8 +738,8 @@ func (s *pagedServer) requests() []string {
 	return append([]string(nil), s.log...)
 }
 
-// officerPages serves a list of total officers named PERSONnnn, Test, each
-// page as start_index and items_per_page ask (at most perPage a page).
+// officerPages serves a list of total directors named "PERSONnnn, Test",
+// each page as start_index and items_per_page ask, but at most perPage.
 func officerPages(total, perPage int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start, _ := strconv.Atoi(r.URL.Query().Get("start_index"))
