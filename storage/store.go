@@ -17,13 +17,18 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
 )
 
-// schemaVersion is written to a new database and checked on every open.
-const schemaVersion = "1"
+// schemaVersion is written to a new database and checked on every open;
+// older versions are migrated (migrate).
+//
+//	1: the first release
+//	2: adds the xr/ index of applications with pending registry documents
+const schemaVersion = "2"
 
 // maxAttempts bounds the retries of a transaction that lost a write conflict.
 const maxAttempts = 8
@@ -147,11 +152,48 @@ func (s *Store) checkSchema() error {
 		if err != nil {
 			return err
 		}
-		if string(v) != schemaVersion {
-			return fmt.Errorf("data directory has schema version %q; this onboard reads version %s", v, schemaVersion)
+		switch string(v) {
+		case schemaVersion:
+			return nil
+		case "1":
+			if err := indexPendingDocuments(txn); err != nil {
+				return fmt.Errorf("migrate schema 1 to 2: %w", err)
+			}
+			return txn.Set([]byte(keySchema), []byte(schemaVersion))
 		}
-		return nil
+		return fmt.Errorf("data directory has schema version %q; this onboard reads version %s", v, schemaVersion)
 	})
+}
+
+// indexPendingDocuments writes the xr/ entry of every application whose
+// registry documents are pending (schema 1 → 2): version 1 stored such
+// applications without queueing them.
+func indexPendingDocuments(txn *badger.Txn) error {
+	prefix := []byte(prefixApp)
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = prefix
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	var pending [][]byte
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		var app onboarding.Application
+		if err := it.Item().Value(func(b []byte) error { return decode(b, &app) }); err != nil {
+			return err
+		}
+		if app.RegistryDocumentsStatus == onboarding.RegistryDocumentsPending {
+			id, err := uuid.FromBytes(it.Item().Key()[len(prefix):])
+			if err != nil {
+				return err
+			}
+			pending = append(pending, pendingDocsKey(id))
+		}
+	}
+	for _, k := range pending {
+		if err := txn.Set(k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // gcLoop runs value-log GC until Close: each round rewrites files while at

@@ -527,3 +527,53 @@ func TestPendingRegistryDocuments(t *testing.T) {
 		t.Errorf("pending after reopen = %v, %v; want [%s]", got, err, pending.ID)
 	}
 }
+
+// TestMigrateSchema1 opens a version 1 data directory: applications stored
+// pending before the xr/ index existed are queued, and the version moves to 2.
+func TestMigrateSchema1(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	pending, done := newApp(t, "acme", 1, onboarding.StatusSent), newApp(t, "acme", 2, onboarding.StatusSent)
+	pending.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
+	done.RegistryDocumentsStatus = onboarding.RegistryDocumentsComplete
+	for _, app := range []*onboarding.Application{pending, done} {
+		if err := s.CreateApplication(ctx, app, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Make it look like version 1 wrote it.
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Delete(pendingDocsKey(uuid.MustParse(pending.ID))); err != nil {
+			return err
+		}
+		return txn.Set([]byte(keySchema), []byte("1"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.PendingRegistryDocuments(ctx); len(got) != 0 {
+		t.Fatalf("pending before migration = %v", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestStore(t, dir)
+	defer s.Close()
+	got, err := s.PendingRegistryDocuments(ctx)
+	if err != nil || !cmp.Equal(got, []string{pending.ID}) {
+		t.Errorf("pending after migration = %v, %v; want [%s]", got, err, pending.ID)
+	}
+	if err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte(keySchema))
+		if err != nil {
+			return err
+		}
+		v, _ := item.ValueCopy(nil)
+		if string(v) != schemaVersion {
+			t.Errorf("schema after migration = %q, want %s", v, schemaVersion)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
