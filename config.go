@@ -262,9 +262,15 @@ func (c *Config) Validate() error {
 		{"registry.companies_house_url", c.Registry.CompaniesHouseURL},
 		{"registry.cro_url", c.Registry.CROURL},
 	} {
-		if p, err := url.Parse(u.value); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" ||
+		if u.value == "" {
+			continue // the registry's own address
+		}
+		p, err := url.Parse(u.value)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" ||
 			p.User != nil || p.RawQuery != "" || p.Fragment != "" {
 			bad("%s must be an absolute http or https URL without credentials, query or fragment", u.key)
+		} else if c.Environment == "production" && p.Scheme != "https" {
+			bad("%s must be an https URL in production: registry credentials travel with every request", u.key)
 		}
 	}
 	if c.Registry.Timeout.Duration < time.Millisecond || c.Registry.Timeout.Duration > time.Minute {

@@ -337,6 +337,18 @@ func TestValidate(t *testing.T) {
 			c.Registry = RegistryConfig{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
 			c.Mail = MailConfig{SMTPURL: "smtp://u:p@mail.example:587", From: "ops@example.com"}
 		}, nil},
+		{"registry URLs over http in production", func(c *Config) {
+			c.Environment = "production"
+			c.Registry.CompaniesHouseURL = "http://ch-proxy.internal"
+			c.Registry.CROURL = "ftp://cro.example"
+		}, []string{
+			"registry.companies_house_url must be an https URL in production: registry credentials travel with every request",
+			"registry.cro_url must be an absolute http or https URL without credentials, query or fragment",
+		}},
+		{"registry URL with credentials", func(c *Config) { c.Registry.CompaniesHouseURL = "https://key:@api.example" },
+			[]string{"registry.companies_house_url must be an absolute http or https URL without credentials, query or fragment"}},
+		{"bad blobs.signing_key", func(c *Config) { c.Blobs.SigningKey = "c2hvcnQ=" },
+			[]string{"blobs.signing_key: blobs: signing key is 5 bytes after base64 decoding; at least 32 are required (generate one with: openssl rand -base64 32)"}},
 		{"organization without configurations", func(c *Config) {
 			c.Organizations = append(c.Organizations, OrgConfig{ID: "empty"})
 		}, nil},
