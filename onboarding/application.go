@@ -27,6 +27,10 @@ type Application struct {
 	// registry-eligible (spec 2.1); for eligible ones it starts `pending`.
 	RegistryDocumentsStatus string
 	RegistryDocuments       []RegistryDocument
+	// RegistryNumber is the company number the registry verified at create;
+	// registry documents are fetched for it, whatever company_number later
+	// says. Empty when no registry checked the company.
+	RegistryNumber string
 }
 
 // Registry document statuses (spec §3).

@@ -224,6 +224,7 @@ func (s *Service) newApplication(org *Organization, cfg *Configuration, country,
 		if err := applyParties(&app.Data, check.parties, func() (string, error) { return newUUID(s.random) }); err != nil {
 			return nil, "", err
 		}
+		app.RegistryNumber = company.Number
 		prefill["company_number"] = company.Number
 		prefill["company_name"] = company.Name
 		if company.Type != "" {

@@ -24,8 +24,9 @@ type fakeRegistry struct {
 	filings func(ctx context.Context) ([]onboarding.Filing, error)
 	open    func(ctx context.Context, f onboarding.Filing) (io.ReadCloser, error)
 
-	mu    sync.Mutex
-	calls map[string]int
+	mu      sync.Mutex
+	calls   map[string]int
+	numbers []string // numbers Filings was asked for
 }
 
 func (r *fakeRegistry) count(what string) {
@@ -53,8 +54,11 @@ func (r *fakeRegistry) Parties(ctx context.Context, _, _ string) (onboarding.Par
 	}
 	return onboarding.Parties{}, nil
 }
-func (r *fakeRegistry) Filings(ctx context.Context, _, _ string) ([]onboarding.Filing, error) {
+func (r *fakeRegistry) Filings(ctx context.Context, _, number string) ([]onboarding.Filing, error) {
 	r.count("filings")
+	r.mu.Lock()
+	r.numbers = append(r.numbers, number)
+	r.mu.Unlock()
 	return r.filings(ctx)
 }
 func (r *fakeRegistry) OpenFiling(ctx context.Context, f onboarding.Filing) (io.ReadCloser, error) {
@@ -247,5 +251,38 @@ func TestRunRegistryDocumentsNeedsItsParts(t *testing.T) {
 	svc, _ := newService(t, nil)
 	if err := svc.RunRegistryDocuments(context.Background()); err == nil {
 		t.Error("RunRegistryDocuments without a registry or blob store succeeded")
+	}
+}
+
+// TestRegistryDocumentsUseTheVerifiedNumber changes company_number before the
+// job runs: the documents still come from the company the registry verified.
+func TestRegistryDocumentsUseTheVerifiedNumber(t *testing.T) {
+	reg := &fakeRegistry{filings: func(context.Context) ([]onboarding.Filing, error) { return nil, nil }}
+	svc, store, k := registryService(t, reg, time.Second)
+	res, err := createGB(svc, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.UpdateFields(context.Background(), k, res.Application.ID, []byte(`{"fields":{"company_number":"99999999"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.RunRegistryDocuments(ctx) }()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		app, err := store.Application(context.Background(), res.Application.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if app.RegistryDocumentsStatus != onboarding.RegistryDocumentsPending {
+			break
+		}
+	}
+	cancel()
+	<-done
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if diff := cmp.Diff([]string{"10000001"}, reg.numbers); diff != "" {
+		t.Errorf("filings fetched for (-want +got):\n%s", diff)
 	}
 }

@@ -96,8 +96,10 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, reg RegistryFiling
 	if app.RegistryDocumentsStatus != RegistryDocumentsPending {
 		return
 	}
-	var number string
-	_ = json.Unmarshal(app.Data.Fields["company_number"], &number)
+	number := app.RegistryNumber
+	if number == "" { // stored before RegistryNumber existed
+		_ = json.Unmarshal(app.Data.Fields["company_number"], &number)
+	}
 	log := s.log.With("application_id", id, "country", app.Country, "company_number", number)
 
 	var list []Filing

@@ -45,6 +45,7 @@ func TestRecordEncodingIsStable(t *testing.T) {
 				Name: "Jane", Role: onboarding.RolePrimary, Verified: true, PreAuthHash: []byte{1, 2, 3}, PreAuthExpires: later}},
 			CreatedAt: at, UpdatedAt: later, SubmittedAt: &later, CompletedAt: &later,
 			RegistryDocumentsStatus: onboarding.RegistryDocumentsPending,
+			RegistryNumber:          "10000001",
 			RegistryDocuments:       []onboarding.RegistryDocument{{ID: "r1", Ref: "MzQwMDAwMDAwMWFkaXF6a2N4", Source: "uk_registry", DocumentType: "annual_accounts", FilingDate: "2024-12-02", FetchedAt: &later, BlobID: "b2", FileName: "10000001-aa-2024-12-02.pdf"}},
 		},
 		"activity": &onboarding.Activity{At: at, Action: onboarding.ActionFieldsUpdated,
