@@ -166,3 +166,19 @@ type Filing struct {
 	// Document locates the document for OpenFiling; opaque outside the registry.
 	Document string
 }
+
+// backgroundKey marks a context as background work.
+type backgroundKey struct{}
+
+// Background marks ctx as background work (the registry documents job):
+// registries give such requests only part of their rate limit, so that
+// requests a partner is waiting on keep finding room.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+// IsBackground reports whether ctx was marked by Background.
+func IsBackground(ctx context.Context) bool {
+	v, _ := ctx.Value(backgroundKey{}).(bool)
+	return v
+}

@@ -71,7 +71,7 @@ var (
 	pdf         = "%PDF-1.4 test document"
 )
 
-func registryService(t *testing.T, reg onboarding.Registry, budget time.Duration) (*onboarding.Service, *storage.Store, *onboarding.APIKey) {
+func registryService(t *testing.T, reg onboarding.Registry, budget time.Duration, now ...func() time.Time) (*onboarding.Service, *storage.Store, *onboarding.APIKey) {
 	t.Helper()
 	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
 	if err != nil {
@@ -82,8 +82,12 @@ func registryService(t *testing.T, reg onboarding.Registry, budget time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
+	var clock func() time.Time
+	if len(now) > 0 {
+		clock = now[0]
+	}
 	svc, err := onboarding.New(onboarding.Options{
-		Store: store, Registry: reg, RegistryBudget: budget, Blobs: files,
+		Store: store, Registry: reg, RegistryBudget: budget, Blobs: files, Now: clock,
 		RegistryRetries: []time.Duration{time.Millisecond, time.Millisecond},
 		Organizations: []*onboarding.Organization{{ID: "acme", DefaultConfig: "std", Configs: []*onboarding.Configuration{
 			{ID: "std", Form: onboarding.StandardForm(), Countries: []string{"GB"}, RegistryDocuments: true},
@@ -183,43 +187,64 @@ func TestRegistryDocumentsJob(t *testing.T) {
 		docs      int
 		callsOf   string
 		wantCalls int
+		age       time.Duration // how long after create the job runs
 	}{
-		{"all stored", func(context.Context) ([]onboarding.Filing, error) { return three, nil }, ok, "complete", 3, "open b", 1},
-		{"no filings", func(context.Context) ([]onboarding.Filing, error) { return nil, nil }, ok, "complete", 0, "filings", 1},
+		{"all stored", func(context.Context) ([]onboarding.Filing, error) { return three, nil }, ok, "complete", 3, "open b", 1, 0},
+		{"no filings", func(context.Context) ([]onboarding.Filing, error) { return nil, nil }, ok, "complete", 0, "filings", 1, 0},
 		{"transient failure retried", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
-			flaky(2, unavailable), "complete", 3, "open b", 3},
+			flaky(2, unavailable), "complete", 3, "open b", 3, 0},
+		// The registry stays down through every retry: a recent application
+		// stays pending for a later pass (stopping at the failing filing); a
+		// day-old one keeps what it has.
 		{"transient failure exhausted", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
-			flaky(5, unavailable), "partial", 2, "open b", 3},
+			flaky(5, unavailable), "pending", 1, "open b", 3, 0},
+		{"transient failure exhausted, a day later", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
+			flaky(5, unavailable), "partial", 2, "open b", 3, 25 * time.Hour},
 		{"permanent failure not retried", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
-			flaky(5, onboarding.ErrRegistryFailed), "partial", 2, "open b", 1},
+			flaky(5, onboarding.ErrRegistryFailed), "partial", 2, "open b", 1, 0},
 		{"every document fails", func(context.Context) ([]onboarding.Filing, error) { return three, nil },
 			func(context.Context, onboarding.Filing) (io.ReadCloser, error) {
 				return nil, onboarding.ErrRegistryFailed
-			}, "failed", 0, "open a", 1},
+			}, "failed", 0, "open a", 1, 0},
 		{"not a PDF stream error", func(context.Context) ([]onboarding.Filing, error) { return three[:1], nil },
 			func(context.Context, onboarding.Filing) (io.ReadCloser, error) {
 				return io.NopCloser(io.MultiReader(strings.NewReader("%PDF"), errReader{})), nil
-			}, "failed", 0, "open a", 1},
-		{"filing history down", func(context.Context) ([]onboarding.Filing, error) { return nil, unavailable }, ok, "failed", 0, "filings", 3},
-		{"filing history broken", func(context.Context) ([]onboarding.Filing, error) { return nil, onboarding.ErrRegistryFailed }, ok, "failed", 0, "filings", 1},
+			}, "failed", 0, "open a", 1, 0},
+		{"filing history down", func(context.Context) ([]onboarding.Filing, error) { return nil, unavailable }, ok, "pending", 0, "filings", 3, 0},
+		{"filing history down, a day later", func(context.Context) ([]onboarding.Filing, error) { return nil, unavailable }, ok, "failed", 0, "filings", 3, 25 * time.Hour},
+		{"filing history broken", func(context.Context) ([]onboarding.Filing, error) { return nil, onboarding.ErrRegistryFailed }, ok, "failed", 0, "filings", 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := &fakeRegistry{filings: tt.filings, open: tt.open}
-			svc, store, k := registryService(t, reg, time.Second)
+			var mu sync.Mutex
+			now := time.Now()
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			svc, store, k := registryService(t, reg, time.Second, clock)
 			res, err := createGB(svc, k)
 			if err != nil {
 				t.Fatal(err)
 			}
+			mu.Lock()
+			now = now.Add(tt.age)
+			mu.Unlock()
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- svc.RunRegistryDocuments(ctx) }()
+			calls := func() int { reg.mu.Lock(); defer reg.mu.Unlock(); return reg.calls[tt.callsOf] }
 			var app *onboarding.Application
 			for deadline := time.Now().Add(5 * time.Second); ; {
 				if app, err = store.Application(context.Background(), res.Application.ID); err != nil {
 					t.Fatal(err)
 				}
 				if app.RegistryDocumentsStatus != onboarding.RegistryDocumentsPending || time.Now().After(deadline) {
+					break
+				}
+				if tt.status == "pending" && calls() >= tt.wantCalls {
+					time.Sleep(50 * time.Millisecond) // nothing more may happen
+					if app, err = store.Application(context.Background(), res.Application.ID); err != nil {
+						t.Fatal(err)
+					}
 					break
 				}
 				time.Sleep(2 * time.Millisecond)
@@ -231,11 +256,8 @@ func TestRegistryDocumentsJob(t *testing.T) {
 			if app.RegistryDocumentsStatus != tt.status || len(app.RegistryDocuments) != tt.docs {
 				t.Errorf("status %q with %d documents, want %q with %d", app.RegistryDocumentsStatus, len(app.RegistryDocuments), tt.status, tt.docs)
 			}
-			reg.mu.Lock()
-			calls := reg.calls[tt.callsOf]
-			reg.mu.Unlock()
-			if calls != tt.wantCalls {
-				t.Errorf("%s called %d times, want %d", tt.callsOf, calls, tt.wantCalls)
+			if got := calls(); got != tt.wantCalls {
+				t.Errorf("%s called %d times, want %d", tt.callsOf, got, tt.wantCalls)
 			}
 		})
 	}

@@ -24,9 +24,16 @@ var defaultRegistryRetries = []time.Duration{2 * time.Second, 10 * time.Second, 
 // maxRegistryDocument caps one stored filing.
 const maxRegistryDocument = 50 << 20
 
-// registryDocumentsRescan is how often the job looks at the queue without
-// being woken: it catches applications whose wake-up was dropped.
-const registryDocumentsRescan = time.Minute
+// Pacing of the job. It looks at the queue every registryDocumentsRescan
+// without being woken (catching dropped wake-ups). When the registry stays
+// unavailable through every retry, the application stays pending and is
+// tried again after registryDocumentsRetryLater, until it is
+// registryDocumentsMaxAge old: then what was stored is final.
+const (
+	registryDocumentsRescan     = time.Minute
+	registryDocumentsRetryLater = 10 * time.Minute
+	registryDocumentsMaxAge     = 24 * time.Hour
+)
 
 // Activity actions of the registry documents job.
 const (
@@ -52,8 +59,10 @@ func (s *Service) RunRegistryDocuments(ctx context.Context) error {
 	if s.blobs == nil {
 		return errors.New("registry documents: no blob store")
 	}
+	ctx = Background(ctx)
 	tick := time.NewTicker(registryDocumentsRescan)
 	defer tick.Stop()
+	later := make(map[string]time.Time) // application id → not before
 	for {
 		ids, err := s.store.PendingRegistryDocuments(ctx)
 		if err != nil {
@@ -63,7 +72,13 @@ func (s *Service) RunRegistryDocuments(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			s.fetchRegistryDocuments(ctx, filings, id)
+			if s.now().Before(later[id]) {
+				continue
+			}
+			delete(later, id)
+			if s.fetchRegistryDocuments(ctx, filings, id) {
+				later[id] = s.now().Add(registryDocumentsRetryLater)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -86,16 +101,20 @@ func (s *Service) wakeRegistryDocuments() {
 // filings, store each PDF not yet stored, and record the outcome:
 // `complete` when every filing with a document was stored (or there were
 // none), `partial` when some could not be, `failed` when the filing history
-// could not be read or no document could be stored.
-func (s *Service) fetchRegistryDocuments(ctx context.Context, reg RegistryFilings, id string) {
+// could not be read or no document could be stored. When the registry was
+// unavailable through every retry and the application is younger than
+// registryDocumentsMaxAge, it records nothing and reports that the
+// application should be tried again later (what was stored is kept).
+func (s *Service) fetchRegistryDocuments(ctx context.Context, reg RegistryFilings, id string) (retryLater bool) {
 	app, err := s.store.Application(ctx, id)
 	if err != nil {
 		s.log.Error("registry documents: load application", "application_id", id, "err", err)
-		return
+		return true
 	}
 	if app.RegistryDocumentsStatus != RegistryDocumentsPending {
-		return
+		return false
 	}
+	patient := s.now().Sub(app.CreatedAt) < registryDocumentsMaxAge
 	number := app.RegistryNumber
 	if number == "" { // stored before RegistryNumber existed
 		_ = json.Unmarshal(app.Data.Fields["company_number"], &number)
@@ -108,12 +127,16 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, reg RegistryFiling
 		return err
 	})
 	if ctx.Err() != nil {
-		return
+		return false
 	}
 	if err != nil {
+		if patient && transient(err) {
+			log.Warn("registry documents: registry unavailable; trying again later", "err", err)
+			return true
+		}
 		log.Warn("registry documents: filing history unavailable", "err", err)
 		s.finishRegistryDocuments(ctx, id, RegistryDocumentsFailed, "the filing history could not be read")
-		return
+		return false
 	}
 	stored := make(map[string]bool, len(app.RegistryDocuments))
 	for _, d := range app.RegistryDocuments {
@@ -126,7 +149,13 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, reg RegistryFiling
 		}
 		err := s.retryRegistry(ctx, func() error { return s.storeFiling(ctx, reg, id, f) })
 		if ctx.Err() != nil {
-			return
+			return false
+		}
+		if err != nil && patient && transient(err) {
+			// The registry is down: stop this pass rather than wait out
+			// every remaining filing; the next pass resumes here.
+			log.Warn("registry documents: registry unavailable; trying again later", "filing", f.Ref, "err", err)
+			return true
 		}
 		if err != nil {
 			failed++
@@ -141,6 +170,14 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, reg RegistryFiling
 		status, detail = RegistryDocumentsPartial, fmt.Sprintf("%d of %d documents fetched", len(list)-failed, len(list))
 	}
 	s.finishRegistryDocuments(ctx, id, status, detail)
+	return false
+}
+
+// transient reports whether err says the registry is down, throttling or
+// timing out: worth another try later.
+func transient(err error) bool {
+	e := AsError(err)
+	return e != nil && e.Kind == KindUnavailable
 }
 
 // storeFiling fetches one filing into a blob and adds it to the application.
@@ -214,7 +251,7 @@ func (s *Service) retryRegistry(ctx context.Context, call func() error) error {
 		if err == nil || attempt >= len(s.registryRetries) || ctx.Err() != nil {
 			return err
 		}
-		if e := AsError(err); e == nil || e.Kind != KindUnavailable {
+		if !transient(err) {
 			return err
 		}
 		t := time.NewTimer(s.registryRetries[attempt])

@@ -65,6 +65,13 @@ func (e *endpoint) get(ctx context.Context, urlPath string, query url.Values, ac
 // is onboarding.ErrRegistryFailed; a timeout, refused connection, cancelled
 // context or exhausted rate limit is ErrRegistryUnavailable.
 func (e *endpoint) getURL(ctx context.Context, u *url.URL, accept string, auth bool) (*response, error) {
+	if auth {
+		if err := e.wait(ctx, u.Path); err != nil {
+			return nil, err
+		}
+	}
+	// The timeout starts once the request may go: waiting for the rate
+	// limit is bounded by the caller's own deadline, if any.
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	resp, err := e.send(ctx, u, accept, auth)
@@ -82,9 +89,19 @@ func (e *endpoint) getURL(ctx context.Context, u *url.URL, accept string, auth b
 	return &response{status: resp.StatusCode, header: resp.Header, body: body}, nil
 }
 
-// send sends GET u and returns the response with its body unread. Requests
-// with credentials wait for the credential's limiter, and a 429 holds the
-// limiter until the registry's reset time.
+// wait takes a request slot from the credential's limiter. Background work
+// (onboarding.IsBackground) may use only part of the allowance, so that
+// creates keep finding slots while the registry documents job is busy.
+func (e *endpoint) wait(ctx context.Context, urlPath string) error {
+	if err := e.limit.wait(ctx, onboarding.IsBackground(ctx)); err != nil {
+		return e.unavailable(urlPath, err)
+	}
+	return nil
+}
+
+// send sends GET u and returns the response with its body unread; with auth
+// set it carries the credentials, and the caller has taken a slot from the
+// limiter (wait). A 429 holds the limiter until the registry's reset time.
 func (e *endpoint) send(ctx context.Context, u *url.URL, accept string, auth bool) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -92,13 +109,16 @@ func (e *endpoint) send(ctx context.Context, u *url.URL, accept string, auth boo
 	}
 	req.Header.Set("Accept", accept)
 	if auth {
-		if err := e.limit.wait(ctx); err != nil {
-			return nil, e.unavailable(u.Path, err)
-		}
 		e.auth(req)
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
+		// *url.Error quotes the whole URL, and a storage URL's query is a
+		// pre-signed credential: keep only the operation and the cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = fmt.Errorf("%s %s://%s%s: %w", ue.Op, u.Scheme, u.Host, u.Path, ue.Err)
+		}
 		if errors.Is(err, ErrNoRecording) {
 			return nil, e.failed(u.Path, err)
 		}

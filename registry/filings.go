@@ -155,16 +155,6 @@ func (r *Registry) OpenFiling(ctx context.Context, f onboarding.Filing) (io.Read
 }
 
 func (c *companiesHouse) openDocument(ctx context.Context, metadataURL string) (io.ReadCloser, error) {
-	ctx, cancel := context.WithTimeout(ctx, downloadTimeout)
-	rc, err := c.openDocumentCtx(ctx, metadataURL)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	return &cancelOnClose{ReadCloser: rc, cancel: cancel}, nil
-}
-
-func (c *companiesHouse) openDocumentCtx(ctx context.Context, metadataURL string) (io.ReadCloser, error) {
 	metaURL, err := c.trusted(metadataURL)
 	if err != nil {
 		return nil, err
@@ -193,6 +183,23 @@ func (c *companiesHouse) openDocumentCtx(ctx context.Context, metadataURL string
 	if err != nil {
 		return nil, err
 	}
+	if err := c.wait(ctx, contentURL.Path); err != nil {
+		return nil, err
+	}
+	// The content, its redirect and the download share one time limit,
+	// released when the caller closes the reader.
+	ctx, cancel := context.WithTimeout(ctx, downloadTimeout)
+	rc, err := c.fetchContent(ctx, contentURL)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &cancelOnClose{ReadCloser: rc, cancel: cancel}, nil
+}
+
+// fetchContent asks for a document's content and follows its redirect to
+// the storage host without credentials.
+func (c *companiesHouse) fetchContent(ctx context.Context, contentURL *url.URL) (io.ReadCloser, error) {
 	resp, err := c.send(ctx, contentURL, "application/pdf", true)
 	if err != nil {
 		return nil, err
@@ -221,11 +228,16 @@ func (c *companiesHouse) openDocumentCtx(ctx context.Context, metadataURL string
 func (c *companiesHouse) trusted(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
-		return nil, c.failed("document", fmt.Errorf("unusable document link %q", raw))
+		return nil, c.failed("document", errors.New("unusable document link"))
 	}
 	host := u.Hostname()
-	if host != c.base.Hostname() && host != chDocumentHost && !strings.HasSuffix(host, "."+chDocumentHost) {
-		return nil, c.failed("document", fmt.Errorf("document link %q is not on a Companies House host", raw))
+	switch {
+	case host == c.base.Hostname() && u.Scheme == c.base.Scheme:
+	case u.Scheme == "https" && (host == chDocumentHost || strings.HasSuffix(host, "."+chDocumentHost)):
+	default:
+		// Credentials go over https to Companies House, or to the
+		// configured base URL (a proxy or a test double), and nowhere else.
+		return nil, c.failed("document", fmt.Errorf("document link %q is not an https Companies House URL", u.Redacted()))
 	}
 	return u, nil
 }

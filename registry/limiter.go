@@ -56,19 +56,36 @@ func newLimiter(l Limit, now func() time.Time) *limiter {
 	return &limiter{limit: l, now: now, sent: make([]time.Time, 0, l.Requests)}
 }
 
-// wait blocks until a request may be sent and reserves its slot. It returns
+// backgroundShare is the part of a window's requests background work may
+// use; the rest stays free for requests someone is waiting on.
+const backgroundShare = 0.8
+
+// wait blocks until a request may be sent and reserves its slot. Background
+// requests may only use backgroundShare of the window. It returns
 // errThrottled at once when the slot is later than ctx's deadline, and
 // ctx's error if ctx ends while waiting. A nil limiter never waits.
-func (l *limiter) wait(ctx context.Context) error {
+func (l *limiter) wait(ctx context.Context, background bool) error {
 	if l == nil {
 		return nil
+	}
+	share := l.limit.Requests
+	if background {
+		share = max(1, int(float64(share)*backgroundShare))
 	}
 	for {
 		l.mu.Lock()
 		now := l.now()
 		at := l.blocked
-		if len(l.sent) == l.limit.Requests {
-			if free := l.sent[l.next].Add(l.limit.Per); free.After(at) {
+		// Fewer than share requests may have gone out in the last window:
+		// the share-th most recent one must be a window old.
+		if len(l.sent) >= share {
+			var i int
+			if len(l.sent) < l.limit.Requests {
+				i = len(l.sent) - share
+			} else {
+				i = (l.next - share + l.limit.Requests) % l.limit.Requests
+			}
+			if free := l.sent[i].Add(l.limit.Per); free.After(at) {
 				at = free
 			}
 		}

@@ -59,12 +59,12 @@ func TestLimiterNil(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for range 1000 {
-		if err := l.wait(ctx); err != nil {
+		if err := l.wait(ctx, false); err != nil {
 			t.Fatalf("nil limiter wait = %v, want nil", err)
 		}
 	}
 	l.throttled(http.Header{"X-Ratelimit-Reset": {"99999999999"}}) // no panic
-	if err := l.wait(ctx); err != nil {
+	if err := l.wait(ctx, false); err != nil {
 		t.Errorf("nil limiter wait after a 429 = %v, want nil", err)
 	}
 }
@@ -76,14 +76,14 @@ func TestLimiterBurstThenWait(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
 	for i := range 3 {
-		if err := l.wait(ctx); err != nil {
+		if err := l.wait(ctx, false); err != nil {
 			t.Fatalf("wait %d: %v", i+1, err)
 		}
 	}
 	if elapsed := time.Since(start); elapsed > 50*time.Millisecond {
 		t.Errorf("the first 3 requests took %v; want them at once", elapsed)
 	}
-	if err := l.wait(ctx); err != nil {
+	if err := l.wait(ctx, false); err != nil {
 		t.Fatalf("wait 4: %v", err)
 	}
 	if elapsed := time.Since(start); elapsed < per || elapsed > per+250*time.Millisecond {
@@ -122,7 +122,7 @@ func TestLimiterWindowSlides(t *testing.T) {
 	}
 	for i, s := range steps {
 		clock.Advance(s.advance)
-		if err := l.wait(short()); !errors.Is(err, s.want) {
+		if err := l.wait(short(), false); !errors.Is(err, s.want) {
 			t.Errorf("step %d: wait = %v, want %v", i, err, s.want)
 		}
 	}
@@ -132,14 +132,14 @@ func TestLimiterDeadline(t *testing.T) {
 	t.Parallel()
 	l := newLimiter(Limit{Requests: 3, Per: 300 * time.Millisecond}, nil)
 	for range 3 {
-		if err := l.wait(context.Background()); err != nil {
+		if err := l.wait(context.Background(), false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err := l.wait(ctx)
+	err := l.wait(ctx, false)
 	if !errors.Is(err, errThrottled) {
 		t.Errorf("wait with a deadline before the free slot = %v, want errThrottled", err)
 	}
@@ -158,7 +158,7 @@ func TestLimiterDeadline(t *testing.T) {
 	l2 := newLimiter(Limit{Requests: 100, Per: time.Minute}, nil)
 	l2.throttled(http.Header{})
 	start = time.Now()
-	if err := l2.wait(ctx); !errors.Is(err, errThrottled) {
+	if err := l2.wait(ctx, false); !errors.Is(err, errThrottled) {
 		t.Errorf("wait after a 429 = %v, want errThrottled", err)
 	}
 	if elapsed := time.Since(start); elapsed > 20*time.Millisecond {
@@ -169,14 +169,14 @@ func TestLimiterDeadline(t *testing.T) {
 func TestLimiterCancel(t *testing.T) {
 	t.Parallel()
 	l := newLimiter(Limit{Requests: 1, Per: 10 * time.Second}, nil)
-	if err := l.wait(context.Background()); err != nil {
+	if err := l.wait(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	timer := time.AfterFunc(50*time.Millisecond, cancel)
 	defer timer.Stop()
 	start := time.Now()
-	err := l.wait(ctx)
+	err := l.wait(ctx, false)
 	elapsed := time.Since(start)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("wait cancelled while waiting = %v, want context.Canceled", err)
@@ -239,7 +239,7 @@ func TestLimiterThrottled(t *testing.T) {
 	// Requests wait for the pause whatever the window allows.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	if err := l.wait(ctx); !errors.Is(err, errThrottled) {
+	if err := l.wait(ctx, false); !errors.Is(err, errThrottled) {
 		t.Errorf("wait during the pause = %v, want errThrottled", err)
 	}
 }
@@ -251,7 +251,7 @@ func TestLimiterThrottledUntilReset(t *testing.T) {
 	start := time.Now()
 	l := newLimiter(Limit{Requests: 100, Per: time.Minute}, offsetClock(base))
 	l.throttled(http.Header{"X-Ratelimit-Reset": {"1767225601"}})
-	if err := l.wait(context.Background()); err != nil {
+	if err := l.wait(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
 	if elapsed := time.Since(start); elapsed < 300*time.Millisecond || elapsed > 550*time.Millisecond {
@@ -268,7 +268,7 @@ func TestLimiterThrottledPastReset(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if err := l.wait(ctx); !errors.Is(err, errThrottled) {
+	if err := l.wait(ctx, false); !errors.Is(err, errThrottled) {
 		t.Errorf("wait(500ms) after a past reset = %v, want errThrottled", err)
 	}
 	if elapsed := time.Since(start); elapsed > 20*time.Millisecond {
@@ -293,7 +293,7 @@ func TestLimiterThrottledWindow(t *testing.T) {
 			l := newLimiter(Limit{Requests: 100, Per: per}, nil)
 			start := time.Now()
 			l.throttled(h)
-			if err := l.wait(context.Background()); err != nil {
+			if err := l.wait(context.Background(), false); err != nil {
 				t.Fatal(err)
 			}
 			if elapsed := time.Since(start); elapsed < per || elapsed > per+250*time.Millisecond {
@@ -321,7 +321,7 @@ func TestLimiterConcurrent(t *testing.T) {
 	start := time.Now()
 	for range n {
 		wg.Go(func() {
-			if err := l.wait(context.Background()); err != nil {
+			if err := l.wait(context.Background(), false); err != nil {
 				t.Error(err)
 				return
 			}
@@ -359,4 +359,50 @@ func TestLimiterConcurrent(t *testing.T) {
 func countBefore(sorted []time.Duration, d time.Duration) int {
 	i, _ := slices.BinarySearch(sorted, d)
 	return i
+}
+
+// TestLimiterBackgroundShare checks that background work stops at 80% of the
+// window while requests someone waits on still go, and that background work
+// resumes as the window slides.
+func TestLimiterBackgroundShare(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	l := newLimiter(Limit{Requests: 10, Per: time.Minute}, clock)
+	// The deadline is before any freed slot: wait answers at once.
+	noWait, cancel := context.WithDeadline(context.Background(), now.Add(time.Second))
+	defer cancel()
+	for i := range 8 {
+		if err := l.wait(noWait, true); err != nil {
+			t.Fatalf("background request %d: %v", i+1, err)
+		}
+		advance(time.Second)
+	}
+	if err := l.wait(noWait, true); !errors.Is(err, errThrottled) {
+		t.Errorf("9th background request in the window = %v, want errThrottled", err)
+	}
+	for i := range 2 {
+		if err := l.wait(noWait, false); err != nil {
+			t.Errorf("request %d above the background share: %v", i+1, err)
+		}
+	}
+	if err := l.wait(noWait, false); !errors.Is(err, errThrottled) {
+		t.Errorf("11th request in the window = %v, want errThrottled", err)
+	}
+	// 53 s after the first background request, it leaves the window
+	// (a minute after it was sent), and with it one background slot.
+	advance(53 * time.Second)
+	// (Deadlines here are on the fake clock: they only decide whether to
+	// wait, and no case waits.)
+	later, cancel2 := context.WithDeadline(context.Background(), clock().Add(500*time.Millisecond))
+	defer cancel2()
+	if err := l.wait(later, true); !errors.Is(err, errThrottled) {
+		t.Errorf("background request with 10 in the window = %v, want errThrottled", err)
+	}
+	advance(2 * time.Second) // the first two requests have left the window
+	if err := l.wait(later, true); err != nil {
+		t.Errorf("background request after the window slid: %v", err)
+	}
 }
