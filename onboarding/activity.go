@@ -31,6 +31,9 @@ const (
 	ActionInviteFailed  = "invite.failed"
 	ActionPreAuthIssued = "pre_auth.issued"
 	ActionFieldsUpdated = "fields.updated"
+	// ActionRegistryPartiesUnavailable: the company was verified, but its
+	// officers and owners could not be fetched to pre-populate people.
+	ActionRegistryPartiesUnavailable = "registry.parties_unavailable"
 )
 
 func keyActor(k *APIKey) Actor {

@@ -101,6 +101,10 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 	if code != "" {
 		log = append(log, Activity{At: now, Action: ActionPreAuthIssued, Actor: keyActor(k)})
 	}
+	if company != nil && company.partiesFailed {
+		log = append(log, Activity{At: now, Action: ActionRegistryPartiesUnavailable, Actor: Actor{Type: ActorSystem},
+			Detail: "officers and persons with significant control could not be fetched; the applicant enters them"})
+	}
 	if err := s.store.CreateApplication(ctx, app, log); err != nil {
 		return nil, fmt.Errorf("create application: %w", err)
 	}

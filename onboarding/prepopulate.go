@@ -15,6 +15,9 @@ const DefaultRegistryBudget = 8 * time.Second
 type companyCheck struct {
 	company Company
 	parties *Parties // nil when the registry has none or could not give them
+	// partiesFailed is set when the registry has officers and owners but
+	// could not give them in time.
+	partiesFailed bool
 }
 
 // checkCompany verifies a company against its registry and, when the
@@ -35,6 +38,7 @@ func (s *Service) checkCompany(ctx context.Context, country, number, name string
 		if err != nil {
 			s.log.Warn("registry officers and owners unavailable; the applicant will enter them",
 				"country", country, "company_number", c.Number, "err", err)
+			check.partiesFailed = true
 		} else {
 			check.parties = &p
 		}

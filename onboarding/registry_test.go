@@ -141,7 +141,7 @@ func TestCreateRegistryBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			svc, _, k := registryService(t, tt.reg, budget)
+			svc, store, k := registryService(t, tt.reg, budget)
 			start := time.Now()
 			res, err := createGB(svc, k)
 			elapsed := time.Since(start)
@@ -151,8 +151,22 @@ func TestCreateRegistryBudget(t *testing.T) {
 			if elapsed > budget+time.Second {
 				t.Errorf("create took %v with a registry budget of %v", elapsed, budget)
 			}
-			if err == nil && len(res.Application.Data.People) != tt.wantPeople {
+			if err != nil {
+				return
+			}
+			if len(res.Application.Data.People) != tt.wantPeople {
 				t.Errorf("people = %+v, want %d", res.Application.Data.People, tt.wantPeople)
+			}
+			acts, err := store.Activity(context.Background(), res.Application.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			noted := false
+			for _, a := range acts {
+				noted = noted || a.Action == onboarding.ActionRegistryPartiesUnavailable
+			}
+			if wantNote := strings.HasPrefix(tt.name, "officers h") || strings.HasPrefix(tt.name, "officers f"); noted != wantNote {
+				t.Errorf("activity %+v: parties-unavailable entry %v, want %v", acts, noted, wantNote)
 			}
 		})
 	}
