@@ -241,6 +241,27 @@ func TestServeSandbox(t *testing.T) {
 		t.Errorf("outbox message does not contain the link %s:\n%s", created.Link, mails[0])
 	}
 
+	// The registry documents job runs in serve: Northwind's three filings
+	// are fetched into the blob store and download through signed links.
+	var app map[string]any
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		app = decodeJSON(t, p.wantStatus(t, http.StatusOK, http.MethodGet, "/api/external/applications/"+created.ApplicationID, key, ""))
+		if app["registry_documents_status"] != "pending" || time.Now().After(deadline) {
+			break
+		}
+	}
+	docs, _ := app["registry_documents"].([]any)
+	if app["registry_documents_status"] != "complete" || len(docs) != 3 {
+		t.Fatalf("registry documents = %v %v, want complete with 3", app["registry_documents_status"], docs)
+	}
+	link := docs[0].(map[string]any)["download_url"].(string)
+	if status, body := p.call(t, http.MethodGet, strings.TrimPrefix(link, "http://127.0.0.1:1"), "", ""); status != http.StatusOK || !strings.HasPrefix(body, "%PDF-") {
+		t.Errorf("download %s = %d %.20q, want 200 and a PDF", link, status, body)
+	}
+	if fi, err := os.Stat(filepath.Join(data, "secrets", "download-signing.key")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("generated signing key: %v, mode %v; want a 0600 file", err, fi)
+	}
+
 	// SIGTERM while a request is in flight: the request completes, then
 	// serve exits 0.
 	inflight := startSlowPatch(t, p, key, created.ApplicationID)
