@@ -92,10 +92,8 @@ func (c *cro) company(ctx context.Context, number string) (onboarding.Company, e
 		return onboarding.Company{}, onboarding.ErrCompanyNotFound(number, nameCRO)
 	case r.status != http.StatusOK && r.status != http.StatusNoContent:
 		return onboarding.Company{}, c.unexpectedStatus(urlPath, r)
-	case bytes.HasPrefix(body, []byte("error code: 1015")):
-		// Cloudflare's rate limit answers 200 with this plain-text body.
-		c.limit.throttled(r.header)
-		return onboarding.Company{}, c.unavailable(urlPath, errors.New("rate limited (error code: 1015)"))
+	case isCloudflareLimit(body):
+		return onboarding.Company{}, c.cloudflareLimited(urlPath, r)
 	case len(body) == 0, string(body) == "null", string(body) == "[]":
 		return onboarding.Company{}, onboarding.ErrCompanyNotFound(number, nameCRO)
 	}
@@ -167,4 +165,17 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 		}
 	}
 	return false
+}
+
+// isCloudflareLimit reports whether a CRO body is Cloudflare's rate-limit
+// answer, which comes as a 200 with this plain-text body.
+func isCloudflareLimit(body []byte) bool {
+	return bytes.HasPrefix(body, []byte("error code: 1015"))
+}
+
+// cloudflareLimited holds the limiter as a 429 would and reports the
+// registry unavailable.
+func (c *cro) cloudflareLimited(urlPath string, r *response) error {
+	c.limit.throttled(r.header)
+	return c.unavailable(urlPath, errors.New("rate limited (error code: 1015)"))
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -266,7 +267,7 @@ func mergeParties(officers []chOfficer, pscs []chPSC) onboarding.Parties {
 			d := &out.People[i]
 			d.FirstName, d.LastName, d.FullName = person.FirstName, person.LastName, person.FullName
 			for _, r := range person.Roles {
-				if !contains(d.Roles, r) {
+				if !slices.Contains(d.Roles, r) {
 					d.Roles = append(d.Roles, r)
 				}
 			}
@@ -308,15 +309,6 @@ func higherBand(a, b *onboarding.ShareBand) *onboarding.ShareBand {
 		return b
 	}
 	return a
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // personKey identifies a human across the officer and PSC lists.

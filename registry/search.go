@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -104,9 +103,8 @@ func (c *cro) search(ctx context.Context, q string) ([]onboarding.CompanyMatch, 
 		return nil, nil
 	case r.status != http.StatusOK:
 		return nil, c.unexpectedStatus(urlPath, r)
-	case bytes.HasPrefix(body, []byte("error code: 1015")):
-		c.limit.throttled(r.header)
-		return nil, c.unavailable(urlPath, errors.New("rate limited (error code: 1015)"))
+	case isCloudflareLimit(body):
+		return nil, c.cloudflareLimited(urlPath, r)
 	case len(body) == 0, string(body) == "null":
 		return nil, nil
 	}
