@@ -155,6 +155,7 @@ func (c *ServeCmd) Run(e *env) error {
 	srv := server.New(server.Options{
 		Service: a.svc, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
+		MaxUploadBytes: cfg.Limits.MaxUploadBytes, PublicURL: cfg.PublicURL,
 	})
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
 		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode)
@@ -264,9 +265,15 @@ func openApp(cfg Config, log *slog.Logger) (*app, error) {
 		store.Close()
 		return nil, err
 	}
+	sessionKey, err := blobs.LoadOrCreateKey(filepath.Join(cfg.DataDir, "secrets", "session.key"))
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	svc, err := onboarding.New(onboarding.Options{
 		Store: store, Registry: reg, Mailer: mailer, Organizations: orgs,
 		PublicURL: cfg.PublicURL, Logger: log, Blobs: files, Links: signer,
+		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
 	})
 	if err != nil {
 		store.Close()

@@ -92,11 +92,25 @@ type Participant struct {
 	Email    string
 	Name     string
 	Role     string
-	Verified bool // has proven control of Email (verification code or pre-auth)
+	// Verified is true once the participant has proven control of Email
+	// with an e-mail verification code (a pre-auth code skips the check
+	// but proves nothing about the address).
+	Verified bool
 	// PreAuthHash is the SHA-256 of the participant's current pre-auth code;
 	// empty when none was issued. Issuing a new code replaces it.
 	PreAuthHash    []byte
 	PreAuthExpires time.Time
+	// VerifyCodeHash is the SHA-256 of the e-mail verification code sent
+	// last, bound to the participant; empty when none is outstanding.
+	VerifyCodeHash    []byte
+	VerifyCodeExpires time.Time
+	VerifyAttempts    int       // wrong codes entered against VerifyCodeHash
+	VerifyCodeSentAt  time.Time // when the last code was sent, to pace resends
+	// SessionEpoch is bumped to end every form session of the participant
+	// (removal, or a new verification).
+	SessionEpoch int
+	OpenedAt     *time.Time // first authenticated open of the form
+	InvitedBy    string     // participant id of the inviter; empty for the primary
 }
 
 // Data is what the application collects (spec 2.2).
@@ -160,8 +174,36 @@ type Document struct {
 	AcceptanceReason   string
 	UserOverrideReason string
 	OverriddenAt       *time.Time
-	BlobID             string
+	BlobID             string // empty for a skipped requirement
+	Size               int64
+	// RejectReason tells the applicant why a rejected upload failed; the
+	// API never shows rejected documents.
+	RejectReason string
 }
+
+// Document statuses. Only accepted, forced and skipped documents appear in
+// API payloads (spec §3); rejected ones are shown to the applicant only.
+const (
+	DocumentAccepted = "accepted"
+	DocumentForced   = "forced"
+	DocumentSkipped  = "skipped"
+	DocumentRejected = "rejected"
+)
+
+// Acceptance reasons (spec 2.5, DESIGN §5.6).
+const (
+	ReasonValidationPassed      = "validation_passed"
+	ReasonNoValidatorConfigured = "no_validator_configured"
+	ReasonBaselinePassed        = "baseline_passed"
+)
+
+// Visible reports whether d may appear in API payloads (spec §3).
+func (d *Document) Visible() bool {
+	return d.Status == DocumentAccepted || d.Status == DocumentForced || d.Status == DocumentSkipped
+}
+
+// Satisfied reports whether d fulfils its requirement for submission.
+func (d *Document) Satisfied() bool { return d.Visible() }
 
 // Sources of people and entities.
 const (

@@ -52,6 +52,9 @@ type Store interface {
 	CreateApplication(ctx context.Context, app *Application, log []Activity) error
 	// Application returns the application with id.
 	Application(ctx context.Context, id string) (*Application, error)
+	// ApplicationBySlug returns the application one of whose participants
+	// has the link slug.
+	ApplicationBySlug(ctx context.Context, slug string) (*Application, error)
 	// UpdateApplication applies change to the stored application atomically
 	// and appends the activity entries it returns. change may run more than
 	// once (on a write conflict) and must depend only on its argument. An
@@ -111,7 +114,17 @@ type Options struct {
 	// download URLs.
 	Blobs Blobs
 	Links LinkSigner
+	// SessionKey authenticates applicant form sessions and their CSRF
+	// tokens; at least 32 random bytes. Without one the form cannot be
+	// opened.
+	SessionKey []byte
+	// MaxUploadBytes bounds one uploaded document; DefaultMaxUploadBytes
+	// when zero.
+	MaxUploadBytes int64
 }
+
+// DefaultMaxUploadBytes is the upload limit when none is configured (DESIGN §5.9).
+const DefaultMaxUploadBytes = 25 << 20
 
 // Service is onboard's use-cases: everything the API, the CLI and the
 // applicant's form do goes through it.
@@ -131,6 +144,8 @@ type Service struct {
 	blobs           Blobs
 	links           LinkSigner
 	docsWake        chan struct{}
+	sessionKey      []byte
+	maxUpload       int64
 
 	seqMu sync.Mutex
 	seq   *ulid.MonotonicEntropy
@@ -178,6 +193,11 @@ func New(opts Options) (*Service, error) {
 		s.registry = noRegistry{}
 	}
 	s.blobs, s.links = opts.Blobs, opts.Links
+	s.sessionKey = opts.SessionKey
+	s.maxUpload = opts.MaxUploadBytes
+	if s.maxUpload <= 0 {
+		s.maxUpload = DefaultMaxUploadBytes
+	}
 	s.docsWake = make(chan struct{}, 1)
 	s.registryRetries = opts.RegistryRetries
 	if s.registryRetries == nil {

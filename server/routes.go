@@ -32,4 +32,6 @@ func (s *Server) routes() {
 	route("PATCH", "/applications/:id", s.updateApplication, onboarding.ScopeApplicationsWrite)
 	route("GET", "/applications/:id/fields", s.fieldCatalog, onboarding.ScopeApplicationsRead)
 	route("POST", "/applications/:id/pre-auth", s.refreshPreAuth, onboarding.ScopeApplicationsCreate)
+
+	s.formRoutes()
 }

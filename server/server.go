@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,12 @@ type Options struct {
 	Burst         int
 	MaxJSONBytes  int64            // default 1 MiB
 	Now           func() time.Time // default time.Now
+	// MaxUploadBytes bounds one document upload of the applicant's form
+	// (DESIGN §5.9); default 25 MiB.
+	MaxUploadBytes int64
+	// PublicURL is the base URL applicants reach the server at; form
+	// cookies are Secure when it is https.
+	PublicURL string
 }
 
 // Server serves the API.
@@ -39,6 +46,10 @@ type Server struct {
 	limit   *limiter
 	maxJSON int64
 	now     func() time.Time
+
+	maxUpload    int64
+	secureCookie bool
+	pages        *pages // the applicant form's parsed templates
 
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
 }
@@ -55,6 +66,12 @@ func New(opts Options) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.maxUpload = opts.MaxUploadBytes
+	if s.maxUpload <= 0 {
+		s.maxUpload = onboarding.DefaultMaxUploadBytes
+	}
+	s.secureCookie = strings.HasPrefix(opts.PublicURL, "https://")
+	s.pages = mustParsePages()
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
