@@ -22,6 +22,9 @@ type Actor struct {
 const (
 	ActorAPIKey = "api_key"
 	ActorSystem = "system"
+	// ActorParticipant is an applicant at the form: ID is the
+	// participant's id, Name their e-mail address.
+	ActorParticipant = "participant"
 )
 
 // Actions recorded in the activity log.
@@ -34,6 +37,25 @@ const (
 	// ActionRegistryPartiesUnavailable: the company was verified, but its
 	// officers and owners could not be fetched to pre-populate people.
 	ActionRegistryPartiesUnavailable = "registry.parties_unavailable"
+
+	// The applicant's form.
+	ActionOpened           = "application.opened"
+	ActionPreAuthUsed      = "pre_auth.used"
+	ActionVerificationSent = "verification.sent"
+	ActionVerified         = "participant.verified"
+	ActionFormSaved        = "form.saved"
+	ActionCompanySelected  = "company.selected"
+	ActionPersonSaved      = "person.saved"
+	ActionPersonRemoved    = "person.removed"
+	ActionEntitySaved      = "entity.saved"
+	ActionEntityRemoved    = "entity.removed"
+	ActionOwnershipSaved   = "ownership.saved"
+	ActionOwnershipRemoved = "ownership.removed"
+	ActionDocumentUploaded = "document.uploaded"
+	ActionDocumentRejected = "document.rejected"
+	ActionInvited          = "collaborator.invited"
+	ActionUninvited        = "collaborator.removed"
+	ActionSubmitted        = "application.submitted"
 )
 
 func keyActor(k *APIKey) Actor {

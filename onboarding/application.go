@@ -138,7 +138,10 @@ type Person struct {
 	DateOfBirth string // YYYY-MM-DD, or YYYY-MM when the registry gives only month and year
 	Nationality string
 	HomeAddress *Address
-	Documents   map[string]Document
+	// Fields holds the values of a form's other person-scoped fields
+	// (a form file may define more than the standard six).
+	Fields    map[string]json.RawMessage `json:",omitempty"`
+	Documents map[string]Document
 }
 
 // Entity is a related legal entity (spec 2.2).

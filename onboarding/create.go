@@ -215,34 +215,9 @@ func (s *Service) newApplication(org *Organization, cfg *Configuration, country,
 			Meta:   Meta{PrimaryContact: &Contact{Name: name, Email: email}},
 		},
 	}
-	if RegistryEligible(cfg, country, number) {
-		app.RegistryDocumentsStatus = RegistryDocumentsPending
+	if err := s.applyCompany(app, cfg, number, companyName, check, func() (string, error) { return newUUID(s.random) }, now); err != nil {
+		return nil, "", err
 	}
-	prefill := map[string]any{"company_country": country}
-	if number != "" {
-		prefill["company_number"] = number
-		prefill["company_name"] = companyName
-	}
-	if check != nil {
-		company := &check.company
-		if err := applyParties(&app.Data, check.parties, func() (string, error) { return newUUID(s.random) }); err != nil {
-			return nil, "", err
-		}
-		app.RegistryNumber = company.Number
-		prefill["company_number"] = company.Number
-		prefill["company_name"] = company.Name
-		if company.Type != "" {
-			prefill["company_type"] = company.Type
-		}
-		if company.IncorporationDate != "" {
-			prefill["incorporation_date"] = company.IncorporationDate
-		}
-		if company.RegisteredAddress != nil {
-			prefill["registered_address"] = company.RegisteredAddress
-		}
-		app.Data.Meta.RegistrySources = []string{company.Source}
-	}
-	s.prefill(cfg.Form, app.Data.Fields, prefill, now)
 	return app, code, nil
 }
 

@@ -37,6 +37,8 @@ type Error struct {
 	SuggestedName string
 	// Retryable is true when the same request may succeed later.
 	Retryable bool
+	// Items lists what a refused submission lacks, for the applicant.
+	Items []string
 }
 
 // Error returns the message the API sends.

@@ -1,0 +1,446 @@
+package onboarding
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The applicant's access to the form (DESIGN §5.5): a participant opens
+// their link, proves control of their e-mail address with a 6-digit code (or
+// skips that with the partner's pre-auth code) and then holds a session: a
+// token the server keeps in an HttpOnly cookie. The token is signed with the
+// session key, so sessions need no storage; a participant's sessions all
+// end when their SessionEpoch moves on (removal, or a later verification).
+
+// Limits of applicant access.
+const (
+	// SessionTTL is how long a form session lasts without use; every
+	// visit renews it.
+	SessionTTL = 12 * time.Hour
+	// sessionRenewAfter is how old a session may get before a visit
+	// issues a fresh token, so that not every request sets a cookie.
+	sessionRenewAfter = 10 * time.Minute
+	// VerifyCodeTTL is the lifetime of an e-mail verification code.
+	VerifyCodeTTL = 10 * time.Minute
+	// VerifyCodeAttempts is how many wrong codes end a verification code.
+	VerifyCodeAttempts = 5
+	// verifyResendAfter paces sending codes to one participant.
+	verifyResendAfter = 30 * time.Second
+	verifyCodeDigits  = 6
+	minSessionKey     = 32
+)
+
+// Errors of applicant access, shown on the form's pages.
+var (
+	ErrFormNotFound      = &Error{Kind: KindNotFound, Message: "This link is not valid. Check that you copied the whole link from the e-mail."}
+	ErrFormUnavailable   = &Error{Kind: KindUnavailable, Message: "The form is not available at the moment. Try again later."}
+	ErrNotSignedIn       = &Error{Kind: KindUnauthorized, Message: "Your session has ended. Confirm your e-mail address to continue."}
+	ErrCSRF              = &Error{Kind: KindForbidden, Message: "This page has expired. Go back, reload the page and try again."}
+	ErrNoCodeSent        = &Error{Kind: KindInvalid, Message: "Send yourself a code first."}
+	ErrCodeExpired       = &Error{Kind: KindInvalid, Message: "The code has expired. Send a new code."}
+	ErrCodeExhausted     = &Error{Kind: KindInvalid, Message: "Too many wrong codes. Send a new code."}
+	ErrCodeFormat        = &Error{Kind: KindInvalid, Message: "Enter the 6-digit code from the e-mail."}
+	ErrCodeSendFailed    = &Error{Kind: KindUnavailable, Message: "We could not send the e-mail. Try again in a few minutes."}
+	ErrApplicationFrozen = &Error{Kind: KindConflict, Message: "This application has been submitted and can no longer be changed."}
+)
+
+// ErrCodeWrong is the error for a wrong verification code, saying how many
+// attempts are left.
+func ErrCodeWrong(left int) *Error {
+	if left == 1 {
+		return Errorf(KindInvalid, "That code is not right. You have 1 more try.")
+	}
+	return Errorf(KindInvalid, "That code is not right. You have %d more tries.", left)
+}
+
+// ErrCodeResendTooSoon is the error for asking for another code too soon.
+func ErrCodeResendTooSoon(wait time.Duration) *Error {
+	return Errorf(KindRateLimited, "A code was sent moments ago. Wait %d seconds before asking for another.", int(wait.Seconds()+0.999))
+}
+
+// Visitor is someone at a participant's link: the application, the
+// participant whose link it is, and whether they are signed in.
+type Visitor struct {
+	App         *Application
+	Participant *Participant
+	Org         *Organization
+	Config      *Configuration
+	// SignedIn is true when the visitor verified their e-mail address or
+	// used a valid pre-auth code in this session.
+	SignedIn bool
+	// Session is a new session token to hand to the browser; empty when
+	// the browser's token stays valid.
+	Session string
+	// CSRF is the token every form post of this session must carry.
+	CSRF string
+
+	nonce string
+}
+
+// Form returns the form of the visitor's application.
+func (v *Visitor) Form() *Form { return v.Config.Form }
+
+// OrgName is the organization's display name.
+func (v *Visitor) OrgName() string {
+	if v.Org.Name != "" {
+		return v.Org.Name
+	}
+	return v.Org.ID
+}
+
+// Primary reports whether the visitor is the application's primary participant.
+func (v *Visitor) Primary() bool { return v.Participant.Role == RolePrimary }
+
+// Writable reports whether the applicant may still change the application.
+func (v *Visitor) Writable() bool { return v.App.Status.Writable() }
+
+// session is the content of a session token.
+type session struct {
+	appID, participantID string // participantID is "-" before sign-in
+	epoch                int
+	expires              time.Time
+	issued               time.Time
+	nonce                string
+}
+
+// Visit identifies who is at the link slug: host is the Host the request
+// came to (an organization's custom domain serves only its applications),
+// authCode the link's auth_code query parameter, token the session token
+// the browser holds. A valid pre-auth code signs the participant in; an
+// expired or unknown one is ignored, so the visitor verifies by e-mail. The
+// first signed-in visit moves a created or sent application to in_progress.
+func (s *Service) Visit(ctx context.Context, host, slug, authCode, token string) (*Visitor, error) {
+	if len(s.sessionKey) < minSessionKey {
+		return nil, ErrFormUnavailable
+	}
+	app, p, err := s.participantBySlug(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	org := s.orgs[app.OrgID]
+	cfg := s.configs[app.ConfigID]
+	if org == nil || cfg == nil {
+		return nil, fmt.Errorf("application %s: unknown organization or configuration", app.ID)
+	}
+	if h := strings.ToLower(stripPort(host)); h != "" {
+		for _, o := range s.orgs {
+			if o.CustomDomainActive && strings.EqualFold(o.CustomDomain, h) && o.ID != org.ID {
+				return nil, ErrFormNotFound
+			}
+		}
+	}
+	v := &Visitor{App: app, Participant: p, Org: org, Config: cfg}
+	now := s.now().UTC()
+	sess, ok := s.parseSession(token, now)
+	switch {
+	case authCode != "" && s.preAuthValid(p, authCode, now):
+		if err := s.signIn(ctx, v, now, ActionPreAuthUsed); err != nil {
+			return nil, err
+		}
+		return v, nil
+	case ok && sess.appID == app.ID && sess.participantID == p.ID && sess.epoch == p.SessionEpoch:
+		v.SignedIn = true
+		v.nonce = sess.nonce
+		if now.Sub(sess.issued) > sessionRenewAfter {
+			v.Session = s.signSession(session{appID: app.ID, participantID: p.ID, epoch: p.SessionEpoch, nonce: sess.nonce, issued: now, expires: now.Add(SessionTTL)})
+		}
+		v.CSRF = s.csrfToken(v.nonce)
+		if app.Status == StatusCreated || app.Status == StatusSent {
+			// Signed in before the status could move (a crash between the
+			// two); move it now.
+			return v, s.markOpened(ctx, v, now)
+		}
+		return v, nil
+	case ok && sess.appID == app.ID && sess.participantID == "-":
+		v.nonce = sess.nonce
+	default:
+		nonce, err := randomToken(s.random, 16)
+		if err != nil {
+			return nil, err
+		}
+		v.nonce = nonce
+		v.Session = s.signSession(session{appID: app.ID, participantID: "-", nonce: nonce, issued: now, expires: now.Add(SessionTTL)})
+	}
+	v.CSRF = s.csrfToken(v.nonce)
+	return v, nil
+}
+
+// CheckCSRF reports whether token is the visitor's CSRF token.
+func (s *Service) CheckCSRF(v *Visitor, token string) bool {
+	return v.CSRF != "" && subtle.ConstantTimeCompare([]byte(v.CSRF), []byte(token)) == 1
+}
+
+// participantBySlug loads the application and participant of a link slug.
+func (s *Service) participantBySlug(ctx context.Context, slug string) (*Application, *Participant, error) {
+	if len(slug) < 16 || len(slug) > 64 {
+		return nil, nil, ErrFormNotFound
+	}
+	app, err := s.store.ApplicationBySlug(ctx, slug)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil, ErrFormNotFound
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("load application by link: %w", err)
+	}
+	for i := range app.Participants {
+		if app.Participants[i].LinkSlug == slug {
+			return app, &app.Participants[i], nil
+		}
+	}
+	return nil, nil, ErrFormNotFound
+}
+
+func (s *Service) preAuthValid(p *Participant, code string, now time.Time) bool {
+	return len(p.PreAuthHash) > 0 && now.Before(p.PreAuthExpires) &&
+		subtle.ConstantTimeCompare(p.PreAuthHash, hashSecret(code)) == 1
+}
+
+// signIn starts a signed-in session for v's participant and records the
+// first open of the form.
+func (s *Service) signIn(ctx context.Context, v *Visitor, now time.Time, how string) error {
+	nonce, err := randomToken(s.random, 16)
+	if err != nil {
+		return err
+	}
+	v.SignedIn = true
+	v.nonce = nonce
+	v.CSRF = s.csrfToken(nonce)
+	v.Session = s.signSession(session{appID: v.App.ID, participantID: v.Participant.ID, epoch: v.Participant.SessionEpoch, nonce: nonce, issued: now, expires: now.Add(SessionTTL)})
+	var log []Activity
+	if how != "" {
+		log = append(log, Activity{At: now, Action: how, Actor: participantActor(v.Participant)})
+	}
+	if len(log) == 0 && v.Participant.OpenedAt != nil && v.App.Status != StatusCreated && v.App.Status != StatusSent {
+		return nil
+	}
+	return s.markOpened(ctx, v, now, log...)
+}
+
+// markOpened records the participant's first open and moves a created or
+// sent application to in_progress (spec §3), once.
+func (s *Service) markOpened(ctx context.Context, v *Visitor, now time.Time, extra ...Activity) error {
+	pid := v.Participant.ID
+	app, err := s.store.UpdateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+		p := a.participant(pid)
+		if p == nil {
+			return nil, ErrFormNotFound
+		}
+		log := extra
+		if p.OpenedAt == nil {
+			p.OpenedAt = &now
+		}
+		if a.Status == StatusCreated || a.Status == StatusSent {
+			a.Status = StatusInProgress
+			a.UpdatedAt = now
+			log = append(log, Activity{At: now, Action: ActionOpened, Actor: participantActor(p)})
+		}
+		return log, nil
+	})
+	if err != nil {
+		return s.formError("record form opened", err)
+	}
+	v.refresh(app)
+	return nil
+}
+
+// refresh points v at a newer copy of its application.
+func (v *Visitor) refresh(app *Application) {
+	if p := app.participant(v.Participant.ID); p != nil {
+		v.App, v.Participant = app, p
+	}
+}
+
+// participant returns the participant with id, or nil.
+func (a *Application) participant(id string) *Participant {
+	for i := range a.Participants {
+		if a.Participants[i].ID == id {
+			return &a.Participants[i]
+		}
+	}
+	return nil
+}
+
+// SendVerificationCode e-mails the visitor a new 6-digit code, replacing
+// any earlier one.
+func (s *Service) SendVerificationCode(ctx context.Context, v *Visitor) error {
+	now := s.now().UTC()
+	if wait := v.Participant.VerifyCodeSentAt.Add(verifyResendAfter).Sub(now); wait > 0 {
+		return ErrCodeResendTooSoon(wait)
+	}
+	if s.mailer == nil {
+		return ErrCodeSendFailed
+	}
+	code, err := randomString(s.random, verifyCodeDigits, "0123456789")
+	if err != nil {
+		return err
+	}
+	pid := v.Participant.ID
+	hash := s.codeHash(pid, code)
+	app, err := s.store.UpdateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+		p := a.participant(pid)
+		if p == nil {
+			return nil, ErrFormNotFound
+		}
+		if wait := p.VerifyCodeSentAt.Add(verifyResendAfter).Sub(now); wait > 0 {
+			return nil, ErrCodeResendTooSoon(wait)
+		}
+		p.VerifyCodeHash, p.VerifyCodeExpires, p.VerifyAttempts, p.VerifyCodeSentAt = hash, now.Add(VerifyCodeTTL), 0, now
+		return []Activity{{At: now, Action: ActionVerificationSent, Actor: participantActor(p)}}, nil
+	})
+	if err != nil {
+		return s.formError("store verification code", err)
+	}
+	v.refresh(app)
+	if err := s.mailer.Send(context.WithoutCancel(ctx), verificationMessage(v, code)); err != nil {
+		s.log.Warn("verification email failed", "application_id", v.App.ID, "err", err)
+		return ErrCodeSendFailed
+	}
+	return nil
+}
+
+// VerifyCode checks a verification code; the right one signs the visitor in.
+func (s *Service) VerifyCode(ctx context.Context, v *Visitor, code string) error {
+	code = strings.Join(strings.Fields(code), "")
+	if len(code) != verifyCodeDigits || strings.Trim(code, "0123456789") != "" {
+		return ErrCodeFormat
+	}
+	now := s.now().UTC()
+	pid := v.Participant.ID
+	hash := s.codeHash(pid, code)
+	var wrong *Error
+	app, err := s.store.UpdateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+		wrong = nil
+		p := a.participant(pid)
+		switch {
+		case p == nil:
+			return nil, ErrFormNotFound
+		case len(p.VerifyCodeHash) == 0:
+			return nil, ErrNoCodeSent
+		case p.VerifyAttempts >= VerifyCodeAttempts:
+			return nil, ErrCodeExhausted
+		case !now.Before(p.VerifyCodeExpires):
+			return nil, ErrCodeExpired
+		}
+		if !hmac.Equal(p.VerifyCodeHash, hash) {
+			// The wrong attempt is counted (committed) and then reported.
+			p.VerifyAttempts++
+			if left := VerifyCodeAttempts - p.VerifyAttempts; left > 0 {
+				wrong = ErrCodeWrong(left)
+			} else {
+				wrong = ErrCodeExhausted
+			}
+			return nil, nil
+		}
+		p.Verified = true
+		p.VerifyCodeHash, p.VerifyAttempts = nil, 0
+		// Sessions started before this verification (on another device,
+		// say, by someone else) end now.
+		p.SessionEpoch++
+		return []Activity{{At: now, Action: ActionVerified, Actor: participantActor(p)}}, nil
+	})
+	if err != nil {
+		return s.formError("verify code", err)
+	}
+	v.refresh(app)
+	if wrong != nil {
+		return wrong
+	}
+	return s.signIn(ctx, v, now, "")
+}
+
+// codeHash binds a verification code to its participant with the session
+// key, so that a copy of the store does not reveal codes by brute force.
+func (s *Service) codeHash(participantID, code string) []byte {
+	m := hmac.New(sha256.New, s.sessionKey)
+	m.Write([]byte("verify\x00" + participantID + "\x00" + code))
+	return m.Sum(nil)
+}
+
+func (s *Service) csrfToken(nonce string) string {
+	m := hmac.New(sha256.New, s.sessionKey)
+	m.Write([]byte("csrf\x00" + nonce))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+}
+
+// signSession encodes a session token: its fields joined by '.', then the
+// HMAC-SHA256 of them under the session key.
+func (s *Service) signSession(ss session) string {
+	payload := strings.Join([]string{"s1", ss.appID, ss.participantID, strconv.Itoa(ss.epoch),
+		strconv.FormatInt(ss.issued.Unix(), 10), strconv.FormatInt(ss.expires.Unix(), 10), ss.nonce}, ".")
+	m := hmac.New(sha256.New, s.sessionKey)
+	m.Write([]byte(payload))
+	return payload + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// parseSession checks a session token's signature and expiry.
+func (s *Service) parseSession(token string, now time.Time) (session, bool) {
+	if token == "" || len(token) > 512 {
+		return session{}, false
+	}
+	i := strings.LastIndexByte(token, '.')
+	if i < 0 {
+		return session{}, false
+	}
+	payload, sig := token[:i], token[i+1:]
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		return session{}, false
+	}
+	m := hmac.New(sha256.New, s.sessionKey)
+	m.Write([]byte(payload))
+	if !hmac.Equal(got, m.Sum(nil)) {
+		return session{}, false
+	}
+	parts := strings.Split(payload, ".")
+	if len(parts) != 7 || parts[0] != "s1" {
+		return session{}, false
+	}
+	epoch, err1 := strconv.Atoi(parts[3])
+	issued, err2 := strconv.ParseInt(parts[4], 10, 64)
+	expires, err3 := strconv.ParseInt(parts[5], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || !now.Before(time.Unix(expires, 0)) {
+		return session{}, false
+	}
+	return session{appID: parts[1], participantID: parts[2], epoch: epoch,
+		issued: time.Unix(issued, 0), expires: time.Unix(expires, 0), nonce: parts[6]}, true
+}
+
+// formError passes domain errors through and wraps the others.
+func (s *Service) formError(what string, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return ErrFormNotFound
+	}
+	if AsError(err) != nil {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func verificationMessage(v *Visitor, code string) Message {
+	org := v.OrgName()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Your code to open the %s onboarding form is:\n\n    %s\n\n", org, code)
+	fmt.Fprintf(&b, "Enter it on the page where you asked for it. It expires in %d minutes.\n\n", int(VerifyCodeTTL.Minutes()))
+	b.WriteString("If you did not ask for a code, you can ignore this e-mail: nobody can open the form without it.\n")
+	return Message{To: v.Participant.Email, ToName: v.Participant.Name, Subject: code + " is your " + org + " verification code", Text: b.String()}
+}
+
+func participantActor(p *Participant) Actor {
+	return Actor{Type: ActorParticipant, ID: p.ID, Name: p.Email}
+}
+
+// stripPort returns host without a :port suffix.
+func stripPort(host string) string {
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
+		return host[:i]
+	}
+	return host
+}

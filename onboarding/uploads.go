@@ -1,0 +1,202 @@
+package onboarding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Errors of document uploads, shown to the applicant.
+var (
+	ErrNoSuchDocument = &Error{Kind: KindNotFound, Message: "This document is not part of the form."}
+	ErrNoFileChosen   = &Error{Kind: KindInvalid, Message: "Choose a file to upload."}
+)
+
+// ErrUploadTooLarge is the 413 for an upload over the server's limit.
+func ErrUploadTooLarge(limit int64) *Error {
+	return Errorf(KindTooLarge, "The file is larger than %s. Upload a smaller file.", uploadSizeText(limit))
+}
+
+// MaxUploadBytes is the server's limit on one uploaded file.
+func (s *Service) MaxUploadBytes() int64 { return s.maxUpload }
+
+// Upload is one file the applicant sends for a document field.
+type Upload struct {
+	FieldID  string
+	PersonID string // the person a person-scoped document belongs to
+	FileName string // as the browser named it
+	Type     string // Content-Type the browser declared; not trusted
+	Body     io.Reader
+}
+
+// DocumentSlot says where a document field's document is kept, checking
+// that the field is a document field of the visitor's form and that a
+// person-scoped field names a person of the application.
+func (v *Visitor) documentSlot(fieldID, personID string) (*Field, error) {
+	f, ok := v.Form().Field(fieldID)
+	if !ok || f.Type != TypeDocument {
+		return nil, ErrNoSuchDocument
+	}
+	if f.PersonScoped != (personID != "") {
+		return nil, ErrNoSuchDocument
+	}
+	if personID != "" && findPerson(v.App.Data.People, personID) == nil {
+		return nil, ErrPersonNotFound
+	}
+	return f, nil
+}
+
+// UploadDocument stores a file for a document field, validates it (DESIGN
+// §5.6) and records it as accepted or, with the reason, rejected. The file
+// replaces the field's earlier document. A file over the server's limit is
+// ErrUploadTooLarge and leaves nothing behind.
+func (s *Service) UploadDocument(ctx context.Context, v *Visitor, up Upload) (*Document, error) {
+	if err := editable(v); err != nil {
+		return nil, err
+	}
+	f, err := v.documentSlot(up.FieldID, up.PersonID)
+	if err != nil {
+		return nil, err
+	}
+	if s.blobs == nil {
+		return nil, ErrFormUnavailable
+	}
+	blobID, size, err := s.blobs.Put(ctx, up.Body, s.maxUpload)
+	if errors.Is(err, ErrFileTooLarge) {
+		return nil, ErrUploadTooLarge(s.maxUpload)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store upload: %w", err)
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			s.deleteBlobs([]string{blobID})
+		}
+	}()
+	file, err := s.blobs.Open(blobID)
+	if err != nil {
+		return nil, fmt.Errorf("open upload: %w", err)
+	}
+	verdict := checkDocument(f, file, size, up.Type, s.maxUpload)
+	file.Close()
+
+	now := s.now().UTC()
+	fileID, err := newUUID(s.random)
+	if err != nil {
+		return nil, err
+	}
+	doc := Document{
+		FileID: fileID, FileName: cleanFileName(up.FileName, verdict.FileType), FileType: verdict.FileType,
+		UploadedAt: now, BlobID: blobID, Size: size,
+	}
+	action := ActionDocumentUploaded
+	if verdict.Reject != "" {
+		doc.Status, doc.RejectReason = DocumentRejected, verdict.Reject
+		action = ActionDocumentRejected
+	} else {
+		doc.Status, doc.AcceptanceReason = DocumentAccepted, verdict.Reason
+	}
+	var replaced string
+	err = s.changeForm(ctx, v, now, func(a *Application) (Activity, error) {
+		docs := &a.Data.Documents
+		if up.PersonID != "" {
+			p := findPerson(a.Data.People, up.PersonID)
+			if p == nil {
+				return Activity{}, ErrPersonNotFound
+			}
+			docs = &p.Documents
+		}
+		if *docs == nil {
+			*docs = map[string]Document{}
+		}
+		replaced = (*docs)[up.FieldID].BlobID
+		(*docs)[up.FieldID] = doc
+		detail := up.FieldID
+		if up.PersonID != "" {
+			detail += " for person " + up.PersonID
+		}
+		if doc.RejectReason != "" {
+			detail += ": " + doc.RejectReason
+		}
+		return Activity{Action: action, Detail: detail}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	keep = true
+	if replaced != "" {
+		s.deleteBlobs([]string{replaced})
+	}
+	return &doc, nil
+}
+
+// cleanFileName keeps the base name of what the browser sent, without
+// control characters, at most 200 bytes; a missing name gets one from the
+// type.
+func cleanFileName(name, fileType string) string {
+	name = strings.ReplaceAll(name, "\\", "/")
+	name = path.Base(strings.TrimSpace(name))
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, name)
+	if name == "." || name == "/" || name == ".." {
+		name = ""
+	}
+	if len(name) > 200 {
+		name = strings.ToValidUTF8(name[:200], "")
+	}
+	if name == "" {
+		name = "document"
+		switch fileType {
+		case "application/pdf":
+			name += ".pdf"
+		case "image/png":
+			name += ".png"
+		case "image/jpeg":
+			name += ".jpg"
+		case "image/heic", "image/heif":
+			name += ".heic"
+		}
+	}
+	return name
+}
+
+// DocumentDownloadPath returns a short-lived signed path (relative to the
+// server) for the applicant to view their own upload, or "" when there is
+// no file.
+func (s *Service) DocumentDownloadPath(d *Document) string {
+	if s.links == nil || d.BlobID == "" {
+		return ""
+	}
+	return s.links.SignedPath(d.BlobID, Download{FileName: d.FileName, ContentType: d.FileType}, applicantLinkTTL)
+}
+
+// applicantLinkTTL is how long the form's links to the applicant's own
+// files work.
+const applicantLinkTTL = 10 * time.Minute
+
+// uploadSizeText writes a size for people: 25 MB, 2.5 MB, 500 KB.
+func uploadSizeText(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return trimPointZero(float64(n)/(1<<20)) + " MB"
+	case n >= 1<<10:
+		return trimPointZero(float64(n)/(1<<10)) + " KB"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func trimPointZero(f float64) string {
+	s := fmt.Sprintf("%.1f", f)
+	return strings.TrimSuffix(s, ".0")
+}
