@@ -15,10 +15,11 @@ import (
 	"onboard/onboarding"
 )
 
-// The admin socket serves operator commands (keys create/list/revoke) to the
-// CLI while `serve` holds the data directory. It is a unix socket with mode
-// 0600 in the data directory, so only the operator's account can reach it;
-// its requests run the same Service code as the CLI's direct path.
+// The admin socket serves operator commands (keys create/list/revoke, docs
+// force/skip) to the CLI while `serve` holds the data directory. It is a
+// unix socket with mode 0600 in the data directory, so only the operator's
+// account can reach it; its requests run the same Service code as the CLI's
+// direct path.
 
 // AdminKey is an API key as the admin socket and the CLI show it: never the
 // secret or its hash.
@@ -103,9 +104,61 @@ func (a KeyAdmin) RevokeKey(ctx context.Context, clientID string) (AdminKey, err
 	return AdminKeyOf(k), nil
 }
 
+// Actions of a document override on the admin socket.
+const (
+	AdminActionForce = "force"
+	AdminActionSkip  = "skip"
+)
+
+// AdminDocumentOverride is the body of a document force or skip on the
+// admin socket (onboard docs force|skip).
+type AdminDocumentOverride struct {
+	AppID    string `json:"app"`
+	FieldID  string `json:"field"`
+	PersonID string `json:"person,omitempty"`
+	Reason   string `json:"reason"`
+	Action   string `json:"action"` // AdminActionForce or AdminActionSkip
+}
+
+// AdminDocument is a document as an override left it.
+type AdminDocument struct {
+	FileID             string     `json:"file_id"`
+	FileName           string     `json:"file_name,omitempty"`
+	Status             string     `json:"status"`
+	UserOverrideReason string     `json:"user_override_reason"`
+	OverriddenAt       *time.Time `json:"overridden_at"`
+}
+
+// DocAdmin runs the document override commands on a Service, for the admin
+// socket and for the CLI's direct path alike.
+type DocAdmin struct{ Service *onboarding.Service }
+
+// OverrideDocument forces or skips a document requirement.
+func (a DocAdmin) OverrideDocument(ctx context.Context, req AdminDocumentOverride) (AdminDocument, error) {
+	var skip bool
+	switch req.Action {
+	case AdminActionForce:
+	case AdminActionSkip:
+		skip = true
+	default:
+		return AdminDocument{}, onboarding.Errorf(onboarding.KindInvalid, "Invalid action '%s': use force or skip", req.Action)
+	}
+	d, err := a.Service.OverrideDocument(ctx, onboarding.DocumentOverride{
+		AppID: req.AppID, FieldID: req.FieldID, PersonID: req.PersonID, Reason: req.Reason, Skip: skip,
+	})
+	if err != nil {
+		return AdminDocument{}, err
+	}
+	return AdminDocument{
+		FileID: d.FileID, FileName: d.FileName, Status: d.Status,
+		UserOverrideReason: d.UserOverrideReason, OverriddenAt: d.OverriddenAt,
+	}, nil
+}
+
 // AdminHandler returns the admin socket's handler.
 func (s *Server) AdminHandler() http.Handler {
 	admin := KeyAdmin{s.svc}
+	docs := DocAdmin{s.svc}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /keys", func(w http.ResponseWriter, r *http.Request) {
 		var req AdminCreateKey
@@ -123,6 +176,15 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("POST /keys/{id}/revoke", func(w http.ResponseWriter, r *http.Request) {
 		k, err := admin.RevokeKey(r.Context(), r.PathValue("id"))
 		s.adminReply(w, http.StatusOK, k, err)
+	})
+	mux.HandleFunc("POST /docs/override", func(w http.ResponseWriter, r *http.Request) {
+		var req AdminDocumentOverride
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
+			s.adminError(w, onboarding.ErrInvalidJSON)
+			return
+		}
+		d, err := docs.OverrideDocument(r.Context(), req)
+		s.adminReply(w, http.StatusOK, d, err)
 	})
 	return mux
 }
@@ -189,6 +251,14 @@ func (c *AdminClient) ListKeys(ctx context.Context, org string) ([]AdminKey, err
 func (c *AdminClient) RevokeKey(ctx context.Context, clientID string) (AdminKey, error) {
 	var out AdminKey
 	err := c.do(ctx, http.MethodPost, "/keys/"+url.PathEscape(clientID)+"/revoke", nil, &out)
+	return out, err
+}
+
+// OverrideDocument forces or skips a document requirement through the
+// running server.
+func (c *AdminClient) OverrideDocument(ctx context.Context, req AdminDocumentOverride) (AdminDocument, error) {
+	var out AdminDocument
+	err := c.do(ctx, http.MethodPost, "/docs/override", req, &out)
 	return out, err
 }
 

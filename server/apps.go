@@ -62,7 +62,7 @@ func (s *Server) listApplications(c echo.Context) error {
 	}
 	out := listResponse{Applications: make([]applicationSummary, len(page.Applications)), HasMore: page.HasMore}
 	for i, app := range page.Applications {
-		out.Applications[i] = renderSummary(app)
+		out.Applications[i] = s.renderSummary(app)
 	}
 	if page.NextCursor != "" {
 		out.NextCursor = &page.NextCursor
@@ -77,6 +77,15 @@ func (s *Server) getApplication(c echo.Context) error {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, s.renderApplication(app))
+}
+
+// getDocument handles GET /api/external/applications/:id/documents/:docId (spec 4.7).
+func (s *Server) getDocument(c echo.Context) error {
+	doc, err := s.svc.GetDocument(c.Request().Context(), apiKey(c), c.Param("id"), c.Param("docId"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, documentLinkResponse{URL: doc.URL, FileName: doc.FileName, FileType: doc.FileType})
 }
 
 // updateApplication handles PATCH /api/external/applications/:id (spec 4.5).

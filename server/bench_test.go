@@ -121,3 +121,53 @@ func BenchmarkGetApplicationWithRegistryDocuments(b *testing.B) {
 	}
 	benchRequest(b, e, "GET", "/api/external/applications/"+id, "")
 }
+
+// benchDocuments are three company documents and two of the first person's
+// (one skipped, so four links are signed per read).
+func benchDocuments() []seedDoc {
+	pdf := bytes.Repeat([]byte("%PDF-1.4 "), 128)
+	return []seedDoc{
+		{owner: ownerCompany, field: "certificate_of_incorporation", content: pdf, doc: onboarding.Document{
+			FileName: "certificate.pdf", FileType: "application/pdf", UploadedAt: testNow,
+			Status: onboarding.DocumentAccepted, AcceptanceReason: onboarding.ReasonBaselinePassed}},
+		{owner: ownerCompany, field: "proof_of_address", content: pdf, doc: onboarding.Document{
+			FileName: "utility bill.pdf", FileType: "application/pdf", UploadedAt: testNow,
+			Status: onboarding.DocumentForced, UserOverrideReason: "Checked by phone", OverriddenAt: &testNow}},
+		{owner: ownerCompany, field: "bank_statement", content: pdf, doc: onboarding.Document{
+			FileName: "statement.pdf", FileType: "application/pdf", UploadedAt: testNow,
+			Status: onboarding.DocumentAccepted, AcceptanceReason: onboarding.ReasonValidationPassed}},
+		{owner: ownerPerson, index: 0, field: "person_id_document", content: pdf, doc: onboarding.Document{
+			FileName: "passport.pdf", FileType: "application/pdf", UploadedAt: testNow,
+			Status: onboarding.DocumentAccepted, AcceptanceReason: onboarding.ReasonBaselinePassed}},
+		{owner: ownerPerson, index: 0, field: "person_proof_of_address", doc: onboarding.Document{
+			UploadedAt: testNow, Status: onboarding.DocumentSkipped, UserOverrideReason: "Not required", OverriddenAt: &testNow}},
+	}
+}
+
+// BenchmarkGetApplicationWithDocuments reads an application with three
+// company documents and two person documents: each get signs four links.
+func BenchmarkGetApplicationWithDocuments(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	id := e.create(b, "acme", "")
+	e.seedDocuments(b, id, benchDocuments())
+	benchRequest(b, e, "GET", "/api/external/applications/"+id, "")
+}
+
+// BenchmarkListApplicationsWithDocuments lists 50 applications with the
+// documents of BenchmarkGetApplicationWithDocuments each.
+func BenchmarkListApplicationsWithDocuments(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	for i := 0; i < 50; i++ {
+		e.seedDocuments(b, e.create(b, "acme", ""), benchDocuments())
+	}
+	benchRequest(b, e, "GET", "/api/external/applications?limit=50", "")
+}
+
+// BenchmarkGetDocument signs a one-hour link to a person's document (the
+// search runs through the company documents first).
+func BenchmarkGetDocument(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	id := e.create(b, "acme", "")
+	docs := e.seedDocuments(b, id, benchDocuments())
+	benchRequest(b, e, "GET", "/api/external/applications/"+id+"/documents/"+docs[3].doc.FileID, "")
+}

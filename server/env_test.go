@@ -74,6 +74,7 @@ type envOptions struct {
 	mailer        onboarding.Mailer // nil: a recording mailbox
 	deterministic bool              // seeded randomness, for golden files
 	jobs          bool              // run the registry documents job
+	maxUpload     int64             // 0: the default 25 MiB
 }
 
 // env is the whole stack: real Badger in a temp dir, the fixture registry,
@@ -134,6 +135,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		Store: store, Registry: reg, Mailer: mailer, Organizations: testOrganizations(t),
 		PublicURL: "https://onboard.test", Now: clk.Now, Blobs: files, Links: signer,
 		RegistryRetries: []time.Duration{time.Millisecond},
+		SessionKey:      bytes.Repeat([]byte{9}, 32), MaxUploadBytes: opts.maxUpload,
 	}
 	if opts.deterministic {
 		o.Random = rand.NewChaCha8([32]byte{1, 2, 3})
@@ -145,7 +147,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if opts.maxJSON == 0 {
 		opts.maxJSON = 1 << 20
 	}
-	srv := New(Options{Service: svc, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now})
+	srv := New(Options{Service: svc, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
+		MaxUploadBytes: opts.maxUpload, PublicURL: "https://onboard.test"})
 	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files}
 	if opts.jobs {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -1,9 +1,356 @@
 package server
 
-// The applicant's form: server-rendered pages under /a/{link_slug}.
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"html/template"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"time"
 
-type pages struct{}
+	"github.com/labstack/echo/v4"
 
-func mustParsePages() *pages { return &pages{} }
+	"onboard/onboarding"
+)
 
-func (s *Server) formRoutes() {}
+// The applicant's form: server-rendered pages under /a/{link_slug}, with
+// their stylesheet and script embedded in the binary. Every page works
+// without JavaScript; form.js adds upload progress and inline checks.
+
+//go:embed templates/*.tmpl
+var templateFiles embed.FS
+
+//go:embed assets
+var assetFiles embed.FS
+
+const (
+	sessionCookie = "onboard_session"
+	// maxFormPost bounds a form post other than an upload.
+	maxFormPost = 256 << 10
+	visitorKey  = "visitor"
+)
+
+// pages holds one parsed template per page, each with the shared layout.
+type pages struct {
+	byName map[string]*template.Template
+}
+
+// pageNames are the page templates beside base.tmpl.
+var pageNames = [...]string{"verify", "overview", "stage", "company", "people", "person", "entity", "ownership", "documents", "collaborators", "review", "error"}
+
+func mustParsePages() *pages {
+	base := template.Must(template.New("base").ParseFS(templateFiles, "templates/base.tmpl"))
+	p := &pages{byName: make(map[string]*template.Template, len(pageNames))}
+	for _, name := range pageNames {
+		t := template.Must(template.Must(base.Clone()).ParseFS(templateFiles, "templates/"+name+".tmpl"))
+		p.byName[name] = t
+	}
+	return p
+}
+
+// formRoutes registers the applicant's form and its assets.
+func (s *Server) formRoutes() {
+	assets, err := fs.Sub(assetFiles, "assets")
+	if err != nil {
+		panic(err)
+	}
+	files := http.StripPrefix("/assets/", http.FileServerFS(assets))
+	s.e.GET("/assets/*", func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Cache-Control", "public, max-age=3600")
+		h.Set("X-Content-Type-Options", "nosniff")
+		files.ServeHTTP(c.Response(), c.Request())
+		return nil
+	})
+
+	open := []echo.MiddlewareFunc{s.visitor}
+	in := []echo.MiddlewareFunc{s.visitor, signedIn}
+	s.e.GET("/a/:slug", s.formHome, open...)
+	s.e.POST("/a/:slug/verify/send", s.sendCode, open...)
+	s.e.POST("/a/:slug/verify", s.verifyCode, open...)
+
+	s.e.GET("/a/:slug/company", s.companySearch, in...)
+	s.e.POST("/a/:slug/company", s.companyChoose, in...)
+	s.e.GET("/a/:slug/s/:stage", s.stagePage, in...)
+	s.e.POST("/a/:slug/s/:stage", s.stageSave, in...)
+	s.e.GET("/a/:slug/people/:id", s.personPage, in...)
+	s.e.POST("/a/:slug/people/:id", s.personSave, in...)
+	s.e.POST("/a/:slug/people/:id/remove", s.personRemove, in...)
+	s.e.GET("/a/:slug/entities/:id", s.entityPage, in...)
+	s.e.POST("/a/:slug/entities/:id", s.entitySave, in...)
+	s.e.POST("/a/:slug/entities/:id/remove", s.entityRemove, in...)
+	s.e.GET("/a/:slug/ownership/:id", s.ownershipPage, in...)
+	s.e.POST("/a/:slug/ownership/:id", s.ownershipSave, in...)
+	s.e.POST("/a/:slug/ownership/:id/remove", s.ownershipRemove, in...)
+	s.e.POST("/a/:slug/documents", s.uploadDocument, in...)
+	s.e.GET("/a/:slug/collaborators", s.collaboratorsPage, in...)
+	s.e.POST("/a/:slug/collaborators", s.collaboratorInvite, in...)
+	s.e.POST("/a/:slug/collaborators/:id/remove", s.collaboratorRemove, in...)
+	s.e.GET("/a/:slug/review", s.reviewPage, in...)
+	s.e.POST("/a/:slug/submit", s.submit, in...)
+}
+
+// visitor identifies who is at the link, keeps their session cookie,
+// checks the CSRF token of posts (uploads check theirs while reading the
+// body) and renders any error as a page.
+func (s *Server) visitor(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		formHeaders(c.Response().Header())
+		r := c.Request()
+		var token string
+		if ck, err := r.Cookie(sessionCookie); err == nil {
+			token = ck.Value
+		}
+		authCode := c.QueryParam("auth_code")
+		v, err := s.svc.Visit(r.Context(), r.Host, c.Param("slug"), authCode, token)
+		if err != nil {
+			return s.formFailure(c, nil, err)
+		}
+		if v.Session != "" {
+			c.SetCookie(&http.Cookie{
+				Name: sessionCookie, Value: v.Session, Path: "/a/" + v.Participant.LinkSlug,
+				MaxAge: int(onboarding.SessionTTL / time.Second), HttpOnly: true,
+				SameSite: http.SameSiteLaxMode, Secure: s.secureCookie || r.TLS != nil,
+			})
+		}
+		c.Set(visitorKey, v)
+		if authCode != "" && r.Method == http.MethodGet {
+			// The code has done its job: take it out of the address bar
+			// and the browser's history.
+			q := r.URL.Query()
+			q.Del("auth_code")
+			u := *r.URL
+			u.RawQuery = q.Encode()
+			return c.Redirect(http.StatusSeeOther, u.RequestURI())
+		}
+		if r.Method == http.MethodPost && !isMultipart(r) {
+			r.Body = http.MaxBytesReader(c.Response(), r.Body, maxFormPost)
+			if err := r.ParseForm(); err != nil {
+				return s.formFailure(c, v, onboarding.ErrCSRF)
+			}
+			if !s.svc.CheckCSRF(v, r.PostForm.Get("csrf")) {
+				return s.formFailure(c, v, onboarding.ErrCSRF)
+			}
+		}
+		if err := next(c); err != nil {
+			return s.formFailure(c, v, err)
+		}
+		return nil
+	}
+}
+
+// signedIn sends a visitor who has not verified to the start of the form.
+func signedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := visitorOf(c)
+		if !v.SignedIn {
+			if c.Request().Method == http.MethodGet {
+				return c.Redirect(http.StatusSeeOther, formBase(v))
+			}
+			return onboarding.ErrNotSignedIn
+		}
+		return next(c)
+	}
+}
+
+func isMultipart(r *http.Request) bool {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return mt == "multipart/form-data"
+}
+
+func visitorOf(c echo.Context) *onboarding.Visitor {
+	v, _ := c.Get(visitorKey).(*onboarding.Visitor)
+	return v
+}
+
+func formBase(v *onboarding.Visitor) string { return "/a/" + v.Participant.LinkSlug }
+
+// formHeaders are the security headers of every form page.
+func formHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+}
+
+// errorItem is one entry of a page's error summary.
+type errorItem struct {
+	Anchor  string // id of the control to fix; empty when none
+	Message string
+}
+
+// pageData is what every page template receives; each page uses the
+// members it needs.
+type pageData struct {
+	Title     string
+	OrgName   string
+	Company   string
+	Base      string
+	CSRF      string
+	SignedIn  bool
+	Email     string
+	Notice    string
+	Errors    []errorItem
+	Writable  bool
+	IsPrimary bool
+	Submitted bool
+
+	// error page
+	ErrorTitle, ErrorMessage string
+	// verify
+	CodeSent    bool
+	CodeError   string
+	MaskedEmail string
+	// overview
+	Tasks       []taskView
+	SubmittedAt string
+	// stage, person, entity, ownership, collaborators
+	Stage  onboarding.Stage
+	Fields []fieldView
+	Action string
+	IsNew  bool
+	// company search
+	RegistryName string
+	Query        string
+	Searched     bool
+	Matches      []onboarding.CompanyMatch
+	// people
+	People    []personCard
+	Entities  []entityCard
+	Ownership []ownershipCard
+	CanOwn    bool
+	Next      string
+	// person
+	PersonName   string
+	FromRegistry bool
+	Roles        []roleChoice
+	RolesError   string
+	// entity
+	EntityName string
+	// ownership
+	Direct, Nominee bool
+	// documents
+	Slots          []docSlot
+	MaxUpload      string
+	MaxUploadBytes int64
+	// collaborators
+	Participants []onboarding.Participant
+	InviteLink   string
+	// review
+	Missing  []missingView
+	Sections []summarySection
+}
+
+// newPage starts the data of a page for visitor v (nil before the
+// application is known).
+func (s *Server) newPage(v *onboarding.Visitor, title string) *pageData {
+	p := &pageData{Title: title, OrgName: "Company onboarding"}
+	if v == nil {
+		return p
+	}
+	p.OrgName = v.OrgName()
+	p.Company = v.App.CompanyName()
+	p.Base = formBase(v)
+	p.CSRF = v.CSRF
+	p.SignedIn = v.SignedIn
+	p.Email = v.Participant.Email
+	p.Writable = v.Writable()
+	p.IsPrimary = v.Primary()
+	p.Submitted = !v.Writable()
+	return p
+}
+
+// render writes a page.
+func (s *Server) render(c echo.Context, status int, name string, p *pageData) error {
+	t := s.pages.byName[name]
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "base", p); err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// formFailure renders an error as a page: the kind decides the status,
+// and unexpected errors are logged and shown without detail.
+func (s *Server) formFailure(c echo.Context, v *onboarding.Visitor, err error) error {
+	if c.Response().Committed {
+		return nil
+	}
+	e := toDomain(err)
+	status := statusOf(e.Kind)
+	if e.Kind == onboarding.KindInternal {
+		s.log.Error("form request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+	}
+	title := "Sorry, there is a problem"
+	msg := e.Message
+	switch {
+	case errors.Is(e, onboarding.ErrFormNotFound):
+		title = "This link does not work"
+	case e.Kind == onboarding.KindInternal:
+		msg = "Something went wrong on our side. Your saved answers are safe. Try again in a few minutes."
+	case status == http.StatusNotFound && e.Message == onboarding.ErrRouteNotFound.Message:
+		msg = "This page does not exist."
+	}
+	p := s.newPage(v, title)
+	p.ErrorTitle, p.ErrorMessage = title, msg
+	return s.render(c, status, "error", p)
+}
+
+// redirectWith sends the browser to path with a notice code that the page
+// turns into a fixed message.
+func redirectWith(c echo.Context, path, notice string) error {
+	if notice != "" {
+		path += "?done=" + url.QueryEscape(notice)
+	}
+	return c.Redirect(http.StatusSeeOther, path)
+}
+
+// notices are the fixed messages a redirect can ask a page to show.
+var notices = map[string]string{
+	"verified":  "Your e-mail address is confirmed.",
+	"saved":     "Your answers are saved. You can close this page and come back later with the link from your e-mail.",
+	"company":   "Your company has been found on the register. Check the details we filled in.",
+	"person":    "The person has been saved.",
+	"removed":   "Removed.",
+	"entity":    "The company has been saved.",
+	"ownership": "The ownership has been saved.",
+	"uploaded":  "The document has been uploaded.",
+	"rejected":  "The document was not accepted. See the reason below.",
+	"invited":   "The invitation has been sent.",
+	"submitted": "Your application has been submitted.",
+	"sent":      "We have sent you a new code.",
+}
+
+func notice(c echo.Context) string { return notices[c.QueryParam("done")] }
+
+// labelled names a control in error summaries, in page order.
+type labelled struct{ ID, Label string }
+
+// fieldErrors turns a validation error into per-control messages and the
+// page's error summary, in the order of controls.
+func fieldErrors(err error, controls []labelled) (map[string]string, []errorItem, bool) {
+	e := onboarding.AsError(err)
+	if e == nil || e.Kind != onboarding.KindInvalid || len(e.Details) == 0 {
+		return nil, nil, false
+	}
+	msgs := make(map[string]string, len(e.Details))
+	var items []errorItem
+	for _, ctl := range controls {
+		if reason, ok := e.Details[ctl.ID]; ok {
+			m := ctl.Label + " " + reason
+			msgs[ctl.ID] = m
+			items = append(items, errorItem{Anchor: ctl.ID, Message: m})
+		}
+	}
+	for id, reason := range e.Details {
+		if _, ok := msgs[id]; !ok {
+			msgs[id] = reason
+			items = append(items, errorItem{Message: reason})
+		}
+	}
+	return msgs, items, true
+}

@@ -81,9 +81,14 @@ type summaryContact struct {
 	Name  *string `json:"name"`
 }
 
+// summaryDocument is a document item of list applications (spec 2.5). The
+// list is flat, so PersonID or EntityID says whose document it is; both are
+// omitted for a company document.
 type summaryDocument struct {
 	ID                 string  `json:"id"`
 	FieldID            string  `json:"field_id"`
+	PersonID           string  `json:"person_id,omitempty"`
+	EntityID           string  `json:"entity_id,omitempty"`
 	FileName           string  `json:"file_name"`
 	Status             string  `json:"status"`
 	UserOverrideReason string  `json:"user_override_reason,omitempty"`
@@ -160,6 +165,14 @@ type documentResponse struct {
 	AcceptanceReason   string  `json:"acceptance_reason,omitempty"`
 	UserOverrideReason string  `json:"user_override_reason,omitempty"`
 	OverriddenAt       *string `json:"overridden_at,omitempty"`
+	DownloadURL        string  `json:"download_url,omitempty"`
+}
+
+// documentLinkResponse is the answer of get document (spec 4.7).
+type documentLinkResponse struct {
+	URL      string `json:"url"`
+	FileName string `json:"file_name"`
+	FileType string `json:"file_type"`
 }
 
 type metaResponse struct {

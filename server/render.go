@@ -8,20 +8,12 @@ import (
 	"onboard/onboarding"
 )
 
-// visibleDocument reports whether a document may appear in API payloads:
-// only accepted, forced and skipped ones do (spec §3).
-func visibleDocument(d onboarding.Document) bool {
-	switch d.Status {
-	case "accepted", "forced", "skipped":
-		return true
-	}
-	return false
-}
-
-func renderDocuments(docs map[string]onboarding.Document) map[string]documentResponse {
+// renderDocuments renders the visible documents of a company, person or
+// entity (spec 2.5), each with a fresh download_url when it has a file.
+func (s *Server) renderDocuments(docs map[string]onboarding.Document) map[string]documentResponse {
 	out := make(map[string]documentResponse, len(docs))
 	for id, d := range docs {
-		if !visibleDocument(d) {
+		if !d.Visible() {
 			continue
 		}
 		out[id] = documentResponse{
@@ -33,6 +25,7 @@ func renderDocuments(docs map[string]onboarding.Document) map[string]documentRes
 			AcceptanceReason:   d.AcceptanceReason,
 			UserOverrideReason: d.UserOverrideReason,
 			OverriddenAt:       optionalTimestamp(d.OverriddenAt),
+			DownloadURL:        s.svc.DocumentURL(&d, onboarding.DocumentLinkTTL),
 		}
 	}
 	return out
@@ -54,7 +47,7 @@ func (s *Server) renderApplication(app *onboarding.Application) applicationRespo
 			People:    make([]personResponse, 0, len(d.People)),
 			Entities:  make([]entityResponse, 0, len(d.Entities)),
 			Ownership: make([]ownershipResponse, 0, len(d.Ownership)),
-			Documents: renderDocuments(d.Documents),
+			Documents: s.renderDocuments(d.Documents),
 		},
 		Participants: make([]participantResponse, 0, len(app.Participants)),
 		CreatedAt:    timestamp(app.CreatedAt),
@@ -66,12 +59,12 @@ func (s *Server) renderApplication(app *onboarding.Application) applicationRespo
 		out.Data.People = append(out.Data.People, personResponse{
 			ID: p.ID, Source: p.Source, Roles: p.Roles, FullName: p.FullName, FirstName: p.FirstName,
 			LastName: p.LastName, Email: p.Email, PhoneNumber: p.PhoneNumber, DateOfBirth: p.DateOfBirth,
-			Nationality: p.Nationality, HomeAddress: p.HomeAddress, Documents: renderDocuments(p.Documents),
+			Nationality: p.Nationality, HomeAddress: p.HomeAddress, Documents: s.renderDocuments(p.Documents),
 		})
 	}
 	for _, e := range d.Entities {
 		out.Data.Entities = append(out.Data.Entities, entityResponse{
-			ID: e.ID, Source: e.Source, Name: e.Name, Type: e.Type, Country: e.Country, Documents: renderDocuments(e.Documents),
+			ID: e.ID, Source: e.Source, Name: e.Name, Type: e.Type, Country: e.Country, Documents: s.renderDocuments(e.Documents),
 		})
 	}
 	for _, o := range d.Ownership {
@@ -113,7 +106,10 @@ func (s *Server) renderApplication(app *onboarding.Application) applicationRespo
 	return out
 }
 
-func renderSummary(app *onboarding.Application) applicationSummary {
+// renderSummary renders a list item (spec 4.3). Its documents are one flat
+// list in a stable order: the company's documents by field id, then each
+// person's (in people order) by field id, then each entity's likewise.
+func (s *Server) renderSummary(app *onboarding.Application) applicationSummary {
 	sum := applicationSummary{
 		ID:          app.ID,
 		ConfigID:    app.ConfigID,
@@ -127,14 +123,37 @@ func renderSummary(app *onboarding.Application) applicationSummary {
 	if c := app.Data.Meta.PrimaryContact; c != nil {
 		sum.PrimaryContact = summaryContact{Email: optionalString(c.Email), Name: optionalString(c.Name)}
 	}
-	for _, id := range slices.Sorted(maps.Keys(app.Data.Documents)) {
-		if d := app.Data.Documents[id]; visibleDocument(d) {
-			sum.Documents = append(sum.Documents, summaryDocument{
-				ID: d.FileID, FieldID: id, FileName: d.FileName, Status: d.Status, UserOverrideReason: d.UserOverrideReason,
-			})
-		}
+	sum.Documents = s.appendSummaryDocuments(sum.Documents, app.Data.Documents, "", "")
+	for i := range app.Data.People {
+		p := &app.Data.People[i]
+		sum.Documents = s.appendSummaryDocuments(sum.Documents, p.Documents, p.ID, "")
+	}
+	for i := range app.Data.Entities {
+		e := &app.Data.Entities[i]
+		sum.Documents = s.appendSummaryDocuments(sum.Documents, e.Documents, "", e.ID)
 	}
 	return sum
+}
+
+// appendSummaryDocuments appends the visible documents of docs in field id
+// order, as list items of the given person or entity (both empty for the
+// company's own documents).
+func (s *Server) appendSummaryDocuments(out []summaryDocument, docs map[string]onboarding.Document, personID, entityID string) []summaryDocument {
+	if len(docs) == 0 {
+		return out
+	}
+	for _, id := range slices.Sorted(maps.Keys(docs)) {
+		d := docs[id]
+		if !d.Visible() {
+			continue
+		}
+		out = append(out, summaryDocument{
+			ID: d.FileID, FieldID: id, PersonID: personID, EntityID: entityID, FileName: d.FileName,
+			Status: d.Status, UserOverrideReason: d.UserOverrideReason,
+			DownloadURL: optionalString(s.svc.DocumentURL(&d, onboarding.DocumentLinkTTL)),
+		})
+	}
+	return out
 }
 
 // renderCatalog renders a form's field catalog (spec 2.4) once per form.

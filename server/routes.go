@@ -31,6 +31,7 @@ func (s *Server) routes() {
 	route("GET", "/applications/:id", s.getApplication, onboarding.ScopeApplicationsRead)
 	route("PATCH", "/applications/:id", s.updateApplication, onboarding.ScopeApplicationsWrite)
 	route("GET", "/applications/:id/fields", s.fieldCatalog, onboarding.ScopeApplicationsRead)
+	route("GET", "/applications/:id/documents/:docId", s.getDocument, onboarding.ScopeApplicationsRead)
 	route("POST", "/applications/:id/pre-auth", s.refreshPreAuth, onboarding.ScopeApplicationsCreate)
 
 	s.formRoutes()

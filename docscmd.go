@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"onboard/server"
+)
+
+// DocsCmd groups the operator's document overrides (DESIGN §5.6).
+type DocsCmd struct {
+	Force DocsForceCmd `cmd:"" help:"Accept a document upload that failed validation: it becomes 'forced'."`
+	Skip  DocsSkipCmd  `cmd:"" help:"Waive a document requirement: it becomes 'skipped', with no file."`
+}
+
+// docOverrideFlags are the flags of docs force and docs skip.
+type docOverrideFlags struct {
+	App    string `help:"Application id (UUID)." required:"" placeholder:"ID"`
+	Field  string `help:"Document field id, such as certificate_of_incorporation." required:"" placeholder:"FIELD"`
+	Person string `help:"Person id, for a document collected per person (such as person_id_document)." placeholder:"PERSON_ID"`
+	Reason string `help:"Why; shown to the partner as user_override_reason (at most 500 characters)." required:"" placeholder:"TEXT"`
+}
+
+// DocsForceCmd accepts the uploaded file of a document requirement.
+type DocsForceCmd struct {
+	docOverrideFlags
+}
+
+// Run forces the document.
+func (c *DocsForceCmd) Run(e *env) error {
+	return c.run(e, server.AdminActionForce, "forced")
+}
+
+// DocsSkipCmd waives a document requirement.
+type DocsSkipCmd struct {
+	docOverrideFlags
+}
+
+// Run skips the document.
+func (c *DocsSkipCmd) Run(e *env) error {
+	return c.run(e, server.AdminActionSkip, "skipped")
+}
+
+// run sends the override and prints one line saying what was done.
+func (f *docOverrideFlags) run(e *env, action, done string) error {
+	req := server.AdminDocumentOverride{AppID: f.App, FieldID: f.Field, PersonID: f.Person, Reason: f.Reason, Action: action}
+	return e.withDocAdmin(func(ctx context.Context, a docAdmin) error {
+		if _, err := a.OverrideDocument(ctx, req); err != nil {
+			return err
+		}
+		if f.Person != "" {
+			fmt.Fprintf(e.stdout, "%s %s for person %s on application %s\n", done, f.Field, f.Person, f.App)
+		} else {
+			fmt.Fprintf(e.stdout, "%s %s on application %s\n", done, f.Field, f.App)
+		}
+		return nil
+	})
+}
+
+// docAdmin is what the docs commands need, from the running server's admin
+// socket or from the store opened directly.
+type docAdmin interface {
+	OverrideDocument(context.Context, server.AdminDocumentOverride) (server.AdminDocument, error)
+}
+
+// withDocAdmin runs fn against the running server when one holds the data
+// directory, else against the store opened directly; both run the same
+// Service code.
+func (e *env) withDocAdmin(fn func(context.Context, docAdmin) error) error {
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	ctx := context.Background()
+	if client, err := server.DialAdmin(ctx, adminSocket(cfg)); err == nil {
+		return fn(ctx, client)
+	}
+	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer a.close(e.stderr)
+	return fn(ctx, server.DocAdmin{Service: a.svc})
+}

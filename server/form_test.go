@@ -1,0 +1,878 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"html"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"onboard/onboarding"
+)
+
+// applicant is a browser at a participant's link: it keeps the session
+// cookie and the page's CSRF token between requests.
+type applicant struct {
+	t      *testing.T
+	e      *env
+	host   string
+	base   string // /a/{slug}
+	cookie *http.Cookie
+	csrf   string
+	last   *httptest.ResponseRecorder
+}
+
+// applicantAt opens the form of the participant whose link is link.
+func (e *env) applicantAt(t *testing.T, link string) *applicant {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &applicant{t: t, e: e, host: u.Host, base: u.Path}
+}
+
+// primaryLink returns the link of an application's primary participant.
+func (e *env) primaryLink(t *testing.T, id string) string {
+	t.Helper()
+	app, err := e.store.Application(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.svc.ParticipantLink(app, app.Primary())
+}
+
+var csrfPattern = regexp.MustCompile(`name="csrf-token" content="([^"]+)"`)
+
+// send makes one request as the browser would and remembers the cookie
+// and the CSRF token of the page it gets.
+func (a *applicant) send(r *http.Request) *httptest.ResponseRecorder {
+	r.Host = a.host
+	if a.cookie != nil {
+		r.AddCookie(a.cookie)
+	}
+	w := httptest.NewRecorder()
+	a.e.h.ServeHTTP(w, r)
+	for _, c := range w.Result().Cookies() {
+		if c.Name == sessionCookie {
+			a.cookie = c
+		}
+	}
+	if m := csrfPattern.FindSubmatch(w.Body.Bytes()); m != nil {
+		a.csrf = html.UnescapeString(string(m[1]))
+	}
+	a.last = w
+	return w
+}
+
+func (a *applicant) get(path string) *httptest.ResponseRecorder {
+	return a.send(httptest.NewRequest("GET", a.base+path, nil))
+}
+
+// post sends a form post with the page's CSRF token (unless form sets one).
+func (a *applicant) post(path string, form url.Values) *httptest.ResponseRecorder {
+	if form == nil {
+		form = url.Values{}
+	}
+	if _, ok := form["csrf"]; !ok {
+		form.Set("csrf", a.csrf)
+	}
+	r := httptest.NewRequest("POST", a.base+path, strings.NewReader(form.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return a.send(r)
+}
+
+// upload posts a file for a document field as the documents page does.
+func (a *applicant) upload(field, person, name, contentType string, content []byte) *httptest.ResponseRecorder {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("csrf", a.csrf)
+	_ = mw.WriteField("field", field)
+	if person != "" {
+		_ = mw.WriteField("person", person)
+	}
+	h := make(map[string][]string)
+	h["Content-Disposition"] = []string{fmt.Sprintf(`form-data; name="file"; filename=%q`, name)}
+	h["Content-Type"] = []string{contentType}
+	part, _ := mw.CreatePart(h)
+	_, _ = part.Write(content)
+	_ = mw.Close()
+	r := httptest.NewRequest("POST", a.base+"/documents", &body)
+	r.Header.Set("Content-Type", mw.FormDataContentType())
+	return a.send(r)
+}
+
+// signIn verifies by e-mail: sends a code and enters the one received.
+func (a *applicant) signIn() {
+	a.t.Helper()
+	a.get("")
+	if w := a.post("/verify/send", nil); w.Code != http.StatusSeeOther {
+		a.t.Fatalf("send code = %d %s", w.Code, w.Body)
+	}
+	code := a.e.lastCode(a.t)
+	if w := a.post("/verify", url.Values{"code": {code}}); w.Code != http.StatusSeeOther {
+		a.t.Fatalf("verify = %d %s", w.Code, w.Body)
+	}
+	a.get("")
+}
+
+var verifyCodePattern = regexp.MustCompile(`\n    ([0-9]{6})\n`)
+
+// lastCode returns the code of the newest verification e-mail.
+func (e *env) lastCode(t *testing.T) string {
+	t.Helper()
+	msgs := e.mail.messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := verifyCodePattern.FindStringSubmatch(msgs[i].Text); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatal("no verification e-mail was sent")
+	return ""
+}
+
+// wantPage asserts a page's status and that its text contains each of want.
+func wantPage(t *testing.T, w *httptest.ResponseRecorder, status int, want ...string) {
+	t.Helper()
+	if w.Code != status {
+		t.Errorf("status = %d, want %d", w.Code, status)
+	}
+	body := html.UnescapeString(w.Body.String())
+	for _, s := range want {
+		if !strings.Contains(body, s) {
+			t.Errorf("page does not contain %q:\n%s", s, pageText(body))
+		}
+	}
+}
+
+// pageText is a page's main element, for failure messages.
+func pageText(body string) string {
+	if i := strings.Index(body, "<main"); i >= 0 {
+		body = body[i:]
+	}
+	if i := strings.Index(body, "</main>"); i >= 0 {
+		body = body[:i]
+	}
+	return body
+}
+
+func wantRedirect(t *testing.T, w *httptest.ResponseRecorder, location string) {
+	t.Helper()
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != location {
+		t.Errorf("got %d to %q, want 303 to %q\n%s", w.Code, w.Header().Get("Location"), location, w.Body)
+	}
+}
+
+// apiApp returns get-application's body.
+func (e *env) apiApp(t *testing.T, id string) map[string]any {
+	t.Helper()
+	w := e.do("GET", "/api/external/applications/"+id, "acme", "")
+	if w.Code != http.StatusOK {
+		t.Fatalf("get = %d %s", w.Code, w.Body)
+	}
+	return decode(t, w)
+}
+
+func (e *env) activity(t *testing.T, id, action string) int {
+	t.Helper()
+	acts, err := e.store.Activity(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, a := range acts {
+		if a.Action == action {
+			n++
+		}
+	}
+	return n
+}
+
+func TestFormUnknownLink(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	for _, path := range []string{"/a/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "/a/short", "/a/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/s/company"} {
+		a := e.applicantAt(t, "https://onboard.test"+path)
+		w := a.get("")
+		wantPage(t, w, http.StatusNotFound, "This link does not work", onboarding.ErrFormNotFound.Message)
+	}
+}
+
+func TestFormVerification(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	a := e.applicantAt(t, e.primaryLink(t, id))
+
+	w := a.get("")
+	wantPage(t, w, http.StatusOK, "Confirm it is you", "j•••@northwind.example", "Send me a code", "Acme Payments")
+	if got := e.apiApp(t, id)["status"]; got != "sent" {
+		t.Errorf("status before sign-in = %v, want sent", got)
+	}
+	if a.cookie == nil || a.csrf == "" {
+		t.Fatal("the verification page set no session cookie or CSRF token")
+	}
+
+	// A form page before sign-in goes back to the start.
+	wantRedirect(t, a.get("/s/company"), a.base)
+	wantPage(t, a.post("/s/company", url.Values{"industry": {"software"}}), http.StatusUnauthorized, onboarding.ErrNotSignedIn.Message)
+
+	wantPage(t, a.post("/verify", url.Values{"code": {"123456"}}), http.StatusBadRequest, onboarding.ErrNoCodeSent.Message)
+	wantRedirect(t, a.post("/verify/send", nil), a.base+"?done=sent")
+	msgs := e.mail.messages()
+	last := msgs[len(msgs)-1]
+	if last.To != "jane@northwind.example" || !strings.Contains(last.Subject, "verification code") {
+		t.Errorf("verification e-mail = %+v", last)
+	}
+	code := e.lastCode(t)
+	wantPage(t, a.get("?done=sent"), http.StatusOK, "We have sent a 6-digit code", "We have sent you a new code.")
+
+	// Asking again at once is refused; after 30 s a new code replaces the old.
+	wantPage(t, a.post("/verify/send", nil), http.StatusTooManyRequests, "A code was sent moments ago. Wait 30 seconds before asking for another.")
+
+	wantPage(t, a.post("/verify", url.Values{"code": {"12ab"}}), http.StatusBadRequest, onboarding.ErrCodeFormat.Message)
+	wrong := "000000"
+	if code == wrong {
+		wrong = "111111"
+	}
+	for i, want := range []string{
+		"That code is not right. You have 4 more tries.",
+		"That code is not right. You have 3 more tries.",
+		"That code is not right. You have 2 more tries.",
+		"That code is not right. You have 1 more try.",
+		onboarding.ErrCodeExhausted.Message,
+	} {
+		wantPage(t, a.post("/verify", url.Values{"code": {wrong}}), http.StatusBadRequest, want)
+		_ = i
+	}
+	// Exhausted: even the right code no longer works.
+	wantPage(t, a.post("/verify", url.Values{"code": {code}}), http.StatusBadRequest, onboarding.ErrCodeExhausted.Message)
+
+	e.clock.Advance(31 * time.Second)
+	wantRedirect(t, a.post("/verify/send", nil), a.base+"?done=sent")
+	code = e.lastCode(t)
+	e.clock.Advance(onboarding.VerifyCodeTTL)
+	wantPage(t, a.post("/verify", url.Values{"code": {code}}), http.StatusBadRequest, onboarding.ErrCodeExpired.Message)
+
+	e.clock.Advance(time.Second)
+	a.post("/verify/send", nil)
+	code = e.lastCode(t)
+	w = a.post("/verify", url.Values{"code": {code[:3] + " " + code[3:]}})
+	wantRedirect(t, w, a.base+"?done=verified")
+	c := a.cookie
+	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || !c.Secure || c.Path != a.base || c.MaxAge != int(onboarding.SessionTTL.Seconds()) {
+		t.Errorf("session cookie = %+v, want HttpOnly, SameSite=Lax, Secure, Path %s, 12 h", c, a.base)
+	}
+	wantPage(t, a.get("?done=verified"), http.StatusOK, "Your e-mail address is confirmed.", "Company details", "Review and submit")
+
+	app := e.apiApp(t, id)
+	if app["status"] != "in_progress" {
+		t.Errorf("status after sign-in = %v, want in_progress", app["status"])
+	}
+	// Opening again changes nothing.
+	a.get("")
+	a.get("/s/company")
+	if n := e.activity(t, id, onboarding.ActionOpened); n != 1 {
+		t.Errorf("%d application.opened entries, want 1", n)
+	}
+	// Refresh pre-auth now reports the verified e-mail.
+	w = e.do("POST", "/api/external/applications/"+id+"/pre-auth", "acme", "")
+	if got := decode(t, w)["already_verified"]; got != true {
+		t.Errorf("already_verified = %v, want true", got)
+	}
+
+	// The session ends after 12 hours without use.
+	e.clock.Advance(onboarding.SessionTTL + time.Second)
+	wantRedirect(t, a.get("/s/company"), a.base)
+}
+
+func TestFormVerificationMailFailure(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.get("")
+	e.mail.mu.Lock()
+	e.mail.fail = fmt.Errorf("smtp down")
+	e.mail.mu.Unlock()
+	wantPage(t, a.post("/verify/send", nil), http.StatusServiceUnavailable, onboarding.ErrCodeSendFailed.Message)
+}
+
+func TestFormCSRF(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.signIn()
+	other := e.applicantAt(t, e.primaryLink(t, id))
+	other.get("") // another browser: its own anonymous session and token
+
+	for name, token := range map[string]string{"missing": "", "wrong": "x" + a.csrf[1:], "another session's": other.csrf} {
+		t.Run(name, func(t *testing.T) {
+			w := a.post("/s/business", url.Values{"csrf": {token}, "business_description": {"Payments"}})
+			wantPage(t, w, http.StatusForbidden, onboarding.ErrCSRF.Message)
+			a.last = nil
+		})
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("csrf", "forged")
+	_ = mw.WriteField("field", "certificate_of_incorporation")
+	fw, _ := mw.CreateFormFile("file", "c.pdf")
+	_, _ = fw.Write(testPDF(t))
+	_ = mw.Close()
+	r := httptest.NewRequest("POST", a.base+"/documents", &body)
+	r.Header.Set("Content-Type", mw.FormDataContentType())
+	wantPage(t, a.send(r), http.StatusForbidden, onboarding.ErrCSRF.Message)
+
+	if fields := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any); fields["business_description"] != nil {
+		t.Errorf("a refused post changed business_description to %v", fields["business_description"])
+	}
+	if docs := e.apiApp(t, id)["data"].(map[string]any)["documents"].(map[string]any); len(docs) != 0 {
+		t.Errorf("a refused upload stored %v", docs)
+	}
+}
+
+func TestFormPreAuth(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	w := e.do("POST", "/api/external/applications", "acme", `{"primary_contact":{"email":"jane@northwind.example"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Limited","pre_auth":true}`)
+	created := decode(t, w)
+	id, code := created["application_id"].(string), created["pre_auth_code"].(string)
+	link := e.primaryLink(t, id)
+
+	// Unknown and expired codes lead to e-mail verification, with no error.
+	a := e.applicantAt(t, link)
+	wantRedirect(t, a.get("?auth_code=WRONGWRONGWRONGWRONGWRONGWRONGWR"), a.base)
+	wantPage(t, a.get(""), http.StatusOK, "Confirm it is you")
+	if strings.Contains(a.last.Body.String(), "There is a problem") {
+		t.Error("an unknown code shows an error")
+	}
+
+	a = e.applicantAt(t, link)
+	w = a.get("?auth_code=" + code)
+	wantRedirect(t, w, a.base)
+	wantPage(t, a.get(""), http.StatusOK, "Company details")
+	if got := e.apiApp(t, id)["status"]; got != "in_progress" {
+		t.Errorf("status = %v, want in_progress", got)
+	}
+	// A pre-auth code proves nothing about the e-mail address.
+	w = e.do("POST", "/api/external/applications/"+id+"/pre-auth", "acme", "")
+	refreshed := decode(t, w)
+	if refreshed["already_verified"] != false {
+		t.Errorf("already_verified = %v, want false", refreshed["already_verified"])
+	}
+	// The refresh revoked the first code.
+	b := e.applicantAt(t, link)
+	wantRedirect(t, b.get("?auth_code="+code), b.base)
+	wantPage(t, b.get(""), http.StatusOK, "Confirm it is you")
+
+	// The new code works until it expires, then e-mail verification.
+	c := e.applicantAt(t, link)
+	wantRedirect(t, c.get("?auth_code="+refreshed["pre_auth_code"].(string)), c.base)
+	e.clock.Advance(onboarding.PreAuthTTL)
+	d := e.applicantAt(t, link)
+	wantRedirect(t, d.get("?auth_code="+refreshed["pre_auth_code"].(string)), d.base)
+	wantPage(t, d.get(""), http.StatusOK, "Confirm it is you")
+}
+
+func TestFormCustomDomain(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	globex := e.create(t, "globex", `{"primary_contact":{"email":"g@globex.example"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Limited"}`)
+	link := e.primaryLink(t, globex)
+	if !strings.HasPrefix(link, "https://onboarding.globex.example/a/") {
+		t.Fatalf("globex link = %s", link)
+	}
+	wantPage(t, e.applicantAt(t, link).get(""), http.StatusOK, "Globex", "Confirm it is you")
+
+	// Another organization's link is not served on Globex's domain.
+	acme := e.primaryLink(t, e.create(t, "acme", ""))
+	u, _ := url.Parse(acme)
+	a := e.applicantAt(t, "https://onboarding.globex.example"+u.Path)
+	wantPage(t, a.get(""), http.StatusNotFound, onboarding.ErrFormNotFound.Message)
+}
+
+// testPDF is a real one-page PDF from the registry fixtures.
+func testPDF(t testing.TB) []byte {
+	t.Helper()
+	paths, _ := filepath.Glob("../testdata/registry/companies-house/documents/*.pdf")
+	if len(paths) == 0 {
+		t.Fatal("no fixture PDF")
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestFormStageSaveUsesPatchRules(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.signIn()
+
+	// Every field type, with a wrong value: the form shows PATCH's own
+	// message for each field.
+	bad := url.Values{
+		"business_description":             {strings.Repeat("x", 2001)},
+		"countries_of_operation":           {"GB", "XX"},
+		"annual_turnover.amount":           {"lots"},
+		"annual_turnover.currency":         {"GBP"},
+		"high_risk_revenue_percentage":     {"101"},
+		"regulated_entity":                 {"maybe"},
+		"bank_account_iban":                {"GB00WEST12345698765432"},
+		"expected_monthly_volume.amount":   {"10"},
+		"expected_monthly_volume.currency": {"JPY"},
+	}
+	w := a.post("/s/business", bad)
+	patch := e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{
+		"business_description":"`+strings.Repeat("x", 2001)+`",
+		"countries_of_operation":["GB","XX"],
+		"annual_turnover":{"amount":"lots","currency":"GBP"},
+		"high_risk_revenue_percentage":101,
+		"bank_account_iban":"GB00WEST12345698765432",
+		"expected_monthly_volume":{"amount":10,"currency":"JPY"}}}`)
+	details := decode(t, patch)["details"].(map[string]any)
+	if len(details) != 6 {
+		t.Fatalf("PATCH details = %v", details)
+	}
+	var want []string
+	for id, reason := range details {
+		f, _ := onboarding.StandardForm().Field(id)
+		want = append(want, f.Label+" "+reason.(string))
+	}
+	wantPage(t, w, http.StatusBadRequest, append(want, "There is a problem", `value="lots"`)...)
+	if fields := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any); fields["high_risk_revenue_percentage"] != nil {
+		t.Error("a failed save stored a value")
+	}
+
+	good := url.Values{
+		"business_description":             {"We sell accounting software to small firms."},
+		"countries_of_operation":           {"GB", "IE"},
+		"annual_turnover.amount":           {"250,000"},
+		"annual_turnover.currency":         {"GBP"},
+		"high_risk_revenue_percentage":     {"2.5"},
+		"regulated_entity":                 {"false"},
+		"bank_account_iban":                {"GB82 WEST 1234 5698 7654 32"},
+		"expected_monthly_volume.amount":   {""},
+		"expected_monthly_volume.currency": {"GBP"},
+		"action":                           {"save"},
+	}
+	wantRedirect(t, a.post("/s/business", good), a.base+"?done=saved")
+	fields := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any)
+	got := map[string]any{}
+	for _, k := range []string{"business_description", "countries_of_operation", "annual_turnover", "high_risk_revenue_percentage", "regulated_entity", "bank_account_iban", "expected_monthly_volume"} {
+		got[k] = fields[k]
+	}
+	wantFields := map[string]any{
+		"business_description":         "We sell accounting software to small firms.",
+		"countries_of_operation":       []any{"GB", "IE"},
+		"annual_turnover":              map[string]any{"amount": 250000.0, "currency": "GBP"},
+		"high_risk_revenue_percentage": 2.5,
+		"regulated_entity":             false,
+		"bank_account_iban":            "GB82WEST12345698765432",
+		"expected_monthly_volume":      nil,
+	}
+	if diff := cmp.Diff(wantFields, got); diff != "" {
+		t.Errorf("saved fields (-want +got):\n%s", diff)
+	}
+	// The page shows what was saved; "continue" goes to the next stage.
+	wantPage(t, a.get("/s/business"), http.StatusOK, `value="250000"`, `value="GB82WEST12345698765432"`, `id="regulated_entity-no" name="regulated_entity" value="false" checked`)
+	wantRedirect(t, a.post("/s/business", good2(good)), a.base+"/s/people")
+
+	// The registry's name and number cannot be changed in the form.
+	a.get("/s/company")
+	a.post("/s/company", url.Values{"company_name": {"SOMETHING ELSE LTD"}, "company_number": {"99999999"}, "industry": {"software"}})
+	fields = e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any)
+	if fields["company_name"] != "NORTHWIND TRADING LIMITED" || fields["company_number"] != "10000001" || fields["industry"] != "software" {
+		t.Errorf("company fields = %v %v %v", fields["company_name"], fields["company_number"], fields["industry"])
+	}
+	wantPage(t, a.get("/s/nowhere"), http.StatusNotFound, onboarding.ErrStageNotFound.Message)
+}
+
+func good2(v url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = vs
+	}
+	out.Set("action", "continue")
+	return out
+}
+
+// personID returns the id of the person named name in get-application.
+func personID(t *testing.T, app map[string]any, name string) string {
+	t.Helper()
+	for _, p := range app["data"].(map[string]any)["people"].([]any) {
+		p := p.(map[string]any)
+		if p["full_name"] == name {
+			return p["id"].(string)
+		}
+	}
+	t.Fatalf("no person %q", name)
+	return ""
+}
+
+func TestFormPeopleEntitiesOwnership(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.signIn()
+	wantPage(t, a.get("/s/people"), http.StatusOK, "From the company register", "Add a person")
+
+	// Adding a person: name and a role are required.
+	wantPage(t, a.post("/people/new", url.Values{"person_email": {"not-an-email"}}), http.StatusBadRequest,
+		"Roles: choose at least one role", "Full legal name is required: enter the person's full name",
+		"E-mail address must be an e-mail address such as name@example.com")
+	w := a.post("/people/new", url.Values{
+		"roles": {"ubo", "shareholder"}, "person_full_name": {"Maria  de la Cruz"}, "person_date_of_birth": {"1980-02-29"},
+		"person_nationality": {"ES"}, "person_email": {"maria@example.com"}, "person_phone": {"+34 600 000 000"},
+		"person_home_address.line1": {"Calle Mayor 1"}, "person_home_address.city": {"Madrid"}, "person_home_address.country": {"es"},
+	})
+	wantRedirect(t, w, a.base+"/s/people?done=person")
+	app := e.apiApp(t, id)
+	maria := personID(t, app, "Maria de la Cruz")
+	var got map[string]any
+	for _, p := range app["data"].(map[string]any)["people"].([]any) {
+		if p.(map[string]any)["id"] == maria {
+			got = p.(map[string]any)
+		}
+	}
+	want := map[string]any{
+		"id": maria, "source": "user_added", "roles": []any{"ubo", "shareholder"}, "full_name": "Maria de la Cruz",
+		"first_name": "Maria de la", "last_name": "Cruz", "email": "maria@example.com", "phone_number": "+34600000000",
+		"date_of_birth": "1980-02-29", "nationality": "ES", "documents": map[string]any{},
+		"home_address": map[string]any{"line1": "Calle Mayor 1", "city": "Madrid", "country": "ES"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("added person (-want +got):\n%s", diff)
+	}
+
+	// A registry director keeps name and roles but gets other details.
+	var director map[string]any
+	for _, p := range app["data"].(map[string]any)["people"].([]any) {
+		if p := p.(map[string]any); p["source"] == "registry" && director == nil {
+			director = p
+		}
+	}
+	did := director["id"].(string)
+	wantPage(t, a.get("/people/"+did), http.StatusOK, "This person is on the company register")
+	w = a.post("/people/"+did, url.Values{"roles": {"shareholder"}, "person_full_name": {"Someone Else"}, "person_email": {"d@northwind.example"}})
+	wantRedirect(t, w, a.base+"/s/people?done=person")
+	for _, p := range e.apiApp(t, id)["data"].(map[string]any)["people"].([]any) {
+		if p := p.(map[string]any); p["id"] == did {
+			if p["full_name"] != director["full_name"] || !cmp.Equal(p["roles"], director["roles"]) || p["email"] != "d@northwind.example" {
+				t.Errorf("registry person after edit = %v", p)
+			}
+		}
+	}
+	wantPage(t, a.post("/people/"+did+"/remove", nil), http.StatusBadRequest, onboarding.ErrRegistryRecord.Message)
+
+	// Entities.
+	wantPage(t, a.post("/entities/new", url.Values{"type": {"cousin"}, "country": {"Ireland"}}), http.StatusBadRequest,
+		"Legal name is required", "Relationship to your company must be one of holding_company, subsidiary, parent, other",
+		"Country of registration must be a two-letter country code such as GB or IE")
+	wantRedirect(t, a.post("/entities/new", url.Values{"name": {"Maria Holdings SL"}, "type": {"holding_company"}, "country": {"es"}}), a.base+"/s/people?done=entity")
+	var holding string
+	for _, en := range e.apiApp(t, id)["data"].(map[string]any)["entities"].([]any) {
+		if en := en.(map[string]any); en["name"] == "Maria Holdings SL" {
+			holding = en["id"].(string)
+			if en["country"] != "ES" || en["type"] != "holding_company" || en["source"] != "user_added" {
+				t.Errorf("entity = %v", en)
+			}
+		}
+	}
+
+	// Ownership: Northwind's registry PSC already holds 75% (the lower
+	// bound of 75-100), so 20% more is fine and 10% more is not.
+	wantRedirect(t, a.post("/ownership/new", url.Values{"owner": {"entity:" + holding}, "owned": {"target"}, "percentage": {"20"}, "is_direct": {"true"}}), a.base+"/s/people?done=ownership")
+	w = a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"target"}, "percentage": {"10"}, "is_direct": {"true"}})
+	wantPage(t, w, http.StatusBadRequest, "Ownership of NORTHWIND TRADING LIMITED would add up to 105%, more than 100%. Check the percentages.")
+	// Indirect holdings are counted apart from direct ones.
+	wantRedirect(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"target"}, "percentage": {"20"}, "is_direct": {"false"}, "is_nominee": {"true"}}), a.base+"/s/people?done=ownership")
+	wantPage(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"entity:" + holding}, "percentage": {"100.5"}}), http.StatusBadRequest, "must be a number from 0 to 100")
+	wantPage(t, a.post("/ownership/new", url.Values{"owner": {"entity:" + holding}, "owned": {"entity:" + holding}, "percentage": {"5"}}), http.StatusBadRequest, "a company cannot own itself")
+	wantRedirect(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"entity:" + holding}, "percentage": {"100"}}), a.base+"/s/people?done=ownership")
+
+	own := e.apiApp(t, id)["data"].(map[string]any)["ownership"].([]any)
+	if len(own) != 4 {
+		t.Fatalf("ownership rows = %d, want 4: %v", len(own), own)
+	}
+	last := own[3].(map[string]any)
+	if last["owner_id"] != maria || last["owned_type"] != "entity" || last["owned_id"] != holding || last["percentage"] != 100.0 || last["is_direct"] != true {
+		t.Errorf("last ownership row = %v", last)
+	}
+
+	// Removing the entity removes its ownership rows; removing Maria hers.
+	wantRedirect(t, a.post("/entities/"+holding+"/remove", nil), a.base+"/s/people?done=removed")
+	if own := e.apiApp(t, id)["data"].(map[string]any)["ownership"].([]any); len(own) != 2 {
+		t.Errorf("after removing the entity, %d ownership rows, want 2", len(own))
+	}
+	wantRedirect(t, a.post("/people/"+maria+"/remove", nil), a.base+"/s/people?done=removed")
+	if own := e.apiApp(t, id)["data"].(map[string]any)["ownership"].([]any); len(own) != 1 {
+		t.Errorf("after removing Maria, %d ownership rows, want 1 (the registry's)", len(own))
+	}
+	wantPage(t, a.get("/people/"+maria), http.StatusNotFound, onboarding.ErrPersonNotFound.Message)
+}
+
+func TestFormUploads(t *testing.T) {
+	e := newEnv(t, envOptions{maxUpload: 64 << 10})
+	id := e.create(t, "acme", "")
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.signIn()
+	a.get("/s/documents")
+	pdf := testPDF(t)
+
+	w := a.upload("certificate_of_incorporation", "", `C:\scans\cert.pdf`, "application/pdf", pdf)
+	wantRedirect(t, w, a.base+"/s/documents?done=uploaded#doc-certificate_of_incorporation")
+	// An HTML file that claims to be a PDF is rejected, shown to the
+	// applicant with the reason and never to the API.
+	w = a.upload("proof_of_address", "", "bill.pdf", "application/pdf", []byte("<html><script>alert(1)</script></html>"))
+	wantRedirect(t, w, a.base+"/s/documents?done=rejected#doc-proof_of_address")
+	wantPage(t, a.get("/s/documents?done=rejected"), http.StatusOK, "Not accepted", "bill.pdf: This type of file cannot be accepted. Upload a PDF, or a photo as JPEG, PNG or HEIC.", "cert.pdf")
+
+	// Over the limit: 413 with the page and nothing stored.
+	big := append(append([]byte(nil), pdf...), bytes.Repeat([]byte{' '}, 64<<10)...)
+	w = a.upload("bank_statement", "", "statement.pdf", "application/pdf", big)
+	wantPage(t, w, http.StatusRequestEntityTooLarge, "The file is larger than 64 KB. Upload a smaller file.")
+
+	// A person's document, for a registry director.
+	app := e.apiApp(t, id)
+	var director string
+	for _, p := range app["data"].(map[string]any)["people"].([]any) {
+		if p := p.(map[string]any); p["source"] == "registry" {
+			director = p["id"].(string)
+			break
+		}
+	}
+	wantRedirect(t, a.upload("person_id_document", director, "passport.pdf", "application/pdf", pdf), a.base+"/s/documents?done=uploaded#doc-person_id_document-"+director)
+	// Wrong targets.
+	wantPage(t, a.upload("person_id_document", "", "p.pdf", "application/pdf", pdf), http.StatusNotFound, onboarding.ErrNoSuchDocument.Message)
+	wantPage(t, a.upload("certificate_of_incorporation", director, "p.pdf", "application/pdf", pdf), http.StatusNotFound, onboarding.ErrNoSuchDocument.Message)
+	wantPage(t, a.upload("industry", "", "p.pdf", "application/pdf", pdf), http.StatusNotFound, onboarding.ErrNoSuchDocument.Message)
+	wantPage(t, a.upload("certificate_of_incorporation", "", "", "application/pdf", nil), http.StatusBadRequest, onboarding.ErrNoFileChosen.Message)
+
+	app = e.apiApp(t, id)
+	docs := app["data"].(map[string]any)["documents"].(map[string]any)
+	if len(docs) != 1 || docs["certificate_of_incorporation"] == nil {
+		t.Fatalf("company documents in the API = %v, want only the accepted certificate", docs)
+	}
+	cert := docs["certificate_of_incorporation"].(map[string]any)
+	if cert["file_name"] != "cert.pdf" || cert["file_type"] != "application/pdf" || cert["status"] != "accepted" || cert["acceptance_reason"] != "baseline_passed" {
+		t.Errorf("certificate = %v", cert)
+	}
+	// Its download link serves the exact bytes.
+	u, _ := url.Parse(cert["download_url"].(string))
+	dl := httptest.NewRecorder()
+	e.h.ServeHTTP(dl, httptest.NewRequest("GET", u.RequestURI(), nil))
+	if dl.Code != http.StatusOK || !bytes.Equal(dl.Body.Bytes(), pdf) {
+		t.Errorf("download = %d, %d bytes", dl.Code, dl.Body.Len())
+	}
+	files, _ := filepath.Glob(filepath.Join(blobDir(t, e), "*", "*", "*"))
+	if len(files) != 3 {
+		t.Errorf("%d files in the blob store, want 3 (certificate, rejected bill kept for an operator, passport)", len(files))
+	}
+
+	// Replacing a document deletes the old file.
+	wantRedirect(t, a.upload("certificate_of_incorporation", "", "cert2.pdf", "application/pdf", pdf), a.base+"/s/documents?done=uploaded#doc-certificate_of_incorporation")
+	files, _ = filepath.Glob(filepath.Join(blobDir(t, e), "*", "*", "*"))
+	if len(files) != 3 {
+		t.Errorf("%d files after replacing the certificate, want 3", len(files))
+	}
+}
+
+// blobDir finds the blob store's directory.
+func blobDir(t *testing.T, e *env) string {
+	t.Helper()
+	id, _, err := e.blobs.Put(context.Background(), strings.NewReader("probe"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := e.blobs.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(filepath.Dir(filepath.Dir(f.Name())))
+	f.Close()
+	if err := e.blobs.Delete(id); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestFormSubmission(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	// Emerald (IE): the registry gives company fields only, so the
+	// applicant adds every person.
+	id := e.create(t, "acme", `{"primary_contact":{"email":"ciara@emerald.example","name":"Ciara"},"country":"IE","company_number":"100001","company_name":"Emerald Software DAC"}`)
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.signIn()
+
+	w := a.post("/submit", nil)
+	wantPage(t, w, http.StatusBadRequest,
+		"The application cannot be submitted yet: 7 things are missing.",
+		"Industry is missing", "What the business does is missing", "Add at least one director",
+		"Certificate of incorporation is missing", "Proof of business address is missing",
+		"Confirm: I confirm that the information I have given is accurate and complete", "Confirm: I accept the terms and conditions")
+
+	a.post("/s/company", url.Values{"industry": {"software"}, "registered_address.line1": {"1 Grand Canal Sq"}, "registered_address.city": {"Dublin"}, "registered_address.country": {"IE"}})
+	a.post("/s/business", url.Values{"business_description": {"Software"}})
+	wantRedirect(t, a.post("/people/new", url.Values{"roles": {"director"}, "person_full_name": {"Ciara Byrne"}}), a.base+"/s/people?done=person")
+	ciara := personID(t, e.apiApp(t, id), "Ciara Byrne")
+	pdf := testPDF(t)
+	a.get("/s/documents")
+	a.upload("certificate_of_incorporation", "", "cert.pdf", "application/pdf", pdf)
+	a.upload("proof_of_address", "", "bill.pdf", "application/pdf", pdf)
+	a.upload("person_id_document", ciara, "id.png", "image/png", []byte("not a png"))
+	a.post("/s/confirmation", url.Values{"confirm_accuracy": {"true"}, "confirm_terms": {"true"}})
+
+	// The rejected identity document cannot slip through.
+	wantPage(t, a.post("/submit", nil), http.StatusBadRequest, "1 thing is missing", "Identity document for Ciara Byrne was not accepted: upload it again")
+	a.get("/s/documents")
+	a.upload("person_id_document", ciara, "id.pdf", "application/pdf", pdf)
+
+	// A collaborator cannot submit.
+	w = a.post("/collaborators", url.Values{"email": {"sean@emerald.example"}, "name": {"Seán"}})
+	wantRedirect(t, w, a.base+"/collaborators?done=invited")
+	var seanLink string
+	for _, p := range e.apiApp(t, id)["participants"].([]any) {
+		if p := p.(map[string]any); p["email"] == "sean@emerald.example" {
+			seanLink = p["link"].(string)
+		}
+	}
+	sean := e.applicantAt(t, seanLink)
+	sean.signIn()
+	wantPage(t, sean.post("/submit", nil), http.StatusForbidden, onboarding.ErrPrimaryOnly.Message)
+
+	w = a.post("/submit", nil)
+	wantRedirect(t, w, a.base+"?done=submitted")
+	wantPage(t, a.get("?done=submitted"), http.StatusOK, "Application submitted")
+	app := e.apiApp(t, id)
+	if app["status"] != "submitted" || app["submitted_at"] != "2026-11-21T09:30:00.000Z" {
+		t.Errorf("after submit: status %v, submitted_at %v", app["status"], app["submitted_at"])
+	}
+	if n := e.activity(t, id, onboarding.ActionSubmitted); n != 1 {
+		t.Errorf("%d submitted entries", n)
+	}
+
+	// Frozen: PATCH is refused, the form refuses changes and shows the
+	// answers read-only.
+	wantError(t, e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{"industry":"retail"}}`), http.StatusBadRequest, errBody("Cannot update application in submitted status"))
+	wantPage(t, a.post("/s/company", url.Values{"industry": {"retail"}}), http.StatusConflict, onboarding.ErrApplicationFrozen.Message)
+	wantPage(t, a.upload("bank_statement", "", "s.pdf", "application/pdf", pdf), http.StatusConflict, onboarding.ErrApplicationFrozen.Message)
+	wantPage(t, a.post("/submit", nil), http.StatusConflict, onboarding.ErrApplicationFrozen.Message)
+	wantRedirect(t, a.get("/s/company"), a.base+"/review")
+	w = a.get("/review")
+	wantPage(t, w, http.StatusOK, "Your answers", "Software", "Ciara Byrne")
+	if strings.Contains(w.Body.String(), "submit-application") {
+		t.Error("the submitted review page still offers to submit")
+	}
+}
+
+func TestFormCollaborators(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.signIn()
+	a.get("/collaborators")
+	wantPage(t, a.post("/collaborators", url.Values{"email": {"nope"}}), http.StatusBadRequest, onboarding.ErrCollaboratorEmail.Message)
+	wantPage(t, a.post("/collaborators", url.Values{"email": {"JANE@northwind.example"}}), http.StatusBadRequest, "JANE@northwind.example already has a link to this application.")
+	wantRedirect(t, a.post("/collaborators", url.Values{"email": {"tom@northwind.example"}, "name": {"Tom"}}), a.base+"/collaborators?done=invited")
+
+	msgs := e.mail.messages()
+	invite := msgs[len(msgs)-1]
+	if invite.To != "tom@northwind.example" || !strings.Contains(invite.Text, invite.Link) || !strings.Contains(invite.Text, "Jane Smith has asked you") {
+		t.Errorf("invite = %+v", invite)
+	}
+	parts := e.apiApp(t, id)["participants"].([]any)
+	want := []any{
+		map[string]any{"email": "jane@northwind.example", "name": "Jane Smith", "role": "primary", "link": e.primaryLink(t, id)},
+		map[string]any{"email": "tom@northwind.example", "name": "Tom", "role": "collaborator", "link": invite.Link},
+	}
+	if diff := cmp.Diff(want, parts); diff != "" {
+		t.Errorf("participants (-want +got):\n%s", diff)
+	}
+
+	// Tom verifies with his own code, edits, but cannot invite.
+	tom := e.applicantAt(t, invite.Link)
+	wantPage(t, tom.get(""), http.StatusOK, "t•••@northwind.example")
+	tom.signIn()
+	wantRedirect(t, tom.post("/s/business", url.Values{"business_description": {"Tom wrote this"}, "action": {"save"}}), tom.base+"?done=saved")
+	wantPage(t, tom.get("/collaborators"), http.StatusForbidden, onboarding.ErrPrimaryOnly.Message)
+	wantPage(t, tom.post("/s/confirmation", url.Values{"confirm_terms": {"true"}}), http.StatusForbidden, onboarding.ErrPrimaryOnly.Message)
+	if n := e.activity(t, id, onboarding.ActionOpened); n != 1 {
+		t.Errorf("%d application.opened entries after two participants, want 1", n)
+	}
+
+	// Removing Tom ends his access at once.
+	var tomID string
+	app, _ := e.store.Application(context.Background(), id)
+	for _, p := range app.Participants {
+		if p.Role == onboarding.RoleCollaborator {
+			tomID = p.ID
+		}
+	}
+	wantRedirect(t, a.post("/collaborators/"+tomID+"/remove", nil), a.base+"/collaborators?done=removed")
+	wantPage(t, tom.get(""), http.StatusNotFound, onboarding.ErrFormNotFound.Message)
+}
+
+func TestFormCompanySelection(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", `{"primary_contact":{"email":"sam@example.com"},"country":"GB","config_id":"acme-select"}`)
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.signIn()
+	wantRedirect(t, a.get(""), a.base+"/company")
+	wantPage(t, a.get("/company?q=no"), http.StatusBadRequest, onboarding.ErrSearchQueryTooShort.Message)
+	wantPage(t, a.get("/company?q=north"), http.StatusOK, "NORTHWIND TRADING LIMITED", "10000001")
+	wantPage(t, a.get("/company?q=zzzz"), http.StatusOK, "No company was found")
+
+	// A tampered choice goes through the same registry check as create.
+	wantPage(t, a.post("/company", url.Values{"number": {"10000003"}, "name": {"OLDCO LIMITED"}}), http.StatusBadRequest, "Company 10000003 is not active (status: dissolved)")
+	wantRedirect(t, a.post("/company", url.Values{"number": {"10000001"}, "name": {"NORTHWIND TRADING LIMITED"}}), a.base+"?done=company")
+
+	app := e.apiApp(t, id)
+	fields := app["data"].(map[string]any)["fields"].(map[string]any)
+	if fields["company_number"] != "10000001" || fields["company_name"] != "NORTHWIND TRADING LIMITED" || fields["registered_address"] == nil {
+		t.Errorf("fields after choosing = %v", fields)
+	}
+	if people := app["data"].(map[string]any)["people"].([]any); len(people) == 0 {
+		t.Error("no people pre-filled from the registry")
+	}
+	if got := app["data"].(map[string]any)["meta"].(map[string]any)["registry_sources"]; !cmp.Equal(got, []any{"uk_registry"}) {
+		t.Errorf("registry_sources = %v", got)
+	}
+	wantPage(t, a.get("?done=company"), http.StatusOK, "Your company has been found on the register.")
+	wantPage(t, a.post("/company", url.Values{"number": {"10000008"}, "name": {"BLUEBELL GROUP LIMITED"}}), http.StatusConflict, onboarding.ErrCompanyAlreadyChosen.Message)
+}
+
+func TestFormSecurityHeadersAndAssets(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	a := e.applicantAt(t, e.primaryLink(t, e.create(t, "acme", "")))
+	w := a.get("")
+	for k, want := range map[string]string{
+		"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+		"Content-Type": "text/html; charset=UTF-8",
+	} {
+		if got := w.Header().Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("CSP = %q", csp)
+	}
+	for path, ctype := range map[string]string{"/assets/form.css": "text/css; charset=utf-8", "/assets/form.js": "text/javascript; charset=utf-8"} {
+		w := e.do("GET", path, "", "")
+		if w.Code != http.StatusOK || w.Header().Get("Content-Type") != ctype || w.Body.Len() < 500 {
+			t.Errorf("%s = %d %q, %d bytes", path, w.Code, w.Header().Get("Content-Type"), w.Body.Len())
+		}
+	}
+	if w := e.do("GET", "/assets/nope.js", "", ""); w.Code != http.StatusNotFound {
+		t.Errorf("missing asset = %d", w.Code)
+	}
+}

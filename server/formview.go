@@ -1,0 +1,188 @@
+package server
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"onboard/onboarding"
+)
+
+// The applicant form's binding: a form post becomes the JSON value each
+// field takes through the API (so one implementation validates both), and
+// a stored (or just posted) JSON value becomes what the page's controls
+// show.
+
+// addressParts are the members of an address, in the order shown.
+var addressParts = [...]string{"line1", "line2", "city", "region", "postcode", "country"}
+
+// currencies offered for currency fields.
+var currencies = [...]string{"GBP", "EUR", "USD"}
+
+// bindField reads field f's controls, named after name, from a form post
+// and returns its value as JSON: null when left empty.
+func bindField(f *onboarding.Field, name string, form url.Values) json.RawMessage {
+	get := func(k string) string { return strings.TrimSpace(form.Get(k)) }
+	switch f.Type {
+	case onboarding.TypeMultiSelect:
+		vals := form[name]
+		if len(vals) == 0 {
+			return jsonNull
+		}
+		return toJSON(vals)
+	case onboarding.TypeBoolean:
+		switch get(name) {
+		case "true":
+			return json.RawMessage("true")
+		case "false":
+			return json.RawMessage("false")
+		}
+		return jsonNull
+	case onboarding.TypePercentage:
+		return numberOrString(get(name))
+	case onboarding.TypeCurrency:
+		amount, cur := get(name+".amount"), get(name+".currency")
+		if amount == "" {
+			return jsonNull
+		}
+		return toJSON(map[string]json.RawMessage{"amount": numberOrString(strings.ReplaceAll(amount, ",", "")), "currency": toJSON(cur)})
+	case onboarding.TypeAddress:
+		a := map[string]string{}
+		for _, p := range addressParts {
+			if v := get(name + "." + p); v != "" {
+				a[p] = v
+			}
+		}
+		if len(a) == 0 {
+			return jsonNull
+		}
+		if c, ok := a["country"]; ok {
+			a["country"] = strings.ToUpper(c)
+		}
+		return toJSON(a)
+	}
+	return toJSON(get(name))
+}
+
+var jsonNull = json.RawMessage("null")
+
+// numberOrString is a JSON number when s is one, else the JSON string s
+// (which validation then refuses with its own message), or null when empty.
+func numberOrString(s string) json.RawMessage {
+	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	if s == "" {
+		return jsonNull
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil && json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	return toJSON(s)
+}
+
+func toJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return jsonNull
+	}
+	return b
+}
+
+// fieldView is what a template needs to draw one field's control.
+type fieldView struct {
+	ID           string // the control's id and name
+	Label        string
+	Description  string
+	Type         string
+	Required     bool
+	ReadOnly     bool
+	Error        string
+	Value        string          // text-like fields, select, boolean ("true"/"false")
+	Selected     map[string]bool // multi_select
+	Address      map[string]string
+	Amount       string // currency
+	Currency     string
+	Options      []onboarding.Option
+	Currencies   []string
+	MaxLength    int
+	InputType    string // the <input type> of text-like fields
+	InputMode    string
+	Autocomplete string
+	Pattern      string // checked in the browser too, by form.js
+	Confirm      bool   // a declaration: one checkbox
+}
+
+// newFieldView draws field f with value raw (JSON, may be nil), under the
+// control name name.
+func newFieldView(f *onboarding.Field, name string, raw json.RawMessage, errMsg string) fieldView {
+	v := fieldView{
+		ID: name, Label: f.Label, Description: f.Description, Type: string(f.Type), Required: f.Required,
+		Error: errMsg, Options: f.Options, MaxLength: f.MaxLength, InputType: "text",
+	}
+	switch f.Type {
+	case onboarding.TypeMultiSelect:
+		var vals []string
+		_ = json.Unmarshal(raw, &vals)
+		v.Selected = map[string]bool{}
+		for _, s := range vals {
+			v.Selected[s] = true
+		}
+	case onboarding.TypeBoolean:
+		if s := string(raw); s == "true" || s == "false" {
+			v.Value = s
+		}
+	case onboarding.TypeCurrency:
+		var c map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &c)
+		v.Amount, v.Currency = scalarText(c["amount"]), scalarText(c["currency"])
+		v.Currencies = currencies[:]
+		v.InputMode = "decimal"
+	case onboarding.TypeAddress:
+		var a map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &a)
+		v.Address = map[string]string{}
+		for _, p := range addressParts {
+			v.Address[p] = scalarText(a[p])
+		}
+	default:
+		v.Value = scalarText(raw)
+	}
+	switch f.Type {
+	case onboarding.TypeDate:
+		// A partial date (a registry's month of birth) is shown as text
+		// so that the browser's date control does not drop it.
+		if v.Value == "" || len(v.Value) == len("2006-01-02") {
+			v.InputType = "date"
+		}
+	case onboarding.TypePhone:
+		v.InputType, v.Autocomplete = "tel", "tel"
+	case onboarding.TypePercentage:
+		v.InputMode = "decimal"
+	case onboarding.TypeText:
+		switch {
+		case strings.Contains(f.ID, "email"):
+			v.InputType, v.Autocomplete = "email", "email"
+		case f.ID == "website":
+			v.InputType, v.Autocomplete = "url", "url"
+		case strings.HasSuffix(f.ID, "full_name"):
+			v.Autocomplete = "name"
+		}
+	}
+	return v
+}
+
+// scalarText renders a JSON string or number as text; anything else as "".
+func scalarText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
