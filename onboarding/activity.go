@@ -53,6 +53,7 @@ const (
 	ActionOwnershipRemoved = "ownership.removed"
 	ActionDocumentUploaded = "document.uploaded"
 	ActionDocumentRejected = "document.rejected"
+	ActionDocumentRemoved  = "document.removed"
 	ActionInvited          = "collaborator.invited"
 	ActionUninvited        = "collaborator.removed"
 	ActionSubmitted        = "application.submitted"

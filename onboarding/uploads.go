@@ -16,6 +16,11 @@ import (
 var (
 	ErrNoSuchDocument = &Error{Kind: KindNotFound, Message: "This document is not part of the form."}
 	ErrNoFileChosen   = &Error{Kind: KindInvalid, Message: "Choose a file to upload."}
+	// ErrNoDocumentToRemove: the field has no upload of the applicant's.
+	ErrNoDocumentToRemove = &Error{Kind: KindNotFound, Message: "There is no uploaded file to remove."}
+	// ErrDocumentSettled: an operator forced or waived this document; the
+	// applicant can replace it but not remove it.
+	ErrDocumentSettled = &Error{Kind: KindInvalid, Message: "This document has been settled by the team reviewing your application, so it cannot be removed. You can still upload a new file."}
 )
 
 // ErrUploadTooLarge is the 413 for an upload over the server's limit.
@@ -135,6 +140,49 @@ func (s *Service) UploadDocument(ctx context.Context, v *Visitor, up Upload) (*D
 		s.deleteBlobs([]string{replaced})
 	}
 	return &doc, nil
+}
+
+// RemoveDocument removes the applicant's upload for a document field (and
+// person, for a person-scoped field): an accepted or a rejected file. A
+// document an operator forced or skipped stays. The file is deleted once
+// no record refers to it.
+func (s *Service) RemoveDocument(ctx context.Context, v *Visitor, fieldID, personID string) error {
+	if err := editable(v); err != nil {
+		return err
+	}
+	if _, err := v.documentSlot(fieldID, personID); err != nil {
+		return err
+	}
+	var blob string
+	err := s.changeForm(ctx, v, s.now().UTC(), func(a *Application) (Activity, error) {
+		blob = ""
+		docs := a.Data.Documents
+		if personID != "" {
+			p := findPerson(a.Data.People, personID)
+			if p == nil {
+				return Activity{}, ErrPersonNotFound
+			}
+			docs = p.Documents
+		}
+		d, ok := docs[fieldID]
+		switch {
+		case !ok:
+			return Activity{}, ErrNoDocumentToRemove
+		case d.Status == DocumentForced || d.Status == DocumentSkipped:
+			return Activity{}, ErrDocumentSettled
+		}
+		blob = d.BlobID
+		delete(docs, fieldID)
+		detail := fieldID
+		if personID != "" {
+			detail += " for person " + personID
+		}
+		return Activity{Action: ActionDocumentRemoved, Detail: detail}, nil
+	})
+	if err == nil && blob != "" {
+		s.deleteBlobs([]string{blob})
+	}
+	return err
 }
 
 // cleanFileName keeps the base name of what the browser sent, without

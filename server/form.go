@@ -86,6 +86,7 @@ func (s *Server) formRoutes() {
 	s.e.POST("/a/:slug/ownership/:id", s.ownershipSave, in...)
 	s.e.POST("/a/:slug/ownership/:id/remove", s.ownershipRemove, in...)
 	s.e.POST("/a/:slug/documents", s.uploadDocument, in...)
+	s.e.POST("/a/:slug/documents/remove", s.removeDocument, in...)
 	s.e.GET("/a/:slug/collaborators", s.collaboratorsPage, in...)
 	s.e.POST("/a/:slug/collaborators", s.collaboratorInvite, in...)
 	s.e.POST("/a/:slug/collaborators/:id/remove", s.collaboratorRemove, in...)
@@ -311,18 +312,19 @@ func redirectWith(c echo.Context, path, notice string) error {
 
 // notices are the fixed messages a redirect can ask a page to show.
 var notices = map[string]string{
-	"verified":  "Your e-mail address is confirmed.",
-	"saved":     "Your answers are saved. You can close this page and come back later with the link from your e-mail.",
-	"company":   "Your company has been found on the register. Check the details we filled in.",
-	"person":    "The person has been saved.",
-	"removed":   "Removed.",
-	"entity":    "The company has been saved.",
-	"ownership": "The ownership has been saved.",
-	"uploaded":  "The document has been uploaded.",
-	"rejected":  "The document was not accepted. See the reason below.",
-	"invited":   "The invitation has been sent.",
-	"submitted": "Your application has been submitted.",
-	"sent":      "We have sent you a new code.",
+	"verified":    "Your e-mail address is confirmed.",
+	"saved":       "Your answers are saved. You can close this page and come back later with the link from your e-mail.",
+	"company":     "Your company has been found on the register. Check the details we filled in.",
+	"person":      "The person has been saved.",
+	"removed":     "Removed.",
+	"entity":      "The company has been saved.",
+	"ownership":   "The ownership has been saved.",
+	"uploaded":    "The document has been uploaded.",
+	"doc-removed": "The file has been removed.",
+	"rejected":    "The document was not accepted. See the reason below.",
+	"invited":     "The invitation has been sent.",
+	"submitted":   "Your application has been submitted.",
+	"sent":        "We have sent you a new code.",
 }
 
 func notice(c echo.Context) string { return notices[c.QueryParam("done")] }

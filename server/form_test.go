@@ -685,6 +685,38 @@ func TestFormUploads(t *testing.T) {
 	if len(files) != 3 {
 		t.Errorf("%d files after replacing the certificate, want 3", len(files))
 	}
+
+	// The applicant removes the rejected file: its requirement is open
+	// again and the file is gone.
+	wantPage(t, a.get("/s/documents"), http.StatusOK, `id="remove-proof_of_address"`)
+	wantRedirect(t, a.post("/documents/remove", url.Values{"field": {"proof_of_address"}}), a.base+"/s/documents?done=doc-removed#doc-proof_of_address")
+	wantPage(t, a.get("/s/documents?done=doc-removed"), http.StatusOK, "The file has been removed.")
+	if strings.Contains(a.last.Body.String(), "bill.pdf") {
+		t.Error("the documents page still shows the removed file")
+	}
+	files, _ = filepath.Glob(filepath.Join(blobDir(t, e), "*", "*", "*"))
+	if len(files) != 2 {
+		t.Errorf("%d files after removing the rejected one, want 2", len(files))
+	}
+	if n := e.activity(t, id, onboarding.ActionDocumentRemoved); n != 1 {
+		t.Errorf("%d document.removed entries, want 1", n)
+	}
+	wantPage(t, a.post("/documents/remove", url.Values{"field": {"proof_of_address"}}), http.StatusNotFound, onboarding.ErrNoDocumentToRemove.Message)
+	wantPage(t, a.post("/documents/remove", url.Values{"field": {"industry"}}), http.StatusNotFound, onboarding.ErrNoSuchDocument.Message)
+	wantPage(t, a.post("/documents/remove", url.Values{"field": {"certificate_of_incorporation"}, "csrf": {"forged"}}), http.StatusForbidden, onboarding.ErrCSRF.Message)
+
+	// A document an operator forced stays.
+	if _, err := e.svc.OverrideDocument(context.Background(), onboarding.DocumentOverride{AppID: id, FieldID: "person_id_document", PersonID: director, Reason: "checked by phone"}); err != nil {
+		t.Fatal(err)
+	}
+	a.get("/s/documents")
+	if strings.Contains(a.last.Body.String(), `id="remove-person_id_document-`+director+`"`) {
+		t.Error("the documents page offers to remove a forced document")
+	}
+	wantPage(t, a.post("/documents/remove", url.Values{"field": {"person_id_document"}, "person": {director}}), http.StatusBadRequest, onboarding.ErrDocumentSettled.Message)
+	if docs := e.apiApp(t, id)["data"].(map[string]any)["documents"].(map[string]any); docs["certificate_of_incorporation"] == nil {
+		t.Error("a refused removal changed the documents")
+	}
 }
 
 // blobDir finds the blob store's directory.

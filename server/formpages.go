@@ -683,10 +683,7 @@ func (s *Server) docSlots(v *onboarding.Visitor) []docSlot {
 			continue
 		}
 		add := func(personID, whose string, required bool, docs map[string]onboarding.Document) {
-			slot := docSlot{Key: f.ID, FieldID: f.ID, PersonID: personID, Label: f.Label, Description: f.Description, Whose: whose, Required: required}
-			if personID != "" {
-				slot.Key += "-" + personID
-			}
+			slot := docSlot{Key: docKey(f.ID, personID), FieldID: f.ID, PersonID: personID, Label: f.Label, Description: f.Description, Whose: whose, Required: required}
 			if doc, ok := docs[f.ID]; ok {
 				slot.Doc = &doc
 				if doc.Status != onboarding.DocumentRejected {
@@ -758,10 +755,7 @@ func (s *Server) uploadDocument(c echo.Context) error {
 		if !s.svc.CheckCSRF(v, small["csrf"]) {
 			return onboarding.ErrCSRF
 		}
-		key := small["field"]
-		if small["person"] != "" {
-			key += "-" + small["person"]
-		}
+		key := docKey(small["field"], small["person"])
 		if part.FileName() == "" {
 			return s.documentsPage(c, v, http.StatusBadRequest, key, onboarding.ErrNoFileChosen.Message)
 		}
@@ -782,6 +776,29 @@ func (s *Server) uploadDocument(c echo.Context) error {
 		return onboarding.ErrCSRF
 	}
 	return s.documentsPage(c, v, http.StatusBadRequest, "", onboarding.ErrNoFileChosen.Message)
+}
+
+// removeDocument takes away the applicant's upload for one document.
+func (s *Server) removeDocument(c echo.Context) error {
+	v := visitorOf(c)
+	form := c.Request().PostForm
+	field, person := form.Get("field"), form.Get("person")
+	err := s.svc.RemoveDocument(c.Request().Context(), v, field, person)
+	if e := onboarding.AsError(err); e != nil && e.Kind == onboarding.KindInvalid {
+		return s.documentsPage(c, v, http.StatusBadRequest, docKey(field, person), e.Message)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, formBase(v)+"/s/documents?done=doc-removed#doc-"+docKey(field, person))
+}
+
+// docKey names one document slot on the documents page.
+func docKey(field, person string) string {
+	if person != "" {
+		return field + "-" + person
+	}
+	return field
 }
 
 // uploadFailed shows the documents page with the error at the upload it
