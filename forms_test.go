@@ -54,6 +54,10 @@ func TestLoadFormKYBLite(t *testing.T) {
 	if diff := cmp.Diff(wantOptions, industry.Options); diff != "" {
 		t.Errorf("industry options (-want +got):\n%s", diff)
 	}
+	country, _ := form.Field("company_country")
+	if country.Pattern != "^[A-Z]{2}$" || country.PatternMessage != "must be a two-letter country code in capitals, such as GB or IE" {
+		t.Errorf("company_country pattern %q, message %q", country.Pattern, country.PatternMessage)
+	}
 	doc, _ := form.Field("certificate_of_incorporation")
 	wantDoc := onboarding.Field{
 		ID: "certificate_of_incorporation", Label: "Certificate of incorporation",

@@ -40,8 +40,14 @@ type serveProc struct {
 // is killed at the end of the test if it still runs.
 func startServe(t *testing.T, args ...string) *serveProc {
 	t.Helper()
+	return startServeOn(t, "127.0.0.1:0", "http://127.0.0.1:1", args...)
+}
+
+// startServeOn is startServe with the listen address and public URL given.
+func startServeOn(t *testing.T, listen, publicURL string, args ...string) *serveProc {
+	t.Helper()
 	p := &serveProc{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--public-url", "http://127.0.0.1:1"}, args...)
+	args = append([]string{"serve", "--listen", listen, "--public-url", publicURL}, args...)
 	p.cmd = exec.Command(binary, args...)
 	p.cmd.Env = childEnv()
 	p.cmd.Dir = t.TempDir()

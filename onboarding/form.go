@@ -75,6 +75,10 @@ type Field struct {
 	Options []Option
 	// Pattern is an RE2 pattern a text value must match.
 	Pattern string
+	// PatternMessage says in words what a value that does not match Pattern
+	// must be, after the field's label ("must start with https://"); empty
+	// means "must match the pattern {Pattern}".
+	PatternMessage string
 	// MaxLength is the maximum length of a text value in characters
 	// (runes); 0 means no limit.
 	MaxLength int
@@ -237,6 +241,8 @@ func checkFieldDefinition(f *Field) []string {
 		} else if _, err := compileFieldPattern(f.Pattern); err != nil {
 			add("pattern %q does not compile: %v", f.Pattern, err)
 		}
+	} else if f.PatternMessage != "" {
+		add("pattern_message needs a pattern")
 	}
 	if f.MaxLength != 0 {
 		if f.Type != TypeText {
@@ -328,6 +334,8 @@ func checkFieldDefinition(f *Field) []string {
 const (
 	patternCountryCode = `^[A-Z]{2}$`
 	patternWebURL      = `^https?://`
+
+	msgCountryCode = "must be a two-letter country code in capitals, such as GB or IE"
 )
 
 var (
@@ -378,7 +386,7 @@ func standardFields() []Field {
 		},
 		{
 			ID: "company_country", Label: "Country of incorporation", Type: TypeText, Category: company,
-			Pattern:     patternCountryCode,
+			Pattern: patternCountryCode, PatternMessage: msgCountryCode,
 			Description: "Two-letter ISO 3166-1 country code, for example GB or IE.",
 		},
 		{
@@ -424,7 +432,7 @@ func standardFields() []Field {
 		},
 		{
 			ID: "website", Label: "Website", Type: TypeText, Category: company,
-			Pattern:     patternWebURL,
+			Pattern: patternWebURL, PatternMessage: "must start with https:// or http://, for example https://example.com",
 			Description: "The full address, starting with https:// or http://, for example https://example.com.",
 		},
 		{
@@ -490,7 +498,7 @@ func standardFields() []Field {
 		},
 		{
 			ID: "person_nationality", Label: "Nationality", Type: TypeText, Category: people, PersonScoped: true,
-			Pattern:     patternCountryCode,
+			Pattern: patternCountryCode, PatternMessage: msgCountryCode,
 			Description: "Two-letter ISO 3166-1 country code, for example GB or IE.",
 		},
 		{

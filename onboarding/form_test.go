@@ -296,6 +296,10 @@ func TestNewFormErrors(t *testing.T) {
 			prefix + "pattern is only allowed on text fields, not on date fields",
 		},
 		{
+			"pattern message without a pattern", "t", one(TypeText, func(f *Field) { f.PatternMessage = "must be short" }),
+			prefix + "pattern_message needs a pattern",
+		},
+		{
 			"pattern does not compile", "t", one(TypeText, func(f *Field) { f.Pattern = "[a-" }),
 			prefix + "pattern \"[a-\" does not compile: error parsing regexp: missing closing ]: `[a-`",
 		},

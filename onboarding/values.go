@@ -126,6 +126,9 @@ func (f *Field) normalizeText(s string) (json.RawMessage, error) {
 			return nil, fmt.Errorf("cannot be checked: the form's pattern %q is invalid", f.Pattern)
 		}
 		if !re.MatchString(s) {
+			if f.PatternMessage != "" {
+				return nil, errors.New(f.PatternMessage)
+			}
 			return nil, fmt.Errorf("must match the pattern %s", f.Pattern)
 		}
 	}

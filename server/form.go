@@ -187,18 +187,20 @@ type errorItem struct {
 // pageData is what every page template receives; each page uses the
 // members it needs.
 type pageData struct {
-	Title     string
-	OrgName   string
-	Company   string
-	Base      string
-	CSRF      string
-	SignedIn  bool
-	Email     string
-	Notice    string
-	Errors    []errorItem
-	Writable  bool
-	IsPrimary bool
-	Submitted bool
+	Title    string
+	OrgName  string
+	Company  string
+	Base     string
+	CSRF     string
+	SignedIn bool
+	Email    string
+	Notice   string
+	// NoticeWarn shows Notice as a warning rather than a confirmation.
+	NoticeWarn bool
+	Errors     []errorItem
+	Writable   bool
+	IsPrimary  bool
+	Submitted  bool
 
 	// error page
 	ErrorTitle, ErrorMessage string

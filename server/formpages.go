@@ -153,7 +153,6 @@ func stageFields(v *onboarding.Visitor, st onboarding.Stage, posted map[string]j
 		fv := newFieldView(f, f.ID, raw, errs[f.ID])
 		fv.Confirm = f.Confirmation
 		fv.ReadOnly = v.App.CompanyFieldLocked(f) || !v.Writable()
-		fv.Pattern = f.Pattern
 		out = append(out, fv)
 	}
 	return out
@@ -439,7 +438,6 @@ func (s *Server) renderPerson(c echo.Context, v *onboarding.Visitor, status int,
 			raw = onboarding.PersonFieldValue(person, f.ID)
 		}
 		fv := newFieldView(f, f.ID, raw, errs[f.ID])
-		fv.Pattern = f.Pattern
 		if f.ID == "person_full_name" {
 			fv.Required = true
 			fv.ReadOnly = p.FromRegistry
@@ -491,7 +489,7 @@ func entityForm() []*onboarding.Field {
 	return []*onboarding.Field{
 		{ID: "name", Label: "Legal name", Type: onboarding.TypeText, Required: true, Description: "As it appears on its company register."},
 		{ID: "type", Label: "Relationship to your company", Type: onboarding.TypeSelect, Required: true, Options: opts},
-		{ID: "country", Label: "Country of registration", Type: onboarding.TypeText, Pattern: "^[A-Za-z]{2}$", Description: "Two-letter country code, for example GB or IE."},
+		{ID: "country", Label: "Country of registration", Type: onboarding.TypeText, Pattern: "^[A-Za-z]{2}$", PatternMessage: "must be a two-letter country code such as GB or IE", Description: "Two-letter country code, for example GB or IE."},
 	}
 }
 
@@ -524,9 +522,7 @@ func (s *Server) renderEntity(c echo.Context, v *onboarding.Visitor, status int,
 	p.Action = formBase(v) + "/entities/" + id
 	p.Errors = items
 	for _, f := range entityForm() {
-		fv := newFieldView(f, f.ID, toJSON(values[f.ID]), errs[f.ID])
-		fv.Pattern = f.Pattern
-		p.Fields = append(p.Fields, fv)
+		p.Fields = append(p.Fields, newFieldView(f, f.ID, toJSON(values[f.ID]), errs[f.ID]))
 	}
 	return s.render(c, status, "entity", p)
 }
@@ -707,6 +703,7 @@ func (s *Server) docSlots(v *onboarding.Visitor) []docSlot {
 func (s *Server) documentsPage(c echo.Context, v *onboarding.Visitor, status int, errKey, errMsg string) error {
 	p := s.newPage(v, "Documents")
 	p.Notice = notice(c)
+	p.NoticeWarn = c.QueryParam("done") == "rejected"
 	p.Slots = s.docSlots(v)
 	for i := range p.Slots {
 		if p.Slots[i].Key == errKey {

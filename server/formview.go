@@ -109,6 +109,7 @@ type fieldView struct {
 	InputMode    string
 	Autocomplete string
 	Pattern      string // checked in the browser too, by form.js
+	PatternText  string // form.js's message when Pattern fails
 	Confirm      bool   // a declaration: one checkbox
 }
 
@@ -117,7 +118,13 @@ type fieldView struct {
 func newFieldView(f *onboarding.Field, name string, raw json.RawMessage, errMsg string) fieldView {
 	v := fieldView{
 		ID: name, Label: f.Label, Description: f.Description, Type: string(f.Type), Required: f.Required,
-		Error: errMsg, Options: f.Options, MaxLength: f.MaxLength, InputType: "text",
+		Error: errMsg, Options: f.Options, MaxLength: f.MaxLength, InputType: "text", Pattern: f.Pattern,
+	}
+	if f.Pattern != "" {
+		v.PatternText = f.Label + " must match the pattern " + f.Pattern
+		if f.PatternMessage != "" {
+			v.PatternText = f.Label + " " + f.PatternMessage
+		}
 	}
 	switch f.Type {
 	case onboarding.TypeMultiSelect:

@@ -47,10 +47,10 @@ func TestPatchErrors(t *testing.T) {
 		{"unknown and non-writable ids", id, `{"fields":{"nope":1,"certificate_of_incorporation":"x","industry":"software","person_full_name":"Jane","confirm_terms":true}}`, 400,
 			errBody("Unknown or non-writable field ids: nope, certificate_of_incorporation, person_full_name, confirm_terms")},
 		{"invalid values", id, `{"fields":{"industry":"mining","website":"northwind.example","high_risk_revenue_percentage":101}}`, 400, map[string]any{
-			"error": "Invalid field values — industry: must be one of software, financial_services, retail, e_commerce, professional_services, manufacturing, hospitality, healthcare, construction, transport, other; website: must match the pattern ^https?://; high_risk_revenue_percentage: must be a number from 0 to 100",
+			"error": "Invalid field values — industry: must be one of software, financial_services, retail, e_commerce, professional_services, manufacturing, hospitality, healthcare, construction, transport, other; website: must start with https:// or http://, for example https://example.com; high_risk_revenue_percentage: must be a number from 0 to 100",
 			"details": map[string]any{
 				"industry":                     "must be one of software, financial_services, retail, e_commerce, professional_services, manufacturing, hospitality, healthcare, construction, transport, other",
-				"website":                      "must match the pattern ^https?://",
+				"website":                      "must start with https:// or http://, for example https://example.com",
 				"high_risk_revenue_percentage": "must be a number from 0 to 100",
 			},
 		}},
@@ -88,7 +88,7 @@ func TestPatchValues(t *testing.T) {
 		{"regulated_entity", `true`, true, ""},
 		{"regulated_entity", `"yes"`, nil, "must be a boolean"},
 		{"website", `"https://northwind.example"`, "https://northwind.example", ""},
-		{"company_country", `"gb"`, nil, "must match the pattern ^[A-Z]{2}$"},
+		{"company_country", `"gb"`, nil, "must be a two-letter country code in capitals, such as GB or IE"},
 		{"business_description", `"We sell coffee."`, "We sell coffee.", ""},
 		{"incorporation_date", `"2018-04-16"`, "2018-04-16", ""},
 		{"incorporation_date", `"2027-01-01"`, nil, "must not be in the future"},

@@ -37,8 +37,26 @@
     errorFor(input).textContent = input.getAttribute("data-message") || "Check the format of this answer.";
     input.setAttribute("aria-invalid", "true");
   }
+  // A message inserted while a finger or the mouse is down moves the page
+  // under it, and the tap (on "Save", say) would land on something else:
+  // leaving a field by pressing something checks it once the press is over.
+  var pressing = false;
+  var pending = [];
+  document.addEventListener("pointerdown", function () { pressing = true; }, true);
+  function release() {
+    setTimeout(function () {
+      pressing = false;
+      var todo = pending;
+      pending = [];
+      todo.forEach(check);
+    }, 0);
+  }
+  document.addEventListener("pointerup", release, true);
+  document.addEventListener("pointercancel", release, true);
   document.querySelectorAll("input[data-pattern], input[type=email]").forEach(function (input) {
-    input.addEventListener("blur", function () { check(input); });
+    input.addEventListener("blur", function () {
+      if (pressing) { pending.push(input); } else { check(input); }
+    });
   });
 
   // Confirmations before removing something.
