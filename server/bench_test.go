@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -170,4 +172,95 @@ func BenchmarkGetDocument(b *testing.B) {
 	id := e.create(b, "acme", "")
 	docs := e.seedDocuments(b, id, benchDocuments())
 	benchRequest(b, e, "GET", "/api/external/applications/"+id+"/documents/"+docs[3].doc.FileID, "")
+}
+
+// benchApplicant is a signed-in applicant at a Northwind application whose
+// business stage is filled in.
+func benchApplicant(b *testing.B) *applicant {
+	e := newEnv(b, envOptions{})
+	a := e.applicantAt(b, e.primaryLink(b, e.create(b, "acme", "")))
+	a.signIn()
+	if w := a.post("/s/business", benchBusiness()); w.Code != http.StatusSeeOther {
+		b.Fatalf("save business = %d %s", w.Code, w.Body)
+	}
+	return a
+}
+
+func benchBusiness() url.Values {
+	return url.Values{
+		"business_description":     {"We sell accounting software to small firms."},
+		"countries_of_operation":   {"GB", "IE"},
+		"annual_turnover.amount":   {"250000"},
+		"annual_turnover.currency": {"GBP"},
+		"regulated_entity":         {"false"},
+		"bank_account_iban":        {"GB82WEST12345698765432"},
+	}
+}
+
+// benchForm sends the same form request in a loop and checks its status.
+func benchForm(b *testing.B, a *applicant, status int, req func() *http.Request) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if w := a.send(req()); w.Code != status {
+			b.Fatalf("%d, want %d: %s", w.Code, status, w.Body)
+		}
+	}
+}
+
+// BenchmarkFormOverview renders the overview: session check, what is
+// missing per stage, the page.
+func BenchmarkFormOverview(b *testing.B) {
+	a := benchApplicant(b)
+	benchForm(b, a, http.StatusOK, func() *http.Request { return httptest.NewRequest("GET", a.base, nil) })
+}
+
+// BenchmarkFormStagePage renders a stage with every kind of control.
+func BenchmarkFormStagePage(b *testing.B) {
+	a := benchApplicant(b)
+	benchForm(b, a, http.StatusOK, func() *http.Request { return httptest.NewRequest("GET", a.base+"/s/business", nil) })
+}
+
+// BenchmarkFormStageSave saves a stage: CSRF, binding, PATCH's validation
+// and a synchronous write.
+func BenchmarkFormStageSave(b *testing.B) {
+	a := benchApplicant(b)
+	form := benchBusiness()
+	form.Set("csrf", a.csrf)
+	form.Set("action", "save")
+	body := form.Encode()
+	benchForm(b, a, http.StatusSeeOther, func() *http.Request {
+		r := httptest.NewRequest("POST", a.base+"/s/business", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return r
+	})
+}
+
+// BenchmarkFormReview renders the review page: every answer and what is
+// missing.
+func BenchmarkFormReview(b *testing.B) {
+	a := benchApplicant(b)
+	benchForm(b, a, http.StatusOK, func() *http.Request { return httptest.NewRequest("GET", a.base+"/review", nil) })
+}
+
+// BenchmarkFormUpload uploads a 256 KiB PDF: streamed into the blob store
+// (fsync), sniffed, recorded (fsync), the replaced file deleted.
+func BenchmarkFormUpload(b *testing.B) {
+	a := benchApplicant(b)
+	pdf := append(testPDF(b), bytes.Repeat([]byte("\n% padding\n"), 256<<10/11)...)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("csrf", a.csrf)
+	_ = mw.WriteField("field", "certificate_of_incorporation")
+	fw, _ := mw.CreateFormFile("file", "cert.pdf")
+	_, _ = fw.Write(pdf)
+	_ = mw.Close()
+	raw, ctype := body.Bytes(), mw.FormDataContentType()
+	b.SetBytes(int64(len(pdf)))
+	benchForm(b, a, http.StatusSeeOther, func() *http.Request {
+		r := httptest.NewRequest("POST", a.base+"/documents", bytes.NewReader(raw))
+		r.Header.Set("Content-Type", ctype)
+		return r
+	})
 }

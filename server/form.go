@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -33,9 +34,11 @@ const (
 	visitorKey  = "visitor"
 )
 
-// pages holds one parsed template per page, each with the shared layout.
+// pages holds one parsed template per page, each with the shared layout,
+// and the buffers pages are rendered into.
 type pages struct {
-	byName map[string]*template.Template
+	byName  map[string]*template.Template
+	buffers sync.Pool // *bytes.Buffer
 }
 
 // pageNames are the page templates beside base.tmpl.
@@ -267,11 +270,21 @@ func (s *Server) newPage(v *onboarding.Visitor, title string) *pageData {
 	return p
 }
 
-// render writes a page.
+// render writes a page. It is rendered whole before anything is sent, so
+// that a template failure becomes an error page, not half a page.
 func (s *Server) render(c echo.Context, status int, name string, p *pageData) error {
 	t := s.pages.byName[name]
-	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "base", p); err != nil {
+	buf, _ := s.pages.buffers.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = bytes.NewBuffer(make([]byte, 0, 32<<10))
+	}
+	defer func() {
+		if buf.Cap() <= 1<<20 { // do not keep a rare huge page's memory
+			buf.Reset()
+			s.pages.buffers.Put(buf)
+		}
+	}()
+	if err := t.ExecuteTemplate(buf, "base", p); err != nil {
 		return err
 	}
 	return c.HTMLBlob(status, buf.Bytes())

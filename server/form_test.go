@@ -24,7 +24,7 @@ import (
 // applicant is a browser at a participant's link: it keeps the session
 // cookie and the page's CSRF token between requests.
 type applicant struct {
-	t      *testing.T
+	t      testing.TB
 	e      *env
 	host   string
 	base   string // /a/{slug}
@@ -34,7 +34,7 @@ type applicant struct {
 }
 
 // applicantAt opens the form of the participant whose link is link.
-func (e *env) applicantAt(t *testing.T, link string) *applicant {
+func (e *env) applicantAt(t testing.TB, link string) *applicant {
 	t.Helper()
 	u, err := url.Parse(link)
 	if err != nil {
@@ -44,7 +44,7 @@ func (e *env) applicantAt(t *testing.T, link string) *applicant {
 }
 
 // primaryLink returns the link of an application's primary participant.
-func (e *env) primaryLink(t *testing.T, id string) string {
+func (e *env) primaryLink(t testing.TB, id string) string {
 	t.Helper()
 	app, err := e.store.Application(context.Background(), id)
 	if err != nil {
@@ -130,7 +130,7 @@ func (a *applicant) signIn() {
 var verifyCodePattern = regexp.MustCompile(`\n    ([0-9]{6})\n`)
 
 // lastCode returns the code of the newest verification e-mail.
-func (e *env) lastCode(t *testing.T) string {
+func (e *env) lastCode(t testing.TB) string {
 	t.Helper()
 	msgs := e.mail.messages()
 	for i := len(msgs) - 1; i >= 0; i-- {
