@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -442,6 +443,25 @@ func (tb *tab) wantFits() {
 	}
 }
 
+// wantLabelled asserts that every control on the page has a label.
+func (tb *tab) wantLabelled() {
+	tb.t.Helper()
+	if bare := tb.eval(`[...document.querySelectorAll("input:not([type=hidden]), select, textarea")].filter(e => e.labels.length === 0 && !e.getAttribute("aria-label")).map(e => e.id || e.name).join(", ")`); bare != "" {
+		tb.fail("controls without a label: %s", bare)
+	}
+}
+
+// press sends one key to the focused element.
+func (tb *tab) press(key string) {
+	tb.t.Helper()
+	tb.do("press "+strconv.Quote(key), chromedp.KeyEvent(key))
+}
+
+// focused describes the focused element: its id, or its text.
+func (tb *tab) focused() string {
+	return tb.eval(`document.activeElement.id || document.activeElement.innerText`)
+}
+
 // signIn asks for a code on the verification page and enters the one the
 // outbox received (the n-th message to addr).
 func (tb *tab) signIn(s *browserServer, addr string, n int) {
@@ -753,9 +773,29 @@ func TestBrowserPreAuth(t *testing.T) {
 	if got := s.application(t, id)["status"]; got != "in_progress" {
 		t.Errorf("status after pre-auth = %v, want in_progress", got)
 	}
-	// The session carries on without the code.
-	ciara.clickAndWait("task-company")
+	// Keyboard only: the first Tab reaches "Skip to main content", the next
+	// the first section; Enter opens it. The session carries on without
+	// the code.
+	ciara.press("\t")
+	if got := ciara.focused(); got != "Skip to main content" {
+		t.Errorf("first Tab focuses %q, want the skip link", got)
+	}
+	ciara.press("\t")
+	if got := ciara.focused(); got != "task-company" {
+		t.Errorf("second Tab focuses %q, want the first section", got)
+	}
+	ctx, cancel := context.WithTimeout(ciara.ctx, 20*time.Second)
+	loaded := chromedp.Events(ctx, page.LoadEventFired)
+	ciara.press("\r")
+	for _, err := range loaded {
+		if err != nil {
+			ciara.fail("Enter on a section opened nothing: %v", err)
+		}
+		break
+	}
+	cancel()
 	ciara.wantHeading("Company details")
+	ciara.wantLabelled()
 	ciara.shot("company")
 }
 
@@ -830,6 +870,7 @@ func TestBrowserPhone(t *testing.T) {
 		phone.open(link + page.path)
 		phone.wantHeading(page.heading)
 		phone.wantFits()
+		phone.wantLabelled()
 		phone.shot(strings.Trim(strings.ReplaceAll(page.path, "/", "-"), "-") + "page")
 	}
 
@@ -840,4 +881,37 @@ func TestBrowserPhone(t *testing.T) {
 	phone.wantText("There is a problem")
 	phone.wantFits()
 	phone.shot("company-error")
+}
+
+// TestBrowserWithoutJavaScript: with scripts off, the form still works: a
+// stage saves, an upload goes up as a plain form post, errors show.
+func TestBrowserWithoutJavaScript(t *testing.T) {
+	b := newBrowser(t, 1280, 900, false)
+	s := startBrowserServer(t)
+	created := s.createApplication(t, `{"primary_contact":{"email":"jane@northwind.example"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Limited","pre_auth":true}`)
+	link := created["link"].(string)
+
+	jane := b.tab(t)
+	if _, err := chromedp.Call(jane.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	jane.open(link + "?auth_code=" + created["pre_auth_code"].(string))
+	jane.clickAndWait("task-business")
+	jane.typeInto("business_description", "Specialist teas.")
+	jane.typeInto("high_risk_revenue_percentage", "120")
+	jane.clickAndWait("save-continue")
+	jane.wantText("There is a problem", "Share of revenue from high-risk activities (%) must be a number from 0 to 100")
+	jane.shot("error-without-js")
+	// form.js would have moved the focus to the summary: it did not run.
+	if focused := jane.eval(`document.activeElement.id`); focused == "error-summary" {
+		t.Fatal("scripts ran although they are disabled")
+	}
+	jane.typeInto("high_risk_revenue_percentage", "0")
+	jane.clickAndWait("save-continue")
+	jane.wantHeading("People and owners")
+
+	jane.open(link + "/s/documents")
+	jane.upload("certificate_of_incorporation", fixturePDF(t))
+	jane.wantText("The document has been uploaded.", "NwIncDoc10000001.pdf")
+	jane.shot("uploaded-without-js")
 }
