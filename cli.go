@@ -353,17 +353,25 @@ type KeysCmd struct {
 	Revoke KeysRevokeCmd `cmd:"" help:"Revoke an API key; it stops working at once."`
 }
 
-// keyAdmin is what the keys commands need, from the running server's admin
-// socket or from the store opened directly.
-type keyAdmin interface {
+// admin is what the operator's commands (keys, docs) need, from the
+// running server's admin socket or from the store opened directly.
+type admin interface {
 	CreateKey(context.Context, server.AdminCreateKey) (server.AdminCreatedKey, error)
 	ListKeys(context.Context, string) ([]server.AdminKey, error)
 	RevokeKey(context.Context, string) (server.AdminKey, error)
+	OverrideDocument(context.Context, server.AdminDocumentOverride) (server.AdminDocument, error)
 }
 
-// withKeyAdmin runs fn against the running server when one holds the data
-// directory, else against the store opened directly.
-func (e *env) withKeyAdmin(fn func(context.Context, keyAdmin) error) error {
+// localAdmin runs the admin commands on a store opened by this process.
+type localAdmin struct {
+	server.KeyAdmin
+	server.DocAdmin
+}
+
+// withAdmin runs fn against the running server when one holds the data
+// directory, else against the store opened directly; both run the same
+// Service code.
+func (e *env) withAdmin(fn func(context.Context, admin) error) error {
 	cfg, err := e.config()
 	if err != nil {
 		return err
@@ -380,7 +388,7 @@ func (e *env) withKeyAdmin(fn func(context.Context, keyAdmin) error) error {
 		return err
 	}
 	defer a.close(e.stderr)
-	return fn(ctx, server.KeyAdmin{Service: a.svc})
+	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}})
 }
 
 // KeysCreateCmd creates an API key.
@@ -400,7 +408,7 @@ func (c *KeysCreateCmd) Run(e *env) error {
 	if c.ExpiresIn > 0 {
 		req.ExpiresIn = c.ExpiresIn.String()
 	}
-	return e.withKeyAdmin(func(ctx context.Context, a keyAdmin) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
 		created, err := a.CreateKey(ctx, req)
 		if err != nil {
 			return err
@@ -425,7 +433,7 @@ type KeysListCmd struct {
 
 // Run prints one line per key.
 func (c *KeysListCmd) Run(e *env) error {
-	return e.withKeyAdmin(func(ctx context.Context, a keyAdmin) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
 		keys, err := a.ListKeys(ctx, c.Org)
 		if err != nil {
 			return err
@@ -459,7 +467,7 @@ type KeysRevokeCmd struct {
 
 // Run revokes the key; a running server refuses it from the next request.
 func (c *KeysRevokeCmd) Run(e *env) error {
-	return e.withKeyAdmin(func(ctx context.Context, a keyAdmin) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
 		k, err := a.RevokeKey(ctx, c.KeyID)
 		if err != nil {
 			return err

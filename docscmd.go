@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"onboard/server"
 )
@@ -45,7 +44,7 @@ func (c *DocsSkipCmd) Run(e *env) error {
 // run sends the override and prints one line saying what was done.
 func (f *docOverrideFlags) run(e *env, action, done string) error {
 	req := server.AdminDocumentOverride{AppID: f.App, FieldID: f.Field, PersonID: f.Person, Reason: f.Reason, Action: action}
-	return e.withDocAdmin(func(ctx context.Context, a docAdmin) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
 		if _, err := a.OverrideDocument(ctx, req); err != nil {
 			return err
 		}
@@ -56,33 +55,4 @@ func (f *docOverrideFlags) run(e *env, action, done string) error {
 		}
 		return nil
 	})
-}
-
-// docAdmin is what the docs commands need, from the running server's admin
-// socket or from the store opened directly.
-type docAdmin interface {
-	OverrideDocument(context.Context, server.AdminDocumentOverride) (server.AdminDocument, error)
-}
-
-// withDocAdmin runs fn against the running server when one holds the data
-// directory, else against the store opened directly; both run the same
-// Service code.
-func (e *env) withDocAdmin(fn func(context.Context, docAdmin) error) error {
-	cfg, err := e.config()
-	if err != nil {
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("invalid configuration:\n%w", err)
-	}
-	ctx := context.Background()
-	if client, err := server.DialAdmin(ctx, adminSocket(cfg)); err == nil {
-		return fn(ctx, client)
-	}
-	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return err
-	}
-	defer a.close(e.stderr)
-	return fn(ctx, server.DocAdmin{Service: a.svc})
 }
