@@ -487,6 +487,13 @@ func TestFormStageSaveUsesPatchRules(t *testing.T) {
 	wantPage(t, a.get("/s/business"), http.StatusOK, `value="250000"`, `value="GB82WEST12345698765432"`, `id="regulated_entity-no" name="regulated_entity" value="false" checked`)
 	wantRedirect(t, a.post("/s/business", good2(good)), a.base+"/s/people")
 
+	// What the partner pre-filled through PATCH is in the controls.
+	if w := e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{"industry":"retail","website":"https://northwind.example","trading_address":{"line1":"1 Quay St","city":"Bristol","postcode":"BS1 4DJ","country":"GB"}}}`); w.Code != http.StatusOK {
+		t.Fatalf("PATCH = %d %s", w.Code, w.Body)
+	}
+	wantPage(t, a.get("/s/company"), http.StatusOK, `<option value="retail" selected>`, `value="https://northwind.example"`,
+		`id="trading_address.line1" name="trading_address.line1" value="1 Quay St"`, `value="BS1 4DJ"`, `value="NORTHWIND TRADING LIMITED"`)
+
 	// The registry's name and number cannot be changed in the form.
 	a.get("/s/company")
 	a.post("/s/company", url.Values{"company_name": {"SOMETHING ELSE LTD"}, "company_number": {"99999999"}, "industry": {"software"}})
