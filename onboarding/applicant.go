@@ -34,6 +34,11 @@ const (
 	VerifyCodeAttempts = 5
 	// verifyResendAfter paces sending codes to one participant.
 	verifyResendAfter = 30 * time.Second
+	// VerifyCodesPerDay bounds the codes sent to one participant in a
+	// day, and so the guesses (VerifyCodesPerDay × VerifyCodeAttempts)
+	// against a million possible codes.
+	VerifyCodesPerDay = 10
+	verifyWindow      = 24 * time.Hour
 	verifyCodeDigits  = 6
 	minSessionKey     = 32
 )
@@ -49,6 +54,7 @@ var (
 	ErrCodeExhausted     = &Error{Kind: KindInvalid, Message: "Too many wrong codes. Send a new code."}
 	ErrCodeFormat        = &Error{Kind: KindInvalid, Message: "Enter the 6-digit code from the e-mail."}
 	ErrCodeSendFailed    = &Error{Kind: KindUnavailable, Message: "We could not send the e-mail. Try again in a few minutes."}
+	ErrTooManyCodes      = &Error{Kind: KindRateLimited, Message: "Too many codes have been sent to this address today. Try again in 24 hours."}
 	ErrApplicationFrozen = &Error{Kind: KindConflict, Message: "This application has been submitted and can no longer be changed."}
 )
 
@@ -292,6 +298,13 @@ func (s *Service) SendVerificationCode(ctx context.Context, v *Visitor) error {
 		if wait := p.VerifyCodeSentAt.Add(verifyResendAfter).Sub(now); wait > 0 {
 			return nil, ErrCodeResendTooSoon(wait)
 		}
+		if !now.Before(p.VerifyWindowStart.Add(verifyWindow)) {
+			p.VerifyWindowStart, p.VerifyCodesSent = now, 0
+		}
+		if p.VerifyCodesSent >= VerifyCodesPerDay {
+			return nil, ErrTooManyCodes
+		}
+		p.VerifyCodesSent++
 		p.VerifyCodeHash, p.VerifyCodeExpires, p.VerifyAttempts, p.VerifyCodeSentAt = hash, now.Add(VerifyCodeTTL), 0, now
 		return []Activity{{At: now, Action: ActionVerificationSent, Actor: participantActor(p)}}, nil
 	})
@@ -340,7 +353,7 @@ func (s *Service) VerifyCode(ctx context.Context, v *Visitor, code string) error
 			return nil, nil
 		}
 		p.Verified = true
-		p.VerifyCodeHash, p.VerifyAttempts = nil, 0
+		p.VerifyCodeHash, p.VerifyAttempts, p.VerifyCodesSent = nil, 0, 0
 		// Sessions started before this verification (on another device,
 		// say, by someone else) end now.
 		p.SessionEpoch++

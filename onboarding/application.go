@@ -106,6 +106,11 @@ type Participant struct {
 	VerifyCodeExpires time.Time
 	VerifyAttempts    int       // wrong codes entered against VerifyCodeHash
 	VerifyCodeSentAt  time.Time // when the last code was sent, to pace resends
+	// VerifyWindowStart and VerifyCodesSent count the codes sent in the
+	// current day-long window, so that a guesser cannot try new codes
+	// without end.
+	VerifyWindowStart time.Time
+	VerifyCodesSent   int
 	// SessionEpoch is bumped to end every form session of the participant
 	// (removal, or a new verification).
 	SessionEpoch int

@@ -1,7 +1,10 @@
 package onboarding
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -93,10 +96,12 @@ var (
 	ErrRegistryRecord    = &Error{Kind: KindInvalid, Message: "Details from the company register cannot be removed or renamed here. If they are wrong, tell us in the business description."}
 )
 
-// CompanyFieldLocked reports whether the applicant may not change field f:
-// the company's name and number once the registry verified them.
-func (a *Application) CompanyFieldLocked(f *Field) bool {
-	return a.RegistryNumber != "" && (f.ID == "company_name" || f.ID == "company_number")
+// CompanyFieldLocked reports whether the applicant may not change field f
+// of application a: the company's name and number once the registry
+// verified them, and, with company selection, before: they come only from
+// choosing the company on the register.
+func (v *Visitor) CompanyFieldLocked(a *Application, f *Field) bool {
+	return (f.ID == "company_name" || f.ID == "company_number") && (a.RegistryNumber != "" || v.Config.CompanySelection)
 }
 
 // editable returns an error unless the visitor may change the application.
@@ -115,7 +120,12 @@ func editable(v *Visitor) error {
 // unticked box). Values are checked with the same rules and messages as
 // PATCH; nothing is saved when one fails. Required answers are checked at
 // submission, so a stage can be saved half done.
-func (s *Service) SaveStage(ctx context.Context, v *Visitor, stageID string, values map[string]json.RawMessage) error {
+//
+// shown maps a field id to the ValueFingerprint of the value the page
+// showed. A field the applicant left as it was shown keeps what is stored
+// now, so that saving a page does not undo what a colleague or the partner
+// changed since it was opened; a field the applicant changed is saved.
+func (s *Service) SaveStage(ctx context.Context, v *Visitor, stageID string, values map[string]json.RawMessage, shown map[string]string) error {
 	if err := editable(v); err != nil {
 		return err
 	}
@@ -131,7 +141,10 @@ func (s *Service) SaveStage(ctx context.Context, v *Visitor, stageID string, val
 	set := map[string]json.RawMessage{}
 	reasons := map[string]string{}
 	for _, f := range st.Fields {
-		if f.Type == TypeDocument || f.PersonScoped || v.App.CompanyFieldLocked(f) {
+		if f.Type == TypeDocument || f.PersonScoped || v.CompanyFieldLocked(v.App, f) {
+			continue
+		}
+		if !onPage(values, shown, f.ID) {
 			continue
 		}
 		raw, given := values[f.ID]
@@ -157,15 +170,59 @@ func (s *Service) SaveStage(ctx context.Context, v *Visitor, stageID string, val
 		if a.Data.Fields == nil {
 			a.Data.Fields = map[string]json.RawMessage{}
 		}
+		var saved []string
 		for _, id := range ids {
+			f, _ := v.Form().Field(id)
+			if v.CompanyFieldLocked(a, f) || keepStored(shown, id, set[id], a.Data.Fields[id]) {
+				continue
+			}
 			if set[id] == nil {
 				delete(a.Data.Fields, id)
 			} else {
 				a.Data.Fields[id] = set[id]
 			}
+			saved = append(saved, id)
 		}
-		return Activity{Action: ActionFormSaved, Fields: ids, Detail: stageID}, nil
+		return Activity{Action: ActionFormSaved, Fields: saved, Detail: stageID}, nil
 	})
+}
+
+// onPage reports whether the page that was posted had field id: its value
+// was posted, or the page said what it showed (an unticked box posts
+// nothing). Without shown every field counts. A field that is neither (a
+// page drawn before the field was added to the form) is left alone.
+func onPage(values map[string]json.RawMessage, shown map[string]string, id string) bool {
+	_, posted := values[id]
+	_, had := shown[id]
+	return posted || had || shown == nil
+}
+
+// ValueFingerprint identifies a stored value (JSON, nil when unset) so that
+// a page can say which value it showed: the same value always gives the
+// same fingerprint, whatever the order of its object members.
+func ValueFingerprint(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	canonical := []byte(raw)
+	if d.Decode(&v) == nil {
+		if b, err := json.Marshal(v); err == nil { // object members sorted
+			canonical = b
+		}
+	}
+	sum := sha256.Sum256(canonical)
+	return base64.RawURLEncoding.EncodeToString(sum[:9])
+}
+
+// keepStored reports whether a save should keep the stored value of field
+// id: the page showed another value than is stored now (someone changed
+// it meanwhile), and the applicant left it as shown.
+func keepStored(shown map[string]string, id string, posted, stored json.RawMessage) bool {
+	fp, ok := shown[id]
+	return ok && ValueFingerprint(stored) != fp && ValueFingerprint(posted) == fp
 }
 
 // changeForm applies an applicant's change to the stored application,
@@ -210,6 +267,18 @@ func PersonRoles() []string { return []string{PersonDirector, PersonUBO, PersonS
 type PersonInput struct {
 	Roles  []string
 	Values map[string]json.RawMessage
+	// Shown maps a field id, and "roles", to the ValueFingerprint of what
+	// the page showed (see SaveStage); nil when unknown.
+	Shown map[string]string
+}
+
+// RolesValue is a person's roles as the JSON value ValueFingerprint takes.
+func RolesValue(roles []string) json.RawMessage {
+	if len(roles) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(roles)
+	return b
 }
 
 // Person-scoped fields of the built-in form that map onto Person members.
@@ -340,7 +409,7 @@ func (s *Service) SavePerson(ctx context.Context, v *Visitor, personID string, i
 	var ids []string
 	for _, f := range v.Form().Fields() {
 		f := f
-		if !f.PersonScoped || f.Type == TypeDocument || existing != nil && registryLockedPersonField(existing, f.ID) {
+		if !f.PersonScoped || f.Type == TypeDocument || existing != nil && registryLockedPersonField(existing, f.ID) || !onPage(in.Values, in.Shown, f.ID) {
 			continue
 		}
 		raw, given := in.Values[f.ID]
@@ -385,13 +454,18 @@ func (s *Service) SavePerson(ctx context.Context, v *Visitor, personID string, i
 			a.Data.People = append(a.Data.People, Person{ID: id, Source: SourceUserAdded})
 			p = &a.Data.People[len(a.Data.People)-1]
 		}
-		if p.Source != SourceRegistry {
+		if p.Source != SourceRegistry && !keepStored(in.Shown, "roles", RolesValue(roles), RolesValue(p.Roles)) {
 			p.Roles = roles
 		}
+		var saved []string
 		for _, fid := range ids {
+			if keepStored(in.Shown, fid, values[fid], PersonFieldValue(p, fid)) {
+				continue
+			}
 			setPersonField(p, fid, values[fid])
+			saved = append(saved, fid)
 		}
-		return Activity{Action: ActionPersonSaved, Detail: id, Fields: ids}, nil
+		return Activity{Action: ActionPersonSaved, Detail: id, Fields: saved}, nil
 	})
 	return id, err
 }
@@ -511,6 +585,9 @@ func (s *Service) SaveEntity(ctx context.Context, v *Visitor, entityID string, i
 	}
 	err := s.changeForm(ctx, v, s.now().UTC(), func(a *Application) (Activity, error) {
 		e := findEntity(a.Data.Entities, id)
+		if e != nil && e.Source == SourceRegistry {
+			return Activity{}, ErrRegistryRecord
+		}
 		if e == nil {
 			if entityID != "" {
 				return Activity{}, ErrEntityNotFound
@@ -622,6 +699,14 @@ func (s *Service) SaveOwnership(ctx context.Context, v *Visitor, ownershipID str
 		}
 	}
 	err = s.changeForm(ctx, v, s.now().UTC(), func(a *Application) (Activity, error) {
+		// The parties may have been removed since the page was read.
+		if !(ownerType == OwnerPerson && findPerson(a.Data.People, ownerID) != nil ||
+			ownerType == OwnerEntity && findEntity(a.Data.Entities, ownerID) != nil) {
+			return Activity{}, ErrInvalidFieldValues([]string{"owner"}, map[string]string{"owner": "choose who owns the shares"})
+		}
+		if ownedType == OwnedEntity && findEntity(a.Data.Entities, ownedID) == nil {
+			return Activity{}, ErrInvalidFieldValues([]string{"owned"}, map[string]string{"owned": "choose which company is owned"})
+		}
 		// Direct holdings of one party add up to at most 100%, and so do
 		// the indirect ones (an owner's stake through other companies):
 		// the same shares appear once in each view.

@@ -23,6 +23,13 @@ var (
 	ErrDocumentSettled = &Error{Kind: KindInvalid, Message: "This document has been settled by the team reviewing your application, so it cannot be removed. You can still upload a new file."}
 )
 
+// ErrRejectedKeptSettled is the error for a file that failed validation
+// where an operator had forced or waived the document: the rejected file
+// does not replace it.
+func ErrRejectedKeptSettled(reason string) *Error {
+	return Errorf(KindInvalid, "%s The document already settled by the team reviewing your application has been kept.", reason)
+}
+
 // ErrUploadTooLarge is the 413 for an upload over the server's limit.
 func ErrUploadTooLarge(limit int64) *Error {
 	return Errorf(KindTooLarge, "The file is larger than %s. Upload a smaller file.", uploadSizeText(limit))
@@ -59,7 +66,8 @@ func (v *Visitor) documentSlot(fieldID, personID string) (*Field, error) {
 
 // UploadDocument stores a file for a document field, validates it (DESIGN
 // §5.6) and records it as accepted or, with the reason, rejected. The file
-// replaces the field's earlier document. A file over the server's limit is
+// replaces the field's earlier document, except that a rejected file never
+// replaces one an operator forced or skipped (ErrRejectedKeptSettled). A file over the server's limit is
 // ErrUploadTooLarge and leaves nothing behind.
 func (s *Service) UploadDocument(ctx context.Context, v *Visitor, up Upload) (*Document, error) {
 	if err := editable(v); err != nil {
@@ -120,6 +128,9 @@ func (s *Service) UploadDocument(ctx context.Context, v *Visitor, up Upload) (*D
 		}
 		if *docs == nil {
 			*docs = map[string]Document{}
+		}
+		if old, ok := (*docs)[up.FieldID]; ok && doc.Status == DocumentRejected && (old.Status == DocumentForced || old.Status == DocumentSkipped) {
+			return Activity{}, ErrRejectedKeptSettled(doc.RejectReason)
 		}
 		replaced = (*docs)[up.FieldID].BlobID
 		(*docs)[up.FieldID] = doc

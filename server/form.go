@@ -32,6 +32,8 @@ const (
 	// maxFormPost bounds a form post other than an upload.
 	maxFormPost = 256 << 10
 	visitorKey  = "visitor"
+	// uploadRoute is the one form route that takes multipart posts.
+	uploadRoute = "/a/:slug/documents"
 )
 
 // pages holds one parsed template per page, each with the shared layout,
@@ -88,7 +90,7 @@ func (s *Server) formRoutes() {
 	s.e.GET("/a/:slug/ownership/:id", s.ownershipPage, in...)
 	s.e.POST("/a/:slug/ownership/:id", s.ownershipSave, in...)
 	s.e.POST("/a/:slug/ownership/:id/remove", s.ownershipRemove, in...)
-	s.e.POST("/a/:slug/documents", s.uploadDocument, in...)
+	s.e.POST(uploadRoute, s.uploadDocument, in...)
 	s.e.POST("/a/:slug/documents/remove", s.removeDocument, in...)
 	s.e.GET("/a/:slug/collaborators", s.collaboratorsPage, in...)
 	s.e.POST("/a/:slug/collaborators", s.collaboratorInvite, in...)
@@ -129,6 +131,11 @@ func (s *Server) visitor(next echo.HandlerFunc) echo.HandlerFunc {
 			u := *r.URL
 			u.RawQuery = q.Encode()
 			return c.Redirect(http.StatusSeeOther, u.RequestURI())
+		}
+		if r.Method == http.MethodPost && isMultipart(r) && c.Path() != uploadRoute {
+			// Only the upload takes multipart posts (and checks their
+			// token as it reads them); elsewhere one would carry no token.
+			return s.formFailure(c, v, onboarding.ErrCSRF)
 		}
 		if r.Method == http.MethodPost && !isMultipart(r) {
 			r.Body = http.MaxBytesReader(c.Response(), r.Body, maxFormPost)
@@ -232,6 +239,7 @@ type pageData struct {
 	Next      string
 	// person
 	PersonName   string
+	RolesShown   string
 	FromRegistry bool
 	Roles        []roleChoice
 	RolesError   string

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
 	"mime/multipart"
@@ -337,6 +338,23 @@ func TestFormCSRF(t *testing.T) {
 	}
 	if docs := e.apiApp(t, id)["data"].(map[string]any)["documents"].(map[string]any); len(docs) != 0 {
 		t.Errorf("a refused upload stored %v", docs)
+	}
+
+	// A multipart post anywhere but the upload carries no token the
+	// middleware reads: refused before it can clear a stage or submit.
+	a.post("/s/business", url.Values{"business_description": {"Kept"}})
+	for _, path := range []string{"/s/business", "/submit", "/collaborators", "/verify/send"} {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		_ = mw.WriteField("csrf", a.csrf)
+		_ = mw.WriteField("email", "x@example.com")
+		_ = mw.Close()
+		r := httptest.NewRequest("POST", a.base+path, &body)
+		r.Header.Set("Content-Type", mw.FormDataContentType())
+		wantPage(t, a.send(r), http.StatusForbidden, onboarding.ErrCSRF.Message)
+	}
+	if got := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any)["business_description"]; got != "Kept" {
+		t.Errorf("business_description = %v after multipart posts, want Kept", got)
 	}
 }
 
@@ -721,6 +739,27 @@ func TestFormUploads(t *testing.T) {
 		t.Error("the documents page offers to remove a forced document")
 	}
 	wantPage(t, a.post("/documents/remove", url.Values{"field": {"person_id_document"}, "person": {director}}), http.StatusBadRequest, onboarding.ErrDocumentSettled.Message)
+	// A file that fails validation does not replace it either; one that
+	// passes does.
+	wantPage(t, a.upload("person_id_document", director, "scan.pdf", "application/pdf", []byte("not a pdf")), http.StatusBadRequest,
+		"This type of file cannot be accepted. Upload a PDF, or a photo as JPEG, PNG or HEIC. The document already settled by the team reviewing your application has been kept.")
+	personDoc := func() map[string]any {
+		for _, p := range e.apiApp(t, id)["data"].(map[string]any)["people"].([]any) {
+			if p := p.(map[string]any); p["id"] == director {
+				d, _ := p["documents"].(map[string]any)["person_id_document"].(map[string]any)
+				return d
+			}
+		}
+		return nil
+	}
+	if d := personDoc(); d == nil || d["status"] != "forced" || d["file_name"] != "passport.pdf" {
+		t.Errorf("after a rejected upload over a forced document: %v", d)
+	}
+	a.get("/s/documents")
+	wantRedirect(t, a.upload("person_id_document", director, "passport2.pdf", "application/pdf", pdf), a.base+"/s/documents?done=uploaded#doc-person_id_document-"+director)
+	if d := personDoc(); d == nil || d["status"] != "accepted" || d["file_name"] != "passport2.pdf" {
+		t.Errorf("after an accepted upload over a forced document: %v", d)
+	}
 	if docs := e.apiApp(t, id)["data"].(map[string]any)["documents"].(map[string]any); docs["certificate_of_incorporation"] == nil {
 		t.Error("a refused removal changed the documents")
 	}
@@ -867,6 +906,18 @@ func TestFormCompanySelection(t *testing.T) {
 	a := e.applicantAt(t, e.primaryLink(t, id))
 	a.signIn()
 	wantRedirect(t, a.get(""), a.base+"/company")
+	// The company comes only from the register: typing a name and number
+	// on the company page neither sets them nor skips the search.
+	a.get("/s/company")
+	if w := a.post("/s/company", url.Values{"company_name": {"TOTALLY MADE UP LTD"}, "company_number": {"10000003"}, "industry": {"retail"}, "action": {"save"}}); w.Code != http.StatusSeeOther {
+		t.Errorf("save company page = %d\n%s", w.Code, pageText(w.Body.String()))
+	}
+	fields := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any)
+	if fields["company_name"] != nil || fields["company_number"] != nil || fields["industry"] != "retail" {
+		t.Errorf("fields after typing a company = %v", fields)
+	}
+	wantRedirect(t, a.get(""), a.base+"/company")
+	wantPage(t, a.get("/s/company"), http.StatusOK, `id="company_number" name="company_number" type="text" value="" readonly`)
 	wantPage(t, a.get("/company?q=no"), http.StatusBadRequest, onboarding.ErrSearchQueryTooShort.Message)
 	wantPage(t, a.get("/company?q=north"), http.StatusOK, "NORTHWIND TRADING LIMITED", "10000001")
 	wantPage(t, a.get("/company?q=zzzz"), http.StatusOK, "No company was found")
@@ -876,7 +927,7 @@ func TestFormCompanySelection(t *testing.T) {
 	wantRedirect(t, a.post("/company", url.Values{"number": {"10000001"}, "name": {"NORTHWIND TRADING LIMITED"}}), a.base+"?done=company")
 
 	app := e.apiApp(t, id)
-	fields := app["data"].(map[string]any)["fields"].(map[string]any)
+	fields = app["data"].(map[string]any)["fields"].(map[string]any)
 	if fields["company_number"] != "10000001" || fields["company_name"] != "NORTHWIND TRADING LIMITED" || fields["registered_address"] == nil {
 		t.Errorf("fields after choosing = %v", fields)
 	}
@@ -914,4 +965,148 @@ func TestFormSecurityHeadersAndAssets(t *testing.T) {
 	if w := e.do("GET", "/assets/nope.js", "", ""); w.Code != http.StatusNotFound {
 		t.Errorf("missing asset = %d", w.Code)
 	}
+}
+
+var shownPattern = regexp.MustCompile(`<input type="hidden" name="(shown\.[a-z0-9_]+)" value="([^"]*)">`)
+
+// shownInputs returns the hidden fingerprints of the last page, as its
+// form posts them.
+func (a *applicant) shownInputs() url.Values {
+	form := url.Values{}
+	for _, m := range shownPattern.FindAllStringSubmatch(a.last.Body.String(), -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if len(form) == 0 {
+		a.t.Fatalf("the page has no shown.* inputs:\n%s", pageText(a.last.Body.String()))
+	}
+	return form
+}
+
+// TestFormSaveKeepsOthersChanges: saving a page keeps what someone else
+// (the partner, a colleague) changed since it was opened, in the fields
+// the applicant left as they were; a field the applicant changed is
+// theirs.
+func TestFormSaveKeepsOthersChanges(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.signIn()
+	wantRedirect(t, a.post("/s/business", url.Values{"business_description": {"Tea"}, "regulated_entity": {"false"}, "action": {"save"}}), a.base+"?done=saved")
+
+	a.get("/s/business")
+	form := a.shownInputs()
+	if w := e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{"business_description":"Tea and coffee","annual_turnover":{"amount":9000,"currency":"EUR"}}}`); w.Code != http.StatusOK {
+		t.Fatalf("PATCH = %d %s", w.Code, w.Body)
+	}
+	// The page still shows "Tea" and no turnover; the applicant answers
+	// the percentage and unticks nothing else.
+	form.Set("business_description", "Tea")
+	form.Set("regulated_entity", "false")
+	form.Set("high_risk_revenue_percentage", "5")
+	form.Set("action", "save")
+	wantRedirect(t, a.post("/s/business", form), a.base+"?done=saved")
+	fields := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any)
+	got := map[string]any{"business_description": fields["business_description"], "annual_turnover": fields["annual_turnover"], "high_risk_revenue_percentage": fields["high_risk_revenue_percentage"], "regulated_entity": fields["regulated_entity"]}
+	want := map[string]any{"business_description": "Tea and coffee", "annual_turnover": map[string]any{"amount": 9000.0, "currency": "EUR"}, "high_risk_revenue_percentage": 5.0, "regulated_entity": false}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after saving a page opened before the PATCH (-want +got):\n%s", diff)
+	}
+
+	// A field the applicant changed on the page wins.
+	a.get("/s/business")
+	form = a.shownInputs()
+	e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{"business_description":"From the partner again"}}`)
+	form.Set("business_description", "Loose-leaf tea")
+	form.Set("action", "save")
+	a.post("/s/business", form)
+	if got := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any)["business_description"]; got != "Loose-leaf tea" {
+		t.Errorf("business_description = %v, want the applicant's change", got)
+	}
+
+	// The same for a person: a colleague adds the e-mail while the
+	// applicant has the page open to add the phone number.
+	wantRedirect(t, a.post("/people/new", url.Values{"roles": {"director"}, "person_full_name": {"Ann Lee"}}), a.base+"/s/people?done=person")
+	ann := personID(t, e.apiApp(t, id), "Ann Lee")
+	a.get("/people/" + ann)
+	form = a.shownInputs()
+	if form.Get("shown.roles") == "" {
+		t.Error("the person page does not say which roles it showed")
+	}
+	wantRedirect(t, a.post("/collaborators", url.Values{"email": {"tom@northwind.example"}}), a.base+"/collaborators?done=invited")
+	msgs := e.mail.messages()
+	tom := e.applicantAt(t, msgs[len(msgs)-1].Link)
+	tom.signIn()
+	tom.get("/people/" + ann)
+	tomForm := tom.shownInputs()
+	tomForm.Set("roles", "director")
+	tomForm.Add("roles", "ubo")
+	tomForm.Set("person_full_name", "Ann Lee")
+	tomForm.Set("person_email", "ann@example.com")
+	wantRedirect(t, tom.post("/people/"+ann, tomForm), tom.base+"/s/people?done=person")
+	form.Set("roles", "director")
+	form.Set("person_full_name", "Ann Lee")
+	form.Set("person_phone", "+44 7700 900123")
+	wantRedirect(t, a.post("/people/"+ann, form), a.base+"/s/people?done=person")
+	for _, p := range e.apiApp(t, id)["data"].(map[string]any)["people"].([]any) {
+		if p := p.(map[string]any); p["id"] == ann {
+			if p["email"] != "ann@example.com" || p["phone_number"] != "+447700900123" || !cmp.Equal(p["roles"], []any{"director", "ubo"}) {
+				t.Errorf("person after two saves = %v", p)
+			}
+		}
+	}
+}
+
+// TestFormStaleOwnership: an ownership statement saved from a page read
+// before its owner was removed is refused, not stored pointing at nobody.
+func TestFormStaleOwnership(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	created := decode(t, e.do("POST", "/api/external/applications", "acme", `{"primary_contact":{"email":"jane@northwind.example"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Limited","pre_auth":true}`))
+	id, code := created["application_id"].(string), created["pre_auth_code"].(string)
+	slug := strings.TrimPrefix(e.primaryLink(t, id), "https://onboard.test/a/")
+	ctx := context.Background()
+	v, err := e.svc.Visit(ctx, "onboard.test", slug, code, "")
+	if err != nil || !v.SignedIn {
+		t.Fatalf("visit with the pre-auth code: %v, signed in %v", err, v != nil && v.SignedIn)
+	}
+	bob, err := e.svc.SavePerson(ctx, v, "", onboarding.PersonInput{Roles: []string{"shareholder"}, Values: map[string]json.RawMessage{"person_full_name": json.RawMessage(`"Bob Stone"`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, err := e.svc.Visit(ctx, "onboard.test", slug, code, "") // has Bob
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.RemovePerson(ctx, v, bob); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.SaveOwnership(ctx, stale, "", onboarding.OwnershipInput{Owner: "person:" + bob, Owned: onboarding.OwnedTarget, Percentage: "10", IsDirect: true})
+	if e := onboarding.AsError(err); e == nil || e.Details["owner"] != "choose who owns the shares" {
+		t.Errorf("ownership by a removed person: %v, want the owner refused", err)
+	}
+	for _, o := range e.apiApp(t, id)["data"].(map[string]any)["ownership"].([]any) {
+		if o.(map[string]any)["owner_id"] == bob {
+			t.Errorf("an ownership row points at the removed person: %v", o)
+		}
+	}
+}
+
+// TestFormVerificationDailyCap: a participant gets at most 10 codes a day,
+// so at most 50 guesses a day at a 6-digit code.
+func TestFormVerificationDailyCap(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	a := e.applicantAt(t, e.primaryLink(t, e.create(t, "acme", "")))
+	a.get("")
+	for i := 0; i < onboarding.VerifyCodesPerDay; i++ {
+		wantRedirect(t, a.post("/verify/send", nil), a.base+"?done=sent")
+		e.clock.Advance(31 * time.Second)
+	}
+	sent := len(e.mail.messages())
+	wantPage(t, a.post("/verify/send", nil), http.StatusTooManyRequests, onboarding.ErrTooManyCodes.Message)
+	if n := len(e.mail.messages()); n != sent {
+		t.Errorf("a refused send still sent an e-mail (%d, then %d)", sent, n)
+	}
+	e.clock.Advance(24 * time.Hour)
+	a.get("") // the anonymous session has ended too: a fresh page
+	wantRedirect(t, a.post("/verify/send", nil), a.base+"?done=sent")
+	wantRedirect(t, a.post("/verify", url.Values{"code": {e.lastCode(t)}}), a.base+"?done=verified")
 }

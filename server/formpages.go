@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -139,20 +140,23 @@ func nextStage(v *onboarding.Visitor, id string) string {
 }
 
 // stageFields draws the fields of a stage with their stored values, or
-// the posted ones and their errors after a failed save.
-func stageFields(v *onboarding.Visitor, st onboarding.Stage, posted map[string]json.RawMessage, errs map[string]string) []fieldView {
+// the posted ones and their errors after a failed save (which still say
+// what the page first showed).
+func stageFields(v *onboarding.Visitor, st onboarding.Stage, posted map[string]json.RawMessage, shown, errs map[string]string) []fieldView {
 	var out []fieldView
 	for _, f := range st.Fields {
 		if f.Type == onboarding.TypeDocument || f.PersonScoped {
 			continue
 		}
 		raw := v.App.Data.Fields[f.ID]
+		fp := onboarding.ValueFingerprint(raw)
 		if posted != nil {
-			raw = posted[f.ID]
+			raw, fp = posted[f.ID], shown[f.ID]
 		}
 		fv := newFieldView(f, f.ID, raw, errs[f.ID])
+		fv.Shown = fp
 		fv.Confirm = f.Confirmation
-		fv.ReadOnly = v.App.CompanyFieldLocked(f) || !v.Writable()
+		fv.ReadOnly = v.CompanyFieldLocked(v.App, f) || !v.Writable()
 		out = append(out, fv)
 	}
 	return out
@@ -176,7 +180,7 @@ func (s *Server) stagePage(c echo.Context) error {
 		p := s.newPage(v, st.Title)
 		p.Notice = notice(c)
 		p.Stage = st
-		p.Fields = stageFields(v, st, nil, nil)
+		p.Fields = stageFields(v, st, nil, nil, nil)
 		return s.render(c, http.StatusOK, "stage", p)
 	}
 }
@@ -197,12 +201,13 @@ func (s *Server) stageSave(c echo.Context) error {
 		values[f.ID] = bindField(f, f.ID, form)
 		controls = append(controls, labelled{f.ID, f.Label})
 	}
-	err := s.svc.SaveStage(c.Request().Context(), v, st.ID, values)
+	shown := shownValues(form)
+	err := s.svc.SaveStage(c.Request().Context(), v, st.ID, values, shown)
 	if msgs, items, ok := fieldErrors(err, controls); ok {
 		p := s.newPage(v, st.Title)
 		p.Stage = st
 		p.Errors = items
-		p.Fields = stageFields(v, st, values, msgs)
+		p.Fields = stageFields(v, st, values, shown, msgs)
 		return s.render(c, http.StatusBadRequest, "stage", p)
 	}
 	if err != nil {
@@ -393,12 +398,29 @@ func personFields(v *onboarding.Visitor) []*onboarding.Field {
 	return out
 }
 
-func (s *Server) personPage(c echo.Context) error {
-	v := visitorOf(c)
-	return s.renderPerson(c, v, http.StatusOK, c.Param("id"), nil, nil, nil, nil)
+// shownValues reads the fingerprints a page posts of the values it
+// showed (shown.{field id}); nil when it posts none.
+func shownValues(form url.Values) map[string]string {
+	var shown map[string]string
+	for k, vs := range form {
+		if id, ok := strings.CutPrefix(k, "shown."); ok && len(vs) > 0 {
+			if shown == nil {
+				shown = make(map[string]string)
+			}
+			shown[id] = vs[0]
+		}
+	}
+	return shown
 }
 
-func (s *Server) renderPerson(c echo.Context, v *onboarding.Visitor, status int, id string, roles []string, posted map[string]json.RawMessage, errs map[string]string, items []errorItem) error {
+func (s *Server) personPage(c echo.Context) error {
+	v := visitorOf(c)
+	return s.renderPerson(c, v, http.StatusOK, c.Param("id"), nil, nil, nil)
+}
+
+// renderPerson draws a person's page: the stored values, or after a failed
+// save the posted ones (in, with what the page first showed) and errors.
+func (s *Server) renderPerson(c echo.Context, v *onboarding.Visitor, status int, id string, in *onboarding.PersonInput, errs map[string]string, items []errorItem) error {
 	if !v.Writable() {
 		return c.Redirect(http.StatusSeeOther, formBase(v)+"/review")
 	}
@@ -421,9 +443,14 @@ func (s *Server) renderPerson(c echo.Context, v *onboarding.Visitor, status int,
 		p.Title = onboarding.PersonName(person)
 		p.PersonName = p.Title
 		p.FromRegistry = person.Source == onboarding.SourceRegistry
-		if roles == nil {
-			roles = person.Roles
-		}
+	}
+	var roles []string
+	switch {
+	case in != nil:
+		roles, p.RolesShown = in.Roles, in.Shown["roles"]
+	case person != nil:
+		roles = person.Roles
+		p.RolesShown = onboarding.ValueFingerprint(onboarding.RolesValue(roles))
 	}
 	for _, r := range onboarding.PersonRoles() {
 		p.Roles = append(p.Roles, roleChoice{Value: r, Label: roleLabels[r], Checked: slices.Contains(roles, r)})
@@ -431,13 +458,16 @@ func (s *Server) renderPerson(c echo.Context, v *onboarding.Visitor, status int,
 	p.RolesError = errs["roles"]
 	for _, f := range personFields(v) {
 		var raw json.RawMessage
+		var fp string
 		switch {
-		case posted != nil:
-			raw = posted[f.ID]
+		case in != nil:
+			raw, fp = in.Values[f.ID], in.Shown[f.ID]
 		case person != nil:
 			raw = onboarding.PersonFieldValue(person, f.ID)
+			fp = onboarding.ValueFingerprint(raw)
 		}
 		fv := newFieldView(f, f.ID, raw, errs[f.ID])
+		fv.Shown = fp
 		if f.ID == "person_full_name" {
 			fv.Required = true
 			fv.ReadOnly = p.FromRegistry
@@ -451,7 +481,7 @@ func (s *Server) personSave(c echo.Context) error {
 	v := visitorOf(c)
 	id := c.Param("id")
 	form := c.Request().PostForm
-	in := onboarding.PersonInput{Roles: form["roles"], Values: map[string]json.RawMessage{}}
+	in := onboarding.PersonInput{Roles: form["roles"], Values: map[string]json.RawMessage{}, Shown: shownValues(form)}
 	controls := []labelled{{"roles", "Roles:"}}
 	for _, f := range personFields(v) {
 		in.Values[f.ID] = bindField(f, f.ID, form)
@@ -463,7 +493,7 @@ func (s *Server) personSave(c echo.Context) error {
 	}
 	_, err := s.svc.SavePerson(c.Request().Context(), v, pid, in)
 	if msgs, items, ok := fieldErrors(err, controls); ok {
-		return s.renderPerson(c, v, http.StatusBadRequest, id, in.Roles, in.Values, msgs, items)
+		return s.renderPerson(c, v, http.StatusBadRequest, id, &in, msgs, items)
 	}
 	if err != nil {
 		return err

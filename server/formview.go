@@ -111,6 +111,9 @@ type fieldView struct {
 	Pattern      string // checked in the browser too, by form.js
 	PatternText  string // form.js's message when Pattern fails
 	Confirm      bool   // a declaration: one checkbox
+	// Shown is the fingerprint of the value the page first showed, posted
+	// back so that a save keeps what others changed meanwhile.
+	Shown string
 }
 
 // newFieldView draws field f with value raw (JSON, may be nil), under the
