@@ -156,7 +156,7 @@ func (c *ServeCmd) Run(e *env) error {
 	srv := server.New(server.Options{
 		Service: a.svc, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
-		MaxUploadBytes: cfg.Limits.MaxUploadBytes, PublicURL: cfg.PublicURL,
+		PublicURL: cfg.PublicURL,
 	})
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
 		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode)

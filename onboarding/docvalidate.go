@@ -107,7 +107,7 @@ func checkDocument(f *Field, r io.ReaderAt, size int64, declaredType string, max
 	case size <= 0 || n == 0:
 		return reject(docRejectEmpty)
 	case maxUpload > 0 && size > maxUpload:
-		return reject(fmt.Sprintf(docRejectTooLarge, docSizeText(maxUpload)))
+		return reject(fmt.Sprintf(docRejectTooLarge, SizeText(maxUpload)))
 	}
 	if !strict {
 		if sniffed == "" {
@@ -127,7 +127,7 @@ func checkDocument(f *Field, r io.ReaderAt, size int64, declaredType string, max
 		return reject(docRejectType)
 	}
 	if f.MaxSize > 0 && size > f.MaxSize {
-		return reject(fmt.Sprintf(docRejectFieldLarge, docSizeText(f.MaxSize), f.Label))
+		return reject(fmt.Sprintf(docRejectFieldLarge, SizeText(f.MaxSize), f.Label))
 	}
 	if f.MaxPages > 0 && sniffed == mimePDF {
 		pages, err := pdfPageCount(r, size)
@@ -207,10 +207,10 @@ func docAcceptText(accept []string) string {
 	return article + " " + list + " file"
 }
 
-// docSizeText formats a byte count for an applicant: "25 MB", "2.5 MB",
+// SizeText formats a byte count for an applicant: "25 MB", "2.5 MB",
 // "500 KB", "100 bytes", with 1 MB = 1 MiB. The figure is rounded down to
 // one decimal, so that "larger than" stays true of every rejected file.
-func docSizeText(n int64) string {
+func SizeText(n int64) string {
 	const kb, mb, gb = 1 << 10, 1 << 20, 1 << 30
 	unit, name := int64(1), ""
 	switch {

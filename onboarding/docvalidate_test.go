@@ -444,8 +444,8 @@ func TestDocSizeText(t *testing.T) {
 		{2 << 30, "2 GB"},
 	}
 	for _, tt := range tests {
-		if got := docSizeText(tt.n); got != tt.want {
-			t.Errorf("docSizeText(%d) = %q, want %q", tt.n, got, tt.want)
+		if got := SizeText(tt.n); got != tt.want {
+			t.Errorf("SizeText(%d) = %q, want %q", tt.n, got, tt.want)
 		}
 	}
 }

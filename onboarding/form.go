@@ -115,6 +115,7 @@ type Form struct {
 	id     string
 	fields []Field
 	index  map[string]int // field id -> position in fields
+	stages []Stage        // built once from fields
 }
 
 // ID returns the form's id, for example "standard".
@@ -187,6 +188,7 @@ func NewForm(id string, fields []Field) (*Form, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	form.stages = form.buildStages()
 	return form, nil
 }
 

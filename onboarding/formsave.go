@@ -41,8 +41,12 @@ var stageTitles = map[string]string{
 // Stages returns the form's stages in catalog order: one per category, in
 // the order categories first appear. Document fields always make the
 // documents stage and person-scoped fields the people stage, whatever
-// category a form file gives them.
-func (f *Form) Stages() []Stage {
+// category a form file gives them. The slice is the form's own: callers
+// must not modify it.
+func (f *Form) Stages() []Stage { return f.stages }
+
+// buildStages groups the fields into stages (see Stages).
+func (f *Form) buildStages() []Stage {
 	var out []Stage
 	at := map[string]int{}
 	for i := range f.fields {
@@ -78,7 +82,7 @@ func capitalize(s string) string {
 
 // Stage returns the stage with id, if the form has it.
 func (f *Form) Stage(id string) (Stage, bool) {
-	for _, st := range f.Stages() {
+	for _, st := range f.stages {
 		if st.ID == id {
 			return st, true
 		}
@@ -645,12 +649,14 @@ type OwnershipInput struct {
 // ErrOwnershipOver100 is the error for ownership of one party that would
 // add up to more than 100%.
 func ErrOwnershipOver100(owned string, total float64) *Error {
-	e := Errorf(KindInvalid, "Ownership of %s would add up to %s%%, more than 100%%. Check the percentages.", owned, formatPercent(total))
-	e.Details = map[string]string{"percentage": fmt.Sprintf("would bring the total for %s to %s%%; the total cannot be more than 100%%", owned, formatPercent(total))}
+	e := Errorf(KindInvalid, "Ownership of %s would add up to %s%%, more than 100%%. Check the percentages.", owned, FormatPercent(total))
+	e.Details = map[string]string{"percentage": fmt.Sprintf("would bring the total for %s to %s%%; the total cannot be more than 100%%", owned, FormatPercent(total))}
 	return e
 }
 
-func formatPercent(p float64) string {
+// FormatPercent writes a percentage for people, to at most two decimals
+// and without trailing zeros: 75, 2.5, 33.33.
+func FormatPercent(p float64) string {
 	return strconv.FormatFloat(math.Round(p*100)/100, 'f', -1, 64)
 }
 

@@ -32,7 +32,7 @@ func ErrRejectedKeptSettled(reason string) *Error {
 
 // ErrUploadTooLarge is the 413 for an upload over the server's limit.
 func ErrUploadTooLarge(limit int64) *Error {
-	return Errorf(KindTooLarge, "The file is larger than %s. Upload a smaller file.", uploadSizeText(limit))
+	return Errorf(KindTooLarge, "The file is larger than %s. Upload a smaller file.", SizeText(limit))
 }
 
 // MaxUploadBytes is the server's limit on one uploaded file.
@@ -243,19 +243,3 @@ func (s *Service) DocumentDownloadPath(d *Document) string {
 // applicantLinkTTL is how long the form's links to the applicant's own
 // files work.
 const applicantLinkTTL = 10 * time.Minute
-
-// uploadSizeText writes a size for people: 25 MB, 2.5 MB, 500 KB.
-func uploadSizeText(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return trimPointZero(float64(n)/(1<<20)) + " MB"
-	case n >= 1<<10:
-		return trimPointZero(float64(n)/(1<<10)) + " KB"
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-func trimPointZero(f float64) string {
-	s := fmt.Sprintf("%.1f", f)
-	return strings.TrimSuffix(s, ".0")
-}

@@ -148,7 +148,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		opts.maxJSON = 1 << 20
 	}
 	srv := New(Options{Service: svc, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
-		MaxUploadBytes: opts.maxUpload, PublicURL: "https://onboard.test"})
+		PublicURL: "https://onboard.test"})
 	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files}
 	if opts.jobs {
 		ctx, cancel := context.WithCancel(context.Background())

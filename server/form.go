@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -116,11 +115,7 @@ func (s *Server) visitor(next echo.HandlerFunc) echo.HandlerFunc {
 			return s.formFailure(c, nil, err)
 		}
 		if v.Session != "" {
-			c.SetCookie(&http.Cookie{
-				Name: sessionCookie, Value: v.Session, Path: "/a/" + v.Participant.LinkSlug,
-				MaxAge: int(onboarding.SessionTTL / time.Second), HttpOnly: true,
-				SameSite: http.SameSiteLaxMode, Secure: s.secureCookie || r.TLS != nil,
-			})
+			c.SetCookie(s.sessionCookieOf(c, v))
 		}
 		c.Set(visitorKey, v)
 		if authCode != "" && r.Method == http.MethodGet {
@@ -248,9 +243,10 @@ type pageData struct {
 	// ownership
 	Direct, Nominee bool
 	// documents
-	Slots          []docSlot
-	MaxUpload      string
-	MaxUploadBytes int64
+	Slots            []docSlot
+	MaxUpload        string
+	MaxUploadBytes   int64
+	MaxUploadMessage string
 	// collaborators
 	Participants []onboarding.Participant
 	InviteLink   string

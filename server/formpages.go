@@ -225,16 +225,21 @@ var registryNames = map[string]string{
 	"IE": "Irish company register (CRO)",
 }
 
+// registryName names the register the company search of country uses.
+func registryName(country string) string {
+	if n := registryNames[country]; n != "" {
+		return n
+	}
+	return "company register"
+}
+
 func (s *Server) companySearch(c echo.Context) error {
 	v := visitorOf(c)
 	if !v.NeedsCompany() {
 		return c.Redirect(http.StatusSeeOther, formBase(v))
 	}
 	p := s.newPage(v, "Find your company")
-	p.RegistryName = registryNames[v.App.Country]
-	if p.RegistryName == "" {
-		p.RegistryName = "company register"
-	}
+	p.RegistryName = registryName(v.App.Country)
 	p.Query = c.QueryParam("q")
 	status := http.StatusOK
 	if p.Query != "" {
@@ -257,7 +262,7 @@ func (s *Server) companyChoose(c echo.Context) error {
 	err := s.svc.SelectCompany(c.Request().Context(), v, form.Get("number"), form.Get("name"))
 	if e := onboarding.AsError(err); e != nil && (e.Kind == onboarding.KindInvalid || e.Kind == onboarding.KindUnavailable || e.Kind == onboarding.KindUpstream) {
 		p := s.newPage(v, "Find your company")
-		p.RegistryName = registryNames[v.App.Country]
+		p.RegistryName = registryName(v.App.Country)
 		p.Errors = []errorItem{{Anchor: "q", Message: e.Message}}
 		return s.render(c, statusOf(e.Kind), "company", p)
 	}
@@ -372,7 +377,7 @@ func partyName(app *onboarding.Application, kind, id string) string {
 }
 
 func ownershipText(app *onboarding.Application, o onboarding.Ownership) string {
-	pct := strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", o.Percentage), "0"), ".") + "%"
+	pct := onboarding.FormatPercent(o.Percentage) + "%"
 	if o.PercentageBand != "" {
 		pct = "between " + strings.Replace(o.PercentageBand, "-", "% and ", 1) + "%"
 	}
@@ -635,7 +640,7 @@ func (s *Server) renderOwnership(c echo.Context, v *onboarding.Visitor, status i
 				owned = "entity:" + o.OwnedID
 			}
 			in = &onboarding.OwnershipInput{Owner: o.OwnerType + ":" + o.OwnerID, Owned: owned,
-				Percentage: strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", o.Percentage), "0"), "."), IsDirect: o.IsDirect, IsNominee: o.IsNominee}
+				Percentage: onboarding.FormatPercent(o.Percentage), IsDirect: o.IsDirect, IsNominee: o.IsNominee}
 		}
 	}
 	if in == nil {
@@ -745,7 +750,8 @@ func (s *Server) documentsPage(c echo.Context, v *onboarding.Visitor, status int
 		p.Errors = []errorItem{{Message: errMsg}}
 	}
 	p.MaxUploadBytes = s.svc.MaxUploadBytes()
-	p.MaxUpload = strings.TrimSuffix(fmt.Sprintf("%.1f", float64(p.MaxUploadBytes)/(1<<20)), ".0") + " MB"
+	p.MaxUpload = onboarding.SizeText(p.MaxUploadBytes)
+	p.MaxUploadMessage = onboarding.ErrUploadTooLarge(p.MaxUploadBytes).Message
 	p.Next = nextStage(v, onboarding.StageDocuments)
 	return s.render(c, status, "documents", p)
 }
@@ -756,7 +762,7 @@ func (s *Server) documentsPage(c echo.Context, v *onboarding.Visitor, status int
 func (s *Server) uploadDocument(c echo.Context) error {
 	v := visitorOf(c)
 	r := c.Request()
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.maxUpload+1<<20)
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.svc.MaxUploadBytes()+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return s.documentsPage(c, v, http.StatusBadRequest, "", onboarding.ErrNoFileChosen.Message)

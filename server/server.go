@@ -30,9 +30,6 @@ type Options struct {
 	Burst         int
 	MaxJSONBytes  int64            // default 1 MiB
 	Now           func() time.Time // default time.Now
-	// MaxUploadBytes bounds one document upload of the applicant's form
-	// (DESIGN §5.9); default 25 MiB.
-	MaxUploadBytes int64
 	// PublicURL is the base URL applicants reach the server at; form
 	// cookies are Secure when it is https.
 	PublicURL string
@@ -47,7 +44,6 @@ type Server struct {
 	maxJSON int64
 	now     func() time.Time
 
-	maxUpload    int64
 	secureCookie bool
 	pages        *pages // the applicant form's parsed templates
 
@@ -65,10 +61,6 @@ func New(opts Options) *Server {
 	}
 	if s.now == nil {
 		s.now = time.Now
-	}
-	s.maxUpload = opts.MaxUploadBytes
-	if s.maxUpload <= 0 {
-		s.maxUpload = onboarding.DefaultMaxUploadBytes
 	}
 	s.secureCookie = strings.HasPrefix(opts.PublicURL, "https://")
 	s.pages = mustParsePages()
