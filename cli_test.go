@@ -148,16 +148,7 @@ func TestCLIKeysDirect(t *testing.T) {
 	}
 	for _, tt := range errorCases {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runBinary(t, append(tt.args, dd...)...)
-			if r.code != 1 {
-				t.Errorf("exit code = %d, want 1", r.code)
-			}
-			if diff := cmp.Diff(tt.want, r.stderr); diff != "" {
-				t.Errorf("stderr (-want +got):\n%s", diff)
-			}
-			if r.stdout != "" {
-				t.Errorf("stdout = %q, want nothing", r.stdout)
-			}
+			wantFailure(t, runBinary(t, append(tt.args, dd...)...), tt.want)
 		})
 	}
 

@@ -153,16 +153,7 @@ func checkDocsErrors(t *testing.T, s docsSeed, data string) {
 	t.Helper()
 	for _, tt := range docsErrorCases(s) {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runBinary(t, append(tt.args, "--data-dir", data)...)
-			if r.code != 1 {
-				t.Errorf("exit code = %d, want 1", r.code)
-			}
-			if diff := cmp.Diff(tt.want, r.stderr); diff != "" {
-				t.Errorf("stderr (-want +got):\n%s", diff)
-			}
-			if r.stdout != "" {
-				t.Errorf("stdout = %q, want nothing", r.stdout)
-			}
+			wantFailure(t, runBinary(t, append(tt.args, "--data-dir", data)...), tt.want)
 		})
 	}
 }

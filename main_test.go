@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // binary is the onboard binary that TestMain builds once, for the tests that
@@ -106,4 +108,19 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// wantFailure asserts that a run failed with exit status 1, the message
+// stderr alone on stderr and nothing on stdout.
+func wantFailure(t *testing.T, r result, stderr string) {
+	t.Helper()
+	if r.code != 1 {
+		t.Errorf("exit code = %d, want 1", r.code)
+	}
+	if diff := cmp.Diff(stderr, r.stderr); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+	if r.stdout != "" {
+		t.Errorf("stdout = %q, want nothing", r.stdout)
+	}
 }
