@@ -88,16 +88,8 @@ func (a *Application) findDocument(id string) *Document {
 		}
 		return nil
 	}
-	if d := match(a.Data.Documents); d != nil {
-		return d
-	}
-	for i := range a.Data.People {
-		if d := match(a.Data.People[i].Documents); d != nil {
-			return d
-		}
-	}
-	for i := range a.Data.Entities {
-		if d := match(a.Data.Entities[i].Documents); d != nil {
+	for _, docs := range a.Data.documentOwners() {
+		if d := match(docs); d != nil {
 			return d
 		}
 	}

@@ -117,24 +117,15 @@ func (s *Service) OverrideDocument(ctx context.Context, o DocumentOverride) (*Do
 		if !ok || f.Type != TypeDocument {
 			return nil, ErrNotDocumentField(o.FieldID)
 		}
-		var docs *map[string]Document
 		switch {
 		case f.PersonScoped && o.PersonID == "":
 			return nil, ErrPersonRequired(o.FieldID)
 		case !f.PersonScoped && o.PersonID != "":
 			return nil, ErrPersonNotApplicable(o.FieldID)
-		case f.PersonScoped:
-			for i := range a.Data.People {
-				if a.Data.People[i].ID == o.PersonID {
-					docs = &a.Data.People[i].Documents
-					break
-				}
-			}
-			if docs == nil {
-				return nil, ErrOverridePersonNotFound(o.PersonID, a.ID)
-			}
-		default:
-			docs = &a.Data.Documents
+		}
+		docs := a.Data.DocumentsOf(o.PersonID)
+		if docs == nil {
+			return nil, ErrOverridePersonNotFound(o.PersonID, a.ID)
 		}
 		if a.Status.Terminal() {
 			return nil, ErrDocumentsClosed(a.ID, a.Status)

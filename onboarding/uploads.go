@@ -58,7 +58,7 @@ func (v *Visitor) documentSlot(fieldID, personID string) (*Field, error) {
 	if f.PersonScoped != (personID != "") {
 		return nil, ErrNoSuchDocument
 	}
-	if personID != "" && findPerson(v.App.Data.People, personID) == nil {
+	if personID != "" && v.App.Data.Person(personID) == nil {
 		return nil, ErrPersonNotFound
 	}
 	return f, nil
@@ -118,13 +118,9 @@ func (s *Service) UploadDocument(ctx context.Context, v *Visitor, up Upload) (*D
 	}
 	var replaced string
 	err = s.changeForm(ctx, v, now, func(a *Application) (Activity, error) {
-		docs := &a.Data.Documents
-		if up.PersonID != "" {
-			p := findPerson(a.Data.People, up.PersonID)
-			if p == nil {
-				return Activity{}, ErrPersonNotFound
-			}
-			docs = &p.Documents
+		docs := a.Data.DocumentsOf(up.PersonID)
+		if docs == nil {
+			return Activity{}, ErrPersonNotFound
 		}
 		if *docs == nil {
 			*docs = map[string]Document{}
@@ -167,15 +163,11 @@ func (s *Service) RemoveDocument(ctx context.Context, v *Visitor, fieldID, perso
 	var blob string
 	err := s.changeForm(ctx, v, s.now().UTC(), func(a *Application) (Activity, error) {
 		blob = ""
-		docs := a.Data.Documents
-		if personID != "" {
-			p := findPerson(a.Data.People, personID)
-			if p == nil {
-				return Activity{}, ErrPersonNotFound
-			}
-			docs = p.Documents
+		docs := a.Data.DocumentsOf(personID)
+		if docs == nil {
+			return Activity{}, ErrPersonNotFound
 		}
-		d, ok := docs[fieldID]
+		d, ok := (*docs)[fieldID]
 		switch {
 		case !ok:
 			return Activity{}, ErrNoDocumentToRemove
@@ -183,7 +175,7 @@ func (s *Service) RemoveDocument(ctx context.Context, v *Visitor, fieldID, perso
 			return Activity{}, ErrDocumentSettled
 		}
 		blob = d.BlobID
-		delete(docs, fieldID)
+		delete(*docs, fieldID)
 		detail := fieldID
 		if personID != "" {
 			detail += " for person " + personID

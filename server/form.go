@@ -312,7 +312,7 @@ func (s *Server) formFailure(c echo.Context, v *onboarding.Visitor, err error) e
 		title = "This link does not work"
 	case e.Kind == onboarding.KindInternal:
 		msg = "Something went wrong on our side. Your saved answers are safe. Try again in a few minutes."
-	case status == http.StatusNotFound && e.Message == onboarding.ErrRouteNotFound.Message:
+	case status == http.StatusNotFound && errors.Is(e, onboarding.ErrRouteNotFound):
 		msg = "This page does not exist."
 	}
 	p := s.newPage(v, title)

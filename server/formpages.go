@@ -672,8 +672,8 @@ func (s *Server) ownershipSave(c echo.Context) error {
 		controls = append(controls, labelled{f.ID, f.Label})
 	}
 	if msgs, items, ok := fieldErrors(err, controls); ok {
-		if e := onboarding.AsError(err); e != nil && len(e.Details) == 1 && e.Details["percentage"] != "" && strings.HasPrefix(e.Message, "Ownership of") {
-			msgs["percentage"], items = e.Message, []errorItem{{Anchor: "percentage", Message: e.Message}}
+		if total, ok := errors.AsType[*onboarding.OwnershipTotalError](err); ok {
+			msgs["percentage"], items = total.Error(), []errorItem{{Anchor: "percentage", Message: total.Error()}}
 		}
 		return s.renderOwnership(c, v, http.StatusBadRequest, id, &in, msgs, items)
 	}

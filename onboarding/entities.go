@@ -1,0 +1,90 @@
+package onboarding
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// EntityTypes lists the types of related entities (spec 2.2).
+func EntityTypes() []string { return []string{"holding_company", "subsidiary", "parent", "other"} }
+
+// EntityInput is the applicant's answers about a related legal entity.
+type EntityInput struct {
+	Name, Type, Country string
+}
+
+// SaveEntity adds a related entity (entityID "") or changes one the
+// applicant added, and returns its id.
+func (s *Service) SaveEntity(ctx context.Context, v *Visitor, entityID string, in EntityInput) (string, error) {
+	if err := editable(v); err != nil {
+		return "", err
+	}
+	if entityID != "" {
+		e := v.App.Data.Entity(entityID)
+		if e == nil {
+			return "", ErrEntityNotFound
+		}
+		if e.Source == SourceRegistry {
+			return "", ErrRegistryRecord
+		}
+	}
+	name := strings.Join(strings.Fields(in.Name), " ")
+	country := strings.ToUpper(strings.TrimSpace(in.Country))
+	reasons := map[string]string{}
+	var invalid []string
+	if name == "" {
+		invalid = append(invalid, "name")
+		reasons["name"] = "is required: enter the company's legal name"
+	} else if len(name) > 300 {
+		invalid = append(invalid, "name")
+		reasons["name"] = "must be at most 300 characters"
+	}
+	if !slices.Contains(EntityTypes(), in.Type) {
+		invalid = append(invalid, "type")
+		reasons["type"] = "must be one of " + strings.Join(EntityTypes(), ", ")
+	}
+	if country != "" && !countryCodePattern.MatchString(country) {
+		invalid = append(invalid, "country")
+		reasons["country"] = "must be a two-letter country code such as GB or IE"
+	}
+	if len(invalid) > 0 {
+		return "", ErrInvalidFieldValues(invalid, reasons)
+	}
+	id := entityID
+	if id == "" {
+		var err error
+		if id, err = newUUID(s.random); err != nil {
+			return "", err
+		}
+	}
+	err := s.changeForm(ctx, v, s.now().UTC(), func(a *Application) (Activity, error) {
+		e := a.Data.Entity(id)
+		if e != nil && e.Source == SourceRegistry {
+			return Activity{}, ErrRegistryRecord
+		}
+		if e == nil {
+			if entityID != "" {
+				return Activity{}, ErrEntityNotFound
+			}
+			a.Data.Entities = append(a.Data.Entities, Entity{ID: id, Source: SourceUserAdded})
+			e = &a.Data.Entities[len(a.Data.Entities)-1]
+		}
+		e.Name, e.Type, e.Country = name, in.Type, country
+		return Activity{Action: ActionEntitySaved, Detail: id}, nil
+	})
+	return id, err
+}
+
+// RemoveEntity removes an entity the applicant added, with every ownership
+// row it is part of and its documents.
+func (s *Service) RemoveEntity(ctx context.Context, v *Visitor, entityID string) error {
+	return s.removeParty(ctx, v, OwnerEntity, entityID, func(d *Data) *addedParty {
+		i := slices.IndexFunc(d.Entities, func(e Entity) bool { return e.ID == entityID })
+		if i < 0 {
+			return nil
+		}
+		e := &d.Entities[i]
+		return &addedParty{source: e.Source, documents: e.Documents, drop: func() { d.Entities = slices.Delete(d.Entities, i, i+1) }}
+	})
+}

@@ -1,0 +1,249 @@
+package onboarding
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// Person roles (spec 2.2).
+const (
+	PersonDirector    = "director"
+	PersonUBO         = "ubo"
+	PersonShareholder = "shareholder"
+)
+
+// PersonRoles lists the roles a person may have, in display order.
+func PersonRoles() []string { return []string{PersonDirector, PersonUBO, PersonShareholder} }
+
+// PersonInput is the applicant's answers about one person: roles, and the
+// values of the form's person-scoped fields by field id.
+type PersonInput struct {
+	Roles  []string
+	Values map[string]json.RawMessage
+	// Shown maps a field id, and "roles", to the ValueFingerprint of what
+	// the page showed (see SaveStage); nil when unknown.
+	Shown map[string]string
+}
+
+// RolesValue is a person's roles as the JSON value ValueFingerprint takes.
+func RolesValue(roles []string) json.RawMessage {
+	if len(roles) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(roles)
+	return b
+}
+
+// Person-scoped fields of the built-in form that map onto Person members.
+const (
+	personFullName    = "person_full_name"
+	personDateOfBirth = "person_date_of_birth"
+	personNationality = "person_nationality"
+	personHomeAddress = "person_home_address"
+	personEmail       = "person_email"
+	personPhone       = "person_phone"
+)
+
+// PersonFieldValue returns the value person p has for person-scoped field
+// id, as JSON, or nil.
+func PersonFieldValue(p *Person, id string) json.RawMessage {
+	str := func(s string) json.RawMessage {
+		if s == "" {
+			return nil
+		}
+		b, _ := json.Marshal(s)
+		return b
+	}
+	switch id {
+	case personFullName:
+		return str(p.FullName)
+	case personDateOfBirth:
+		return str(p.DateOfBirth)
+	case personNationality:
+		return str(p.Nationality)
+	case personEmail:
+		return str(p.Email)
+	case personPhone:
+		return str(p.PhoneNumber)
+	case personHomeAddress:
+		if p.HomeAddress == nil {
+			return nil
+		}
+		b, _ := json.Marshal(p.HomeAddress)
+		return b
+	}
+	return p.Fields[id]
+}
+
+// setPersonField stores a normalized value (nil clears) on p.
+func setPersonField(p *Person, id string, v json.RawMessage) {
+	var s string
+	if v != nil && v[0] == '"' {
+		_ = json.Unmarshal(v, &s)
+	}
+	switch id {
+	case personFullName:
+		s = strings.Join(strings.Fields(s), " ")
+		p.FullName = s
+		p.FirstName, p.LastName = splitName(s)
+	case personDateOfBirth:
+		p.DateOfBirth = s
+	case personNationality:
+		p.Nationality = s
+	case personEmail:
+		p.Email = s
+	case personPhone:
+		p.PhoneNumber = s
+	case personHomeAddress:
+		p.HomeAddress = nil
+		if v != nil {
+			var a Address
+			if json.Unmarshal(v, &a) == nil {
+				p.HomeAddress = &a
+			}
+		}
+	default:
+		if v == nil {
+			delete(p.Fields, id)
+			return
+		}
+		if p.Fields == nil {
+			p.Fields = map[string]json.RawMessage{}
+		}
+		p.Fields[id] = v
+	}
+}
+
+// splitName splits a full name into first names and the last name.
+func splitName(full string) (first, last string) {
+	parts := strings.Fields(full)
+	switch len(parts) {
+	case 0:
+		return "", ""
+	case 1:
+		return "", parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], " "), parts[len(parts)-1]
+}
+
+// registryLockedPersonField reports whether a registry person's field comes
+// from the register and stays as it is.
+func registryLockedPersonField(p *Person, id string) bool {
+	return p.Source == SourceRegistry && id == personFullName
+}
+
+// SavePerson adds a person (personID "") or changes one, and returns the
+// person's id. Registry people keep their name and roles; the applicant
+// completes their other details.
+func (s *Service) SavePerson(ctx context.Context, v *Visitor, personID string, in PersonInput) (string, error) {
+	if err := editable(v); err != nil {
+		return "", err
+	}
+	now := s.now().UTC()
+	var existing *Person
+	if personID != "" {
+		if existing = v.App.Data.Person(personID); existing == nil {
+			return "", ErrPersonNotFound
+		}
+	}
+	reasons := map[string]string{}
+	var invalid []string
+	bad := func(id, msg string) {
+		invalid = append(invalid, id)
+		reasons[id] = msg
+	}
+	roles := normalizeRoles(in.Roles)
+	if existing == nil || existing.Source != SourceRegistry {
+		if len(roles) == 0 {
+			bad("roles", "choose at least one role")
+		}
+	}
+	values := map[string]json.RawMessage{}
+	var ids []string
+	for _, f := range v.Form().Fields() {
+		f := f
+		if !f.PersonScoped || f.Type == TypeDocument || existing != nil && registryLockedPersonField(existing, f.ID) || !onPage(in.Values, in.Shown, f.ID) {
+			continue
+		}
+		raw, given := in.Values[f.ID]
+		if !given {
+			raw = json.RawMessage("null")
+		}
+		norm, err := f.Normalize(raw, now)
+		switch {
+		case err != nil:
+			bad(f.ID, err.Error())
+			continue
+		case f.ID == personFullName && norm == nil:
+			bad(f.ID, "is required: enter the person's full name")
+			continue
+		case f.ID == personEmail && norm != nil:
+			var e string
+			_ = json.Unmarshal(norm, &e)
+			if !validEmail(e) {
+				bad(f.ID, "must be an e-mail address such as name@example.com")
+				continue
+			}
+		}
+		ids = append(ids, f.ID)
+		values[f.ID] = norm
+	}
+	if len(invalid) > 0 {
+		return "", ErrInvalidFieldValues(invalid, reasons)
+	}
+	id := personID
+	if id == "" {
+		var err error
+		if id, err = newUUID(s.random); err != nil {
+			return "", err
+		}
+	}
+	err := s.changeForm(ctx, v, now, func(a *Application) (Activity, error) {
+		p := a.Data.Person(id)
+		if p == nil {
+			if personID != "" {
+				return Activity{}, ErrPersonNotFound
+			}
+			a.Data.People = append(a.Data.People, Person{ID: id, Source: SourceUserAdded})
+			p = &a.Data.People[len(a.Data.People)-1]
+		}
+		if p.Source != SourceRegistry && !keepStored(in.Shown, "roles", RolesValue(roles), RolesValue(p.Roles)) {
+			p.Roles = roles
+		}
+		var saved []string
+		for _, fid := range ids {
+			if keepStored(in.Shown, fid, values[fid], PersonFieldValue(p, fid)) {
+				continue
+			}
+			setPersonField(p, fid, values[fid])
+			saved = append(saved, fid)
+		}
+		return Activity{Action: ActionPersonSaved, Detail: id, Fields: saved}, nil
+	})
+	return id, err
+}
+
+func normalizeRoles(in []string) []string {
+	var out []string
+	for _, r := range PersonRoles() {
+		if slices.Contains(in, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// RemovePerson removes a person the applicant added, with their ownership
+// rows and documents.
+func (s *Service) RemovePerson(ctx context.Context, v *Visitor, personID string) error {
+	return s.removeParty(ctx, v, OwnerPerson, personID, func(d *Data) *addedParty {
+		i := slices.IndexFunc(d.People, func(p Person) bool { return p.ID == personID })
+		if i < 0 {
+			return nil
+		}
+		p := &d.People[i]
+		return &addedParty{source: p.Source, documents: p.Documents, drop: func() { d.People = slices.Delete(d.People, i, i+1) }}
+	})
+}
