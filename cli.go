@@ -154,7 +154,7 @@ func (c *ServeCmd) Run(e *env) error {
 		}
 	}
 	srv := server.New(server.Options{
-		Service: a.svc, Logger: log,
+		Service: a.svc, Responses: a.store, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
 		PublicURL: cfg.PublicURL,
 	})

@@ -75,13 +75,6 @@ type Store interface {
 	APIKeys(ctx context.Context, orgID string) ([]*APIKey, error)
 	// UpdateAPIKey applies change to the stored key atomically.
 	UpdateAPIKey(ctx context.Context, clientID string, change func(*APIKey) error) (*APIKey, error)
-
-	// IdempotentResponse returns the response saved for an idempotency key
-	// of the API key clientID.
-	IdempotentResponse(ctx context.Context, clientID, key string) (*IdempotentResponse, error)
-	// SaveIdempotentResponse saves r for an idempotency key; the store may
-	// forget it after ttl.
-	SaveIdempotentResponse(ctx context.Context, clientID, key string, r *IdempotentResponse, ttl time.Duration) error
 }
 
 // ListQuery selects a page of an organization's applications.
@@ -157,9 +150,6 @@ type Service struct {
 	// this Service (the admin socket runs in the serving process), which
 	// refreshes the entry, so the cache is never stale for authentication.
 	keys sync.Map
-
-	inflightMu sync.Mutex
-	inflight   map[string]bool // API key client id + idempotency key of requests running now
 }
 
 // New returns a Service. It fails when the organizations are inconsistent.
@@ -178,7 +168,6 @@ func New(opts Options) (*Service, error) {
 		log:       opts.Logger,
 		random:    opts.Random,
 		used:      make(map[string]time.Time),
-		inflight:  make(map[string]bool),
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -147,7 +147,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if opts.maxJSON == 0 {
 		opts.maxJSON = 1 << 20
 	}
-	srv := New(Options{Service: svc, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
+	srv := New(Options{Service: svc, Responses: store, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
 		PublicURL: "https://onboard.test"})
 	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files}
 	if opts.jobs {

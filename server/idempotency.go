@@ -2,15 +2,71 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"onboard/onboarding"
 )
 
 // headerIdempotencyKey is the request header of DESIGN §5.9.
 const headerIdempotencyKey = "Idempotency-Key"
+
+// idempotencyTTL is how long a response is replayed for its key (DESIGN §5.9).
+const idempotencyTTL = 24 * time.Hour
+
+// maxIdempotencyKey is the longest Idempotency-Key accepted.
+const maxIdempotencyKey = 255
+
+// Idempotency errors (DESIGN §5.9).
+var (
+	errIdempotencyKeyInvalid = &onboarding.Error{Kind: onboarding.KindInvalid, Message: "Idempotency-Key must be 1 to 255 printable ASCII characters"}
+	errIdempotencyInProgress = &onboarding.Error{Kind: onboarding.KindConflict, Message: "A request with this Idempotency-Key is still being processed; retry after it completes"}
+	errIdempotencyMismatch   = &onboarding.Error{Kind: onboarding.KindUnprocessable, Message: "This Idempotency-Key was already used with a different request"}
+)
+
+// ResponseStore keeps the responses saved for idempotency keys, as records
+// the server encodes; storage.Store implements it.
+type ResponseStore interface {
+	// SavedResponse returns the record saved for key of the API key
+	// clientID, or onboarding.ErrNotFound.
+	SavedResponse(ctx context.Context, clientID, key string) (json.RawMessage, error)
+	// SaveResponse saves record for key; the store may forget it after ttl.
+	SaveResponse(ctx context.Context, clientID, key string, record json.RawMessage, ttl time.Duration) error
+}
+
+// savedResponse is a response saved to replay for a retried request.
+type savedResponse struct {
+	Fingerprint []byte // SHA-256 of method, path and body of the first request
+	Status      int
+	// Body is the response body, sealed with AES-256-GCM under a key derived
+	// from the full API key that sent the request (see sealBody). The API
+	// key is never stored, so saved bodies (which hold personal data and
+	// pre-auth codes) can be read back only by a retry with the same key.
+	Body      []byte
+	CreatedAt time.Time
+}
+
+// replays runs idempotent requests: it tracks the ones in flight and saves
+// and replays their responses.
+type replays struct {
+	store ResponseStore
+	now   func() time.Time
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	inflight map[string]bool // API key client id + idempotency key of requests running now
+}
 
 // idempotent makes a POST that carries an Idempotency-Key safe to retry: the
 // same key and body within 24 hours replays the first response with
@@ -30,7 +86,7 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Write([]byte(c.Request().Method + " " + c.Request().URL.Path + "\n"))
 		h.Write(body)
 		token, _ := c.Get(ctxToken).(string)
-		saved, finish, err := s.svc.BeginIdempotent(c.Request().Context(), apiKey(c), token, key, h.Sum(nil))
+		saved, finish, err := s.replays.begin(c.Request().Context(), apiKey(c).ClientID, token, key, h.Sum(nil))
 		if err != nil {
 			return err
 		}
@@ -48,6 +104,101 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		status = c.Response().Status
 		return nil
 	}
+}
+
+// begin starts a request of the API key clientID that carries an
+// Idempotency-Key; token is the full API key the request authenticated
+// with. When a response was saved for the same key and request, it returns
+// it, opened, to replay. Otherwise it returns a finish function that the
+// caller must call exactly once when the request is over: with the response
+// to save (a 2xx), or with status 0 to save nothing, so that a failed
+// request can be retried.
+func (r *replays) begin(ctx context.Context, clientID, token, key string, fingerprint []byte) (*savedResponse, func(status int, body []byte), error) {
+	key = strings.TrimSpace(key)
+	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' { // sf-string form
+		key = key[1 : len(key)-1]
+	}
+	if !validIdempotencyKey(key) {
+		return nil, nil, errIdempotencyKeyInvalid
+	}
+	slot := clientID + "\x00" + key
+	r.mu.Lock()
+	if r.inflight[slot] {
+		r.mu.Unlock()
+		return nil, nil, errIdempotencyInProgress
+	}
+	r.inflight[slot] = true
+	r.mu.Unlock()
+	release := func() {
+		r.mu.Lock()
+		delete(r.inflight, slot)
+		r.mu.Unlock()
+	}
+
+	saved, err := r.load(ctx, clientID, key)
+	switch {
+	case errors.Is(err, onboarding.ErrNotFound):
+	case err != nil:
+		release()
+		return nil, nil, fmt.Errorf("idempotency look-up: %w", err)
+	case r.now().Sub(saved.CreatedAt) < idempotencyTTL:
+		release()
+		if !bytes.Equal(saved.Fingerprint, fingerprint) {
+			return nil, nil, errIdempotencyMismatch
+		}
+		body, err := openBody(token, slot, saved.Body)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open saved response: %w", err)
+		}
+		saved.Body = body
+		return saved, nil, nil
+	}
+	finish := func(status int, body []byte) {
+		defer release()
+		if status < 200 || status > 299 {
+			return
+		}
+		sealed, err := sealBody(token, slot, body)
+		if err != nil {
+			r.log.Error("seal idempotent response", "client_id", clientID, "err", err)
+			return
+		}
+		rec, err := json.Marshal(&savedResponse{Fingerprint: fingerprint, Status: status, Body: sealed, CreatedAt: r.now().UTC()})
+		if err == nil {
+			err = r.store.SaveResponse(context.WithoutCancel(ctx), clientID, key, rec, idempotencyTTL)
+		}
+		if err != nil {
+			r.log.Error("save idempotent response", "client_id", clientID, "err", err)
+		}
+	}
+	return nil, finish, nil
+}
+
+// load reads the response saved for key of the API key clientID.
+func (r *replays) load(ctx context.Context, clientID, key string) (*savedResponse, error) {
+	rec, err := r.store.SavedResponse(ctx, clientID, key)
+	if err != nil {
+		return nil, err
+	}
+	var saved savedResponse
+	if err := json.Unmarshal(rec, &saved); err != nil {
+		return nil, fmt.Errorf("decode saved response: %w", err)
+	}
+	return &saved, nil
+}
+
+// validIdempotencyKey reports whether key is 1 to 255 printable ASCII
+// characters.
+func validIdempotencyKey(key string) bool {
+	if key == "" || len(key) > maxIdempotencyKey {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x21 || key[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // teeWriter keeps a copy of what a handler writes.

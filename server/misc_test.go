@@ -56,7 +56,7 @@ func TestUnexpectedFailureIsA500WithoutDetails(t *testing.T) {
 	var logBuf bytes.Buffer
 	e := newEnv(t, envOptions{})
 	id := e.create(t, "acme", "")
-	srv := New(Options{Service: e.svc, Logger: slog.New(slog.NewTextHandler(&logBuf, nil)), Now: e.clock.Now})
+	srv := New(Options{Service: e.svc, Responses: e.store, Logger: slog.New(slog.NewTextHandler(&logBuf, nil)), Now: e.clock.Now})
 	e.h = srv.Handler()
 	// Authenticate once so that the key is cached, then take the store away.
 	if w := e.do("GET", "/api/external/applications/"+id, "acme", ""); w.Code != http.StatusOK {

@@ -23,6 +23,8 @@ import (
 // Options configures a Server.
 type Options struct {
 	Service *onboarding.Service
+	// Responses keeps the responses of requests with an Idempotency-Key.
+	Responses ResponseStore
 	Logger  *slog.Logger // default: discard
 	// RatePerSecond and Burst set each API key's token bucket (DESIGN §5.9);
 	// a RatePerSecond of 0 disables rate limiting.
@@ -47,6 +49,8 @@ type Server struct {
 	secureCookie bool
 	pages        *pages // the applicant form's parsed templates
 
+	replays *replays // requests with an Idempotency-Key
+
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
 }
 
@@ -64,6 +68,7 @@ func New(opts Options) *Server {
 	}
 	s.secureCookie = strings.HasPrefix(opts.PublicURL, "https://")
 	s.pages = mustParsePages()
+	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]bool{}}
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -52,7 +52,15 @@ func TestRecordEncodingIsStable(t *testing.T) {
 			Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "abc", Name: "ci"}, Fields: []string{"industry"}, Detail: "d"},
 		"api_key": &onboarding.APIKey{ClientID: "abc", OrgID: "acme", Name: "ci", Scopes: []onboarding.Scope{onboarding.ScopeApplicationsRead},
 			SecretHash: []byte{9, 9}, CreatedAt: at, ExpiresAt: &later, LastUsedAt: &later, RevokedAt: &later},
-		"idempotent_response": &onboarding.IdempotentResponse{Fingerprint: []byte{7}, Status: 201, Body: []byte{1, 2}, CreatedAt: at},
+		// The server encodes its saved responses itself (SaveResponse
+		// stores them as given); the record keeps the layout of earlier
+		// versions so that saved responses replay across an upgrade.
+		"idempotent_response": json.RawMessage(mustJSON(t, struct {
+			Fingerprint []byte
+			Status      int
+			Body        []byte
+			CreatedAt   time.Time
+		}{Fingerprint: []byte{7}, Status: 201, Body: []byte{1, 2}, CreatedAt: at})),
 	}
 	for name, rec := range records {
 		t.Run(name, func(t *testing.T) {
@@ -87,4 +95,13 @@ func TestRecordEncodingIsStable(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

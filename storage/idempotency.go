@@ -2,26 +2,26 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
-
-	"onboard/onboarding"
 )
 
-// IdempotentResponse returns the saved response for an idempotency key, or
-// onboarding.ErrNotFound.
-func (s *Store) IdempotentResponse(_ context.Context, clientID, key string) (*onboarding.IdempotentResponse, error) {
-	var r onboarding.IdempotentResponse
+// SavedResponse returns the record saved for an idempotency key of the API
+// key clientID, as the JSON the server saved, or onboarding.ErrNotFound.
+func (s *Store) SavedResponse(_ context.Context, clientID, key string) (json.RawMessage, error) {
+	var r json.RawMessage
 	if err := s.view(func(txn *badger.Txn) error { return getRecord(txn, idempotencyKey(clientID, key), &r) }); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return r, nil
 }
 
-// SaveIdempotentResponse saves r; Badger drops it after ttl.
-func (s *Store) SaveIdempotentResponse(ctx context.Context, clientID, key string, r *onboarding.IdempotentResponse, ttl time.Duration) error {
-	b, err := encode(r)
+// SaveResponse saves record (JSON) for an idempotency key of the API key
+// clientID; Badger drops it after ttl.
+func (s *Store) SaveResponse(ctx context.Context, clientID, key string, record json.RawMessage, ttl time.Duration) error {
+	b, err := encode(record)
 	if err != nil {
 		return err
 	}
