@@ -11,8 +11,6 @@ import (
 	"net/mail"
 	"strings"
 	"time"
-
-	"onboard/onboarding"
 )
 
 // maxHeaderLine is the line length RFC 5322 recommends; headers are folded
@@ -45,7 +43,7 @@ func checkHeader(field, value string) error {
 
 // recipient validates the header-bound parts of m and returns the recipient
 // as it goes into the To header and the SMTP envelope.
-func recipient(m onboarding.Message) (*mail.Address, error) {
+func recipient(m Email) (*mail.Address, error) {
 	for _, f := range []struct{ name, value string }{
 		{"recipient address", m.To},
 		{"recipient name", m.ToName},
@@ -80,7 +78,7 @@ func randomHex(n int) string {
 
 // compose validates m and builds its RFC 5322 bytes with a fresh Message-ID.
 // It is the one message builder both transports use.
-func compose(from *mail.Address, m onboarding.Message, now time.Time) (*mail.Address, []byte, error) {
+func compose(from *mail.Address, m Email, now time.Time) (*mail.Address, []byte, error) {
 	to, err := recipient(m)
 	if err != nil {
 		return nil, nil, err

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"onboard/onboarding"
 )
 
 // testNow is the fixed clock of the tests.
@@ -74,7 +72,7 @@ func TestComposeHeadersAndBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := onboarding.Message{
+	m := Email{
 		To: "ada@example.org", ToName: "Ada", Subject: "Hi",
 		Text: "line one\r\nline two", Link: "https://x.example/l",
 	}
@@ -129,7 +127,7 @@ func TestComposeNonASCII(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := onboarding.Message{To: "zoe@example.org", ToName: tt.toName, Subject: tt.subject, Text: "Grüße 👋\n"}
+			m := Email{To: "zoe@example.org", ToName: tt.toName, Subject: tt.subject, Text: "Grüße 👋\n"}
 			_, raw, err := compose(from, m, testNow())
 			if err != nil {
 				t.Fatal(err)
@@ -178,21 +176,21 @@ func TestComposeRefusesHeaderInjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := onboarding.Message{To: "ada@example.org", ToName: "Ada", Subject: "Hi", Text: "body\nwith lines\r\n"}
+	ok := Email{To: "ada@example.org", ToName: "Ada", Subject: "Hi", Text: "body\nwith lines\r\n"}
 	tests := []struct {
 		name string
-		edit func(*onboarding.Message)
+		edit func(*Email)
 		want string
 	}{
-		{"LF in To", func(m *onboarding.Message) { m.To = "ada@example.org\nBcc: eve@example.org" }, "recipient address contains a line break"},
-		{"CR in To", func(m *onboarding.Message) { m.To = "ada@example.org\r" }, "recipient address contains a line break"},
-		{"CRLF in ToName", func(m *onboarding.Message) { m.ToName = "Ada\r\nBcc: eve@example.org" }, "recipient name contains a line break"},
-		{"LF in Subject", func(m *onboarding.Message) { m.Subject = "Hi\nBcc: eve@example.org" }, "subject contains a line break"},
-		{"CR in Subject", func(m *onboarding.Message) { m.Subject = "Hi\rthere" }, "subject contains a line break"},
-		{"NUL in Subject", func(m *onboarding.Message) { m.Subject = "Hi\x00" }, "subject contains a line break or NUL"},
-		{"two recipients", func(m *onboarding.Message) { m.To = "ada@example.org, eve@example.org" }, "is not valid"},
-		{"name in To", func(m *onboarding.Message) { m.To = "Eve <eve@example.org>" }, "must be an address only"},
-		{"not an address", func(m *onboarding.Message) { m.To = "ada" }, "is not valid"},
+		{"LF in To", func(m *Email) { m.To = "ada@example.org\nBcc: eve@example.org" }, "recipient address contains a line break"},
+		{"CR in To", func(m *Email) { m.To = "ada@example.org\r" }, "recipient address contains a line break"},
+		{"CRLF in ToName", func(m *Email) { m.ToName = "Ada\r\nBcc: eve@example.org" }, "recipient name contains a line break"},
+		{"LF in Subject", func(m *Email) { m.Subject = "Hi\nBcc: eve@example.org" }, "subject contains a line break"},
+		{"CR in Subject", func(m *Email) { m.Subject = "Hi\rthere" }, "subject contains a line break"},
+		{"NUL in Subject", func(m *Email) { m.Subject = "Hi\x00" }, "subject contains a line break or NUL"},
+		{"two recipients", func(m *Email) { m.To = "ada@example.org, eve@example.org" }, "is not valid"},
+		{"name in To", func(m *Email) { m.To = "Eve <eve@example.org>" }, "must be an address only"},
+		{"not an address", func(m *Email) { m.To = "ada" }, "is not valid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"onboard/onboarding"
 )
 
 // newTestOutbox returns an outbox in a fresh directory (not yet existing)
@@ -54,13 +52,13 @@ func TestOutboxSend(t *testing.T) {
 		t.Errorf("outbox directory mode = %v, want drwx------", fi.Mode())
 	}
 
-	m := onboarding.Message{
+	m := Email{
 		To: "zoe@example.org", ToName: "Zoë Ångström",
 		Subject: "Vérifiez votre adresse",
 		Text:    "Bonjour Zoë,\n\nvotre code : 123456\nhttps://onboard.example/v/xyz\n",
 		Link:    "https://onboard.example/v/xyz",
 	}
-	if err := o.Send(context.Background(), m); err != nil {
+	if err := o.SendEmail(context.Background(), m); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
 
@@ -120,7 +118,7 @@ func TestOutboxConcurrentSends(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for range n {
-		wg.Go(func() { errs <- o.Send(context.Background(), testMessage()) })
+		wg.Go(func() { errs <- o.SendEmail(context.Background(), testMessage()) })
 	}
 	wg.Wait()
 	close(errs)
@@ -149,20 +147,20 @@ func TestOutboxRefusals(t *testing.T) {
 	tests := []struct {
 		name string
 		ctx  context.Context
-		edit func(*onboarding.Message)
+		edit func(*Email)
 		want string
 	}{
-		{"LF in To", context.Background(), func(m *onboarding.Message) { m.To += "\nBcc: eve@example.org" }, "recipient address contains a line break"},
-		{"CR in ToName", context.Background(), func(m *onboarding.Message) { m.ToName = "Ada\rBcc: eve@example.org" }, "recipient name contains a line break"},
-		{"CRLF in Subject", context.Background(), func(m *onboarding.Message) { m.Subject += "\r\nBcc: eve@example.org" }, "subject contains a line break"},
-		{"canceled", canceled, func(*onboarding.Message) {}, "context canceled"},
+		{"LF in To", context.Background(), func(m *Email) { m.To += "\nBcc: eve@example.org" }, "recipient address contains a line break"},
+		{"CR in ToName", context.Background(), func(m *Email) { m.ToName = "Ada\rBcc: eve@example.org" }, "recipient name contains a line break"},
+		{"CRLF in Subject", context.Background(), func(m *Email) { m.Subject += "\r\nBcc: eve@example.org" }, "subject contains a line break"},
+		{"canceled", canceled, func(*Email) {}, "context canceled"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, logs := newTestOutbox(t)
 			m := testMessage()
 			tt.edit(&m)
-			err := o.Send(tt.ctx, m)
+			err := o.SendEmail(tt.ctx, m)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Send error = %v, want %q", err, tt.want)
 			}
@@ -204,7 +202,7 @@ func TestNewOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Send(context.Background(), testMessage()); err != nil {
+	if err := o.SendEmail(context.Background(), testMessage()); err != nil {
 		t.Fatal(err)
 	}
 	if names := outboxFiles(t, dir); len(names) != 1 {

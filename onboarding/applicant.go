@@ -312,7 +312,7 @@ func (s *Service) SendVerificationCode(ctx context.Context, v *Visitor) error {
 		return s.formError("store verification code", err)
 	}
 	v.refresh(app)
-	if err := s.mailer.Send(context.WithoutCancel(ctx), verificationMessage(v, code)); err != nil {
+	if err := s.mailer.Send(context.WithoutCancel(ctx), VerificationCode{To: Recipient{Email: v.Participant.Email, Name: v.Participant.Name}, OrgName: v.OrgName(), Code: code, ValidFor: VerifyCodeTTL}); err != nil {
 		s.log.Warn("verification email failed", "application_id", v.App.ID, "err", err)
 		return ErrCodeSendFailed
 	}
@@ -435,15 +435,6 @@ func (s *Service) formError(what string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", what, err)
-}
-
-func verificationMessage(v *Visitor, code string) Message {
-	org := v.OrgName()
-	var b strings.Builder
-	fmt.Fprintf(&b, "Your code to open the %s onboarding form is:\n\n    %s\n\n", org, code)
-	fmt.Fprintf(&b, "Enter it on the page where you asked for it. It expires in %d minutes.\n\n", int(VerifyCodeTTL.Minutes()))
-	b.WriteString("If you did not ask for a code, you can ignore this e-mail: nobody can open the form without it.\n")
-	return Message{To: v.Participant.Email, ToName: v.Participant.Name, Subject: code + " is your " + org + " verification code", Text: b.String()}
 }
 
 func participantActor(p *Participant) Actor {

@@ -2,7 +2,6 @@ package onboarding
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -78,7 +77,7 @@ func (s *Service) InviteCollaborator(ctx context.Context, v *Visitor, email, nam
 	}
 	res := &InviteResult{Participant: p, Link: s.ParticipantLink(v.App, &p)}
 	if s.mailer != nil {
-		msg := collaboratorMessage(v, &p, res.Link)
+		msg := collaboratorInvite(v, &p, res.Link)
 		if err := s.mailer.Send(context.WithoutCancel(ctx), msg); err != nil {
 			s.log.Warn("collaborator invite email failed", "application_id", v.App.ID, "err", err)
 		} else {
@@ -107,24 +106,11 @@ func (s *Service) RemoveCollaborator(ctx context.Context, v *Visitor, participan
 	})
 }
 
-func collaboratorMessage(v *Visitor, p *Participant, link string) Message {
-	org := v.OrgName()
+// collaboratorInvite is the e-mail that gives collaborator p their link.
+func collaboratorInvite(v *Visitor, p *Participant, link string) CollaboratorInvite {
 	inviter := v.Participant.Name
 	if inviter == "" {
 		inviter = v.Participant.Email
 	}
-	company := v.App.CompanyName()
-	if company == "" {
-		company = "their company"
-	}
-	greeting := "Hello,"
-	if p.Name != "" {
-		greeting = "Hello " + p.Name + ","
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\n%s has asked you to help complete the %s onboarding form for %s.\n\n", greeting, inviter, org, company)
-	fmt.Fprintf(&b, "Open this link to start:\n%s\n\n", link)
-	b.WriteString("You will be asked to confirm your email address first. The link is yours alone: please do not forward it.\n\n")
-	b.WriteString("If you were not expecting this email, you can ignore it.\n")
-	return Message{To: p.Email, ToName: p.Name, Subject: org + ": help complete your company onboarding", Text: b.String(), Link: link}
+	return CollaboratorInvite{To: Recipient{Email: p.Email, Name: p.Name}, OrgName: v.OrgName(), Inviter: inviter, Company: v.App.CompanyName(), Link: link}
 }

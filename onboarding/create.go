@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"net/textproto"
 	"net/url"
 	"strings"
 	"time"
@@ -271,7 +270,11 @@ func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Applic
 	if s.mailer == nil {
 		sendErr = errNoMailer
 	} else {
-		sendErr = s.mailer.Send(ctx, inviteMessage(org, app, p, link))
+		orgName := org.Name
+		if orgName == "" {
+			orgName = org.ID
+		}
+		sendErr = s.mailer.Send(ctx, Invite{To: Recipient{Email: p.Email, Name: p.Name}, OrgName: orgName, Company: app.CompanyName(), Link: link})
 	}
 	now := s.now().UTC()
 	system := Actor{Type: ActorSystem}
@@ -300,48 +303,14 @@ func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Applic
 
 var errNoMailer = errors.New("no mail transport is configured")
 
-// inviteFailure says why an invite failed, for the activity log, without the
-// mail server's reply text: that often quotes the recipient's address, and
-// the log line (which has it) is where operators look for details.
+// inviteFailure says why an invite failed, for the activity log: the
+// Mailer's reason when it gives one.
 func inviteFailure(err error) string {
-	var reply *textproto.Error
-	switch {
-	case errors.Is(err, errNoMailer):
+	if se, ok := errors.AsType[*SendError](err); ok {
+		return se.Reason
+	}
+	if errors.Is(err, errNoMailer) {
 		return err.Error()
-	case errors.As(err, &reply):
-		return fmt.Sprintf("the mail server refused the message (SMTP %d)", reply.Code)
-	case errors.Is(err, context.DeadlineExceeded):
-		return "the mail server did not answer in time"
-	default:
-		return "the mail transport failed"
 	}
-}
-
-func inviteMessage(org *Organization, app *Application, p *Participant, link string) Message {
-	orgName := org.Name
-	if orgName == "" {
-		orgName = org.ID
-	}
-	company := app.CompanyName()
-	greeting := "Hello,"
-	if p.Name != "" {
-		greeting = "Hello " + p.Name + ","
-	}
-	var b strings.Builder
-	b.WriteString(greeting + "\n\n")
-	if company != "" {
-		fmt.Fprintf(&b, "%s has asked you to complete the onboarding form for %s.\n\n", orgName, company)
-	} else {
-		fmt.Fprintf(&b, "%s has asked you to complete an onboarding form for your company.\n\n", orgName)
-	}
-	fmt.Fprintf(&b, "Open this link to start:\n%s\n\n", link)
-	b.WriteString("You will be asked to confirm your email address first. You can save your progress and come back to the form at any time.\n\n")
-	b.WriteString("If you were not expecting this email, you can ignore it.\n")
-	return Message{
-		To:      p.Email,
-		ToName:  p.Name,
-		Subject: orgName + ": complete your company onboarding",
-		Text:    b.String(),
-		Link:    link,
-	}
+	return "the mail transport failed"
 }

@@ -1,21 +1,83 @@
 package onboarding
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
-// Mailer sends e-mail to applicants. The notify package implements it with
-// SMTP and with the sandbox outbox.
+// Mailer sends the e-mails onboarding asks for. The notify package
+// implements it with SMTP and with the sandbox outbox, and writes each
+// message's words.
 type Mailer interface {
-	// Send delivers m. A nil error means the transport accepted the message.
+	// Send delivers m. A nil error means the transport accepted the
+	// message. A transport that can say why it failed returns a *SendError.
 	Send(ctx context.Context, m Message) error
 }
 
-// Message is one plain-text e-mail.
-type Message struct {
-	To      string // address only
-	ToName  string // display name; may be empty
-	Subject string
-	Text    string // plain-text body
-	// Link is the URL the message carries, logged by the sandbox outbox so
-	// that an operator can follow it without opening the file.
-	Link string
+// Message is an e-mail onboarding asks for: an Invite, a
+// CollaboratorInvite or a VerificationCode.
+type Message interface {
+	// Recipient is who the message goes to.
+	Recipient() Recipient
+	message()
 }
+
+// Recipient is the person an e-mail goes to.
+type Recipient struct {
+	Email string // address only
+	Name  string // display name; may be empty
+}
+
+// Invite asks an application's primary contact to complete the form.
+type Invite struct {
+	To      Recipient
+	OrgName string
+	Company string // the company's name; empty while it is not known
+	Link    string
+}
+
+// CollaboratorInvite asks a colleague of the applicant to help complete the
+// form, on a link of their own.
+type CollaboratorInvite struct {
+	To      Recipient
+	OrgName string
+	Inviter string // the inviting participant's name, or address without one
+	Company string // the company's name; empty while it is not known
+	Link    string
+}
+
+// VerificationCode carries the code that confirms an applicant's e-mail
+// address before the form opens.
+type VerificationCode struct {
+	To       Recipient
+	OrgName  string
+	Code     string
+	ValidFor time.Duration
+}
+
+// Recipient is who the invite goes to.
+func (m Invite) Recipient() Recipient { return m.To }
+
+// Recipient is who the invite goes to.
+func (m CollaboratorInvite) Recipient() Recipient { return m.To }
+
+// Recipient is who the code goes to.
+func (m VerificationCode) Recipient() Recipient { return m.To }
+
+func (Invite) message()             {}
+func (CollaboratorInvite) message() {}
+func (VerificationCode) message()   {}
+
+// SendError is a failure a Mailer can explain. Reason says why in words fit
+// for the activity log: no address and no text of the mail server's reply,
+// which often quotes the recipient. Err is the cause, for the operator's log.
+type SendError struct {
+	Reason string
+	Err    error
+}
+
+// Error returns the reason and the cause.
+func (e *SendError) Error() string { return e.Reason + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *SendError) Unwrap() error { return e.Err }

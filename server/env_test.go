@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/blobs"
+	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/registry"
 	"onboard/storage"
@@ -43,10 +44,11 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// mailbox records invites, or fails every send when fail is set.
+// mailbox records the e-mails sent, with the words notify writes for
+// them, or fails every send when fail is set.
 type mailbox struct {
 	mu   sync.Mutex
-	sent []onboarding.Message
+	sent []notify.Email
 	fail error
 }
 
@@ -56,14 +58,18 @@ func (m *mailbox) Send(_ context.Context, msg onboarding.Message) error {
 	if m.fail != nil {
 		return m.fail
 	}
-	m.sent = append(m.sent, msg)
+	e, err := notify.Render(msg)
+	if err != nil {
+		return err
+	}
+	m.sent = append(m.sent, e)
 	return nil
 }
 
-func (m *mailbox) messages() []onboarding.Message {
+func (m *mailbox) messages() []notify.Email {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]onboarding.Message(nil), m.sent...)
+	return append([]notify.Email(nil), m.sent...)
 }
 
 // envOptions adjusts newEnv.

@@ -1,0 +1,84 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/textproto"
+	"strings"
+
+	"onboard/onboarding"
+)
+
+// Email is one plain-text e-mail as the transports send it.
+type Email struct {
+	To      string // address only
+	ToName  string // display name; may be empty
+	Subject string
+	Text    string // plain-text body
+	// Link is the URL the message carries, logged by the sandbox outbox so
+	// that an operator can follow it without opening the file.
+	Link string
+}
+
+// Render writes the words of a message onboarding asks for.
+func Render(m onboarding.Message) (Email, error) {
+	to := m.Recipient()
+	e := Email{To: to.Email, ToName: to.Name}
+	var b strings.Builder
+	switch m := m.(type) {
+	case onboarding.Invite:
+		b.WriteString(greeting(to.Name) + "\n\n")
+		if m.Company != "" {
+			fmt.Fprintf(&b, "%s has asked you to complete the onboarding form for %s.\n\n", m.OrgName, m.Company)
+		} else {
+			fmt.Fprintf(&b, "%s has asked you to complete an onboarding form for your company.\n\n", m.OrgName)
+		}
+		fmt.Fprintf(&b, "Open this link to start:\n%s\n\n", m.Link)
+		b.WriteString("You will be asked to confirm your email address first. You can save your progress and come back to the form at any time.\n\n")
+		b.WriteString("If you were not expecting this email, you can ignore it.\n")
+		e.Subject, e.Link = m.OrgName+": complete your company onboarding", m.Link
+	case onboarding.CollaboratorInvite:
+		company := m.Company
+		if company == "" {
+			company = "their company"
+		}
+		fmt.Fprintf(&b, "%s\n\n%s has asked you to help complete the %s onboarding form for %s.\n\n", greeting(to.Name), m.Inviter, m.OrgName, company)
+		fmt.Fprintf(&b, "Open this link to start:\n%s\n\n", m.Link)
+		b.WriteString("You will be asked to confirm your email address first. The link is yours alone: please do not forward it.\n\n")
+		b.WriteString("If you were not expecting this email, you can ignore it.\n")
+		e.Subject, e.Link = m.OrgName+": help complete your company onboarding", m.Link
+	case onboarding.VerificationCode:
+		fmt.Fprintf(&b, "Your code to open the %s onboarding form is:\n\n    %s\n\n", m.OrgName, m.Code)
+		fmt.Fprintf(&b, "Enter it on the page where you asked for it. It expires in %d minutes.\n\n", int(m.ValidFor.Minutes()))
+		b.WriteString("If you did not ask for a code, you can ignore this e-mail: nobody can open the form without it.\n")
+		e.Subject = m.Code + " is your " + m.OrgName + " verification code"
+	default:
+		return Email{}, fmt.Errorf("notify: no text for a %T", m)
+	}
+	e.Text = b.String()
+	return e, nil
+}
+
+// greeting opens a message to name.
+func greeting(name string) string {
+	if name == "" {
+		return "Hello,"
+	}
+	return "Hello " + name + ","
+}
+
+// sendFailure wraps a transport's failure with the reason the activity log
+// shows: never the mail server's reply text, which often quotes the
+// recipient's address (the operator's log has it).
+func sendFailure(err error) error {
+	reason := "the mail transport failed"
+	var reply *textproto.Error
+	switch {
+	case errors.As(err, &reply):
+		reason = fmt.Sprintf("the mail server refused the message (SMTP %d)", reply.Code)
+	case errors.Is(err, context.DeadlineExceeded):
+		reason = "the mail server did not answer in time"
+	}
+	return &onboarding.SendError{Reason: reason, Err: err}
+}
