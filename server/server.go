@@ -25,7 +25,7 @@ type Options struct {
 	Service *onboarding.Service
 	// Responses keeps the responses of requests with an Idempotency-Key.
 	Responses ResponseStore
-	Logger  *slog.Logger // default: discard
+	Logger    *slog.Logger // default: discard
 	// RatePerSecond and Burst set each API key's token bucket (DESIGN §5.9);
 	// a RatePerSecond of 0 disables rate limiting.
 	RatePerSecond float64
