@@ -147,7 +147,7 @@ func (s *Store) makeShard(id string) (string, error) {
 // Open returns blob id opened for reading; the caller closes it and learns
 // the size from its Stat. A missing blob, or an id that is not a canonical
 // lower-case UUID, fails with an error wrapping onboarding.ErrNotFound.
-func (s *Store) Open(id string) (*os.File, error) {
+func (s *Store) Open(id string) (onboarding.BlobFile, error) {
 	p, ok := s.path(id)
 	if !ok {
 		return nil, fmt.Errorf("blobs: open blob: invalid id: %w", onboarding.ErrNotFound)

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
-	"os"
 	"time"
 )
 
@@ -19,9 +19,17 @@ type Blobs interface {
 	Put(ctx context.Context, r io.Reader, max int64) (id string, size int64, err error)
 	// Open opens blob id for reading; a missing blob (or an id that is
 	// not a blob id) is an error wrapping ErrNotFound.
-	Open(id string) (*os.File, error)
+	Open(id string) (BlobFile, error)
 	// Delete removes a blob; removing a missing blob is not an error.
 	Delete(id string) error
+}
+
+// BlobFile is an open blob: read in order or at any offset, with its size
+// and time from Stat. The caller closes it.
+type BlobFile interface {
+	io.ReadSeekCloser
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
 }
 
 // LinkSigner makes expiring download links for blobs.
@@ -48,13 +56,17 @@ var ErrFileTooLarge = errors.New("file is larger than the limit")
 // or whose time is up.
 var ErrInvalidLink = &Error{Kind: KindForbidden, Message: "Invalid or expired link"}
 
+// ErrFileNotFound is the answer to a valid link whose file no longer
+// exists, or to a link when no files are kept.
+var ErrFileNotFound = &Error{Kind: KindNotFound, Message: "Not found"}
+
 // OpenDownload checks a signed download link (method, blob id and the
 // link's query) and opens the blob it grants. A bad or expired link is
 // ErrInvalidLink; a valid link to a blob that no longer exists is
-// ErrRouteNotFound.
-func (s *Service) OpenDownload(method, id string, q url.Values) (*os.File, Download, error) {
+// ErrFileNotFound.
+func (s *Service) OpenDownload(method, id string, q url.Values) (BlobFile, Download, error) {
 	if s.links == nil || s.blobs == nil {
-		return nil, Download{}, ErrRouteNotFound
+		return nil, Download{}, ErrFileNotFound
 	}
 	d, err := s.links.Verify(method, id, q)
 	if err != nil {
@@ -62,7 +74,7 @@ func (s *Service) OpenDownload(method, id string, q url.Values) (*os.File, Downl
 	}
 	f, err := s.blobs.Open(id)
 	if errors.Is(err, ErrNotFound) {
-		return nil, Download{}, ErrRouteNotFound
+		return nil, Download{}, ErrFileNotFound
 	}
 	if err != nil {
 		return nil, Download{}, fmt.Errorf("open blob: %w", err)

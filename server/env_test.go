@@ -86,14 +86,15 @@ type envOptions struct {
 // env is the whole stack: real Badger in a temp dir, the fixture registry,
 // the real Service and the real router and middleware.
 type env struct {
-	t     *testing.T
-	h     http.Handler
-	svc   *onboarding.Service
-	store *storage.Store
-	mail  *mailbox
-	blobs *blobs.Store
-	clock *clock
-	keys  map[string]string // name → full key
+	t        *testing.T
+	h        http.Handler
+	svc      *onboarding.Service
+	store    *storage.Store
+	mail     *mailbox
+	blobs    *blobs.Store
+	blobsDir string // the blob store's directory
+	clock    *clock
+	keys     map[string]string // name → full key
 }
 
 var testNow = time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
@@ -129,7 +130,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if opts.mailer != nil {
 		mailer = opts.mailer
 	}
-	files, err := blobs.Open(filepath.Join(t.TempDir(), "blobs"))
+	blobsDir := filepath.Join(t.TempDir(), "blobs")
+	files, err := blobs.Open(blobsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +157,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	}
 	srv := New(Options{Service: svc, Responses: store, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
 		PublicURL: "https://onboard.test"})
-	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files}
+	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
 	if opts.jobs {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
