@@ -31,25 +31,20 @@ func (s *Service) SaveEntity(ctx context.Context, v *Visitor, entityID string, i
 	}
 	name := strings.Join(strings.Fields(in.Name), " ")
 	country := strings.ToUpper(strings.TrimSpace(in.Country))
-	reasons := map[string]string{}
-	var invalid []string
+	var problems Problems
 	if name == "" {
-		invalid = append(invalid, "name")
-		reasons["name"] = "is required: enter the company's legal name"
+		problems.Add("name", "is required: enter the company's legal name")
 	} else if len(name) > 300 {
-		invalid = append(invalid, "name")
-		reasons["name"] = "must be at most 300 characters"
+		problems.Add("name", "must be at most 300 characters")
 	}
 	if !slices.Contains(EntityTypes(), in.Type) {
-		invalid = append(invalid, "type")
-		reasons["type"] = "must be one of " + strings.Join(EntityTypes(), ", ")
+		problems.Add("type", "must be one of "+strings.Join(EntityTypes(), ", "))
 	}
 	if country != "" && !countryCodePattern.MatchString(country) {
-		invalid = append(invalid, "country")
-		reasons["country"] = "must be a two-letter country code such as GB or IE"
+		problems.Add("country", "must be a two-letter country code such as GB or IE")
 	}
-	if len(invalid) > 0 {
-		return "", ErrInvalidFieldValues(invalid, reasons)
+	if err := problems.FieldErr(); err != nil {
+		return "", err
 	}
 	id := entityID
 	if id == "" {

@@ -157,7 +157,7 @@ func NewForm(id string, fields []Field) (*Form, error) {
 		fields: make([]Field, len(fields)),
 		index:  make(map[string]int, len(fields)),
 	}
-	var errs []error
+	var problems Problems
 	for i, f := range fields {
 		f.Options = slices.Clone(f.Options)
 		f.Accept = slices.Clone(f.Accept)
@@ -169,7 +169,7 @@ func NewForm(id string, fields []Field) (*Form, error) {
 			name = fmt.Sprintf("field %q", f.ID)
 		}
 		report := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("form %q: %s: %s", id, name, fmt.Sprintf(format, args...)))
+			problems.Note(name, "form %q: %s: %s", id, name, fmt.Sprintf(format, args...))
 		}
 		switch first, dup := form.index[f.ID]; {
 		case f.ID == "":
@@ -181,24 +181,18 @@ func NewForm(id string, fields []Field) (*Form, error) {
 		default:
 			form.index[f.ID] = i
 		}
-		for _, problem := range checkFieldDefinition(&f) {
-			report("%s", problem)
-		}
+		checkFieldDefinition(&f, report)
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := problems.Err(); err != nil {
+		return nil, err
 	}
 	form.stages = form.buildStages()
 	return form, nil
 }
 
-// checkFieldDefinition returns the problems of one field's definition,
-// other than its id.
-func checkFieldDefinition(f *Field) []string {
-	var problems []string
-	add := func(format string, args ...any) {
-		problems = append(problems, fmt.Sprintf(format, args...))
-	}
+// checkFieldDefinition reports each problem of one field's definition,
+// other than its id, to add.
+func checkFieldDefinition(f *Field, add func(format string, args ...any)) {
 	if strings.TrimSpace(f.Label) == "" {
 		add("label is empty")
 	}
@@ -328,7 +322,6 @@ func checkFieldDefinition(f *Field) []string {
 	if f.Confirmation && f.Type != TypeBoolean {
 		add("a confirmation field must be of type boolean, not %s", f.Type)
 	}
-	return problems
 }
 
 // Patterns of the built-in form. compileFieldPattern returns them compiled

@@ -50,16 +50,11 @@ func (s *Service) SaveOwnership(ctx context.Context, v *Visitor, ownershipID str
 	if err := editable(v); err != nil {
 		return "", err
 	}
-	reasons := map[string]string{}
-	var invalid []string
-	bad := func(id, msg string) {
-		invalid = append(invalid, id)
-		reasons[id] = msg
-	}
+	var problems Problems
 	ownerType, ownerID, _ := strings.Cut(in.Owner, ":")
 	if !(ownerType == OwnerPerson && v.App.Data.Person(ownerID) != nil ||
 		ownerType == OwnerEntity && v.App.Data.Entity(ownerID) != nil) {
-		bad("owner", "choose who owns the shares")
+		problems.Add("owner", "choose who owns the shares")
 		ownerType = ""
 	}
 	ownedType, ownedID, _ := strings.Cut(in.Owned, ":")
@@ -68,18 +63,18 @@ func (s *Service) SaveOwnership(ctx context.Context, v *Visitor, ownershipID str
 		ownedType, ownedID = OwnedTarget, ""
 	case ownedType == OwnedEntity && v.App.Data.Entity(ownedID) != nil:
 	default:
-		bad("owned", "choose which company is owned")
+		problems.Add("owned", "choose which company is owned")
 		ownedType = ""
 	}
 	if ownerType == OwnerEntity && ownedType == OwnedEntity && ownerID == ownedID {
-		bad("owned", "a company cannot own itself")
+		problems.Add("owned", "a company cannot own itself")
 	}
 	pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(in.Percentage), "%"), 64)
 	if err != nil || math.IsNaN(pct) || pct < 0 || pct > 100 {
-		bad("percentage", msgNotPercent)
+		problems.Add("percentage", msgNotPercent)
 	}
-	if len(invalid) > 0 {
-		return "", ErrInvalidFieldValues(invalid, reasons)
+	if err := problems.FieldErr(); err != nil {
+		return "", err
 	}
 	id := ownershipID
 	if id == "" {

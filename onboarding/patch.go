@@ -106,8 +106,8 @@ func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body [
 	now := s.now().UTC()
 	ids := make([]string, len(updates))
 	values := make([]json.RawMessage, len(updates))
-	var unknown, invalid []string
-	reasons := map[string]string{}
+	var unknown []string
+	var problems Problems
 	for i, u := range updates {
 		ids[i] = u.ID
 		f, ok := form.Field(u.ID)
@@ -117,8 +117,7 @@ func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body [
 		}
 		v, err := f.Normalize(u.Value, now)
 		if err != nil {
-			invalid = append(invalid, u.ID)
-			reasons[u.ID] = err.Error()
+			problems.Add(u.ID, err.Error())
 			continue
 		}
 		values[i] = v
@@ -126,8 +125,8 @@ func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body [
 	if len(unknown) > 0 {
 		return nil, nil, ErrUnknownFields(unknown)
 	}
-	if len(invalid) > 0 {
-		return nil, nil, ErrInvalidFieldValues(invalid, reasons)
+	if err := problems.FieldErr(); err != nil {
+		return nil, nil, err
 	}
 	updated, err := s.updateApplication(ctx, k, app.ID, func(a *Application) ([]Activity, error) {
 		if !a.Status.Writable() {

@@ -148,16 +148,11 @@ func (s *Service) SavePerson(ctx context.Context, v *Visitor, personID string, i
 			return "", ErrPersonNotFound
 		}
 	}
-	reasons := map[string]string{}
-	var invalid []string
-	bad := func(id, msg string) {
-		invalid = append(invalid, id)
-		reasons[id] = msg
-	}
+	var problems Problems
 	roles := normalizeRoles(in.Roles)
 	if existing == nil || existing.Source != SourceRegistry {
 		if len(roles) == 0 {
-			bad("roles", "choose at least one role")
+			problems.Add("roles", "choose at least one role")
 		}
 	}
 	values := map[string]json.RawMessage{}
@@ -174,24 +169,24 @@ func (s *Service) SavePerson(ctx context.Context, v *Visitor, personID string, i
 		norm, err := f.Normalize(raw, now)
 		switch {
 		case err != nil:
-			bad(f.ID, err.Error())
+			problems.Add(f.ID, err.Error())
 			continue
 		case f.ID == personFullName && norm == nil:
-			bad(f.ID, "is required: enter the person's full name")
+			problems.Add(f.ID, "is required: enter the person's full name")
 			continue
 		case f.ID == personEmail && norm != nil:
 			var e string
 			_ = json.Unmarshal(norm, &e)
 			if !validEmail(e) {
-				bad(f.ID, "must be an e-mail address such as name@example.com")
+				problems.Add(f.ID, "must be an e-mail address such as name@example.com")
 				continue
 			}
 		}
 		ids = append(ids, f.ID)
 		values[f.ID] = norm
 	}
-	if len(invalid) > 0 {
-		return "", ErrInvalidFieldValues(invalid, reasons)
+	if err := problems.FieldErr(); err != nil {
+		return "", err
 	}
 	id := personID
 	if id == "" {

@@ -107,9 +107,9 @@ func (s *Service) SaveStage(ctx context.Context, v *Visitor, stageID string, val
 		return ErrPrimaryOnly
 	}
 	now := s.now().UTC()
-	var ids, invalid []string
+	var ids []string
+	var problems Problems
 	set := map[string]json.RawMessage{}
-	reasons := map[string]string{}
 	for _, f := range st.Fields {
 		if f.Type == TypeDocument || f.PersonScoped || v.CompanyFieldLocked(v.App, f) {
 			continue
@@ -126,15 +126,14 @@ func (s *Service) SaveStage(ctx context.Context, v *Visitor, stageID string, val
 			norm = nil // an unticked declaration is no declaration
 		}
 		if err != nil {
-			invalid = append(invalid, f.ID)
-			reasons[f.ID] = err.Error()
+			problems.Add(f.ID, err.Error())
 			continue
 		}
 		ids = append(ids, f.ID)
 		set[f.ID] = norm
 	}
-	if len(invalid) > 0 {
-		return ErrInvalidFieldValues(invalid, reasons)
+	if err := problems.FieldErr(); err != nil {
+		return err
 	}
 	return s.changeForm(ctx, v, now, func(a *Application) (Activity, error) {
 		if a.Data.Fields == nil {
