@@ -12,18 +12,17 @@ type Kind int
 
 // The kinds of error the domain returns.
 const (
-	KindInternal         Kind = iota // an unexpected failure; details only in logs (500)
-	KindInvalid                      // the request is wrong and must be corrected (400)
-	KindUnauthorized                 // missing, unknown or insufficient credentials (401)
-	KindForbidden                    // authenticated, but the resource is not the caller's (403)
-	KindNotFound                     // the resource does not exist for this caller (404)
-	KindConflict                     // the resource is in a state that forbids the operation (409)
-	KindUnprocessable                // well-formed, but contradicts an earlier request (422)
-	KindTooLarge                     // the request body is over the limit (413)
-	KindMethodNotAllowed             // the path exists, the method does not (405)
-	KindRateLimited                  // too many requests; retry later (429)
-	KindUpstream                     // a dependency answered unexpectedly (502)
-	KindUnavailable                  // a dependency is down or throttling; retry later (503)
+	KindInternal      Kind = iota // an unexpected failure; details only in logs (500)
+	KindInvalid                   // the request is wrong and must be corrected (400)
+	KindUnauthorized              // missing, unknown or insufficient credentials (401)
+	KindForbidden                 // authenticated, but the resource is not the caller's (403)
+	KindNotFound                  // the resource does not exist for this caller (404)
+	KindConflict                  // the resource is in a state that forbids the operation (409)
+	KindUnprocessable             // well-formed, but contradicts an earlier request (422)
+	KindTooLarge                  // a file is over the size limit (413)
+	KindRateLimited               // asked too often; retry later (429)
+	KindUpstream                  // a dependency answered unexpectedly (502)
+	KindUnavailable               // a dependency is down or throttling; retry later (503)
 )
 
 // Error is a failure the API reports to its caller: Message is the exact text
@@ -75,11 +74,6 @@ var (
 	ErrInvalidAPIKey         = &Error{Kind: KindUnauthorized, Message: "Invalid API key"}
 	ErrApplicationNotFound   = &Error{Kind: KindNotFound, Message: "Application not found"}
 	ErrInvalidJSON           = &Error{Kind: KindInvalid, Message: "Invalid JSON body"}
-	ErrBodyTooLarge          = &Error{Kind: KindTooLarge, Message: "Request body too large"}
-	ErrRateLimited           = &Error{Kind: KindRateLimited, Message: "Rate limit exceeded", Retryable: true}
-	ErrRouteNotFound         = &Error{Kind: KindNotFound, Message: "Not found"}
-	ErrMethodNotAllowed      = &Error{Kind: KindMethodNotAllowed, Message: "Method not allowed"}
-	ErrInternal              = &Error{Kind: KindInternal, Message: "Internal server error"}
 	ErrInvalidCursor         = &Error{Kind: KindInvalid, Message: "Invalid cursor"}
 	ErrInvalidLimit          = &Error{Kind: KindInvalid, Message: "limit must be between 1 and 100"}
 	ErrEmailRequired         = &Error{Kind: KindInvalid, Message: "primary_contact.email is required"}

@@ -198,11 +198,11 @@ func (s *Server) adminReply(w http.ResponseWriter, status int, v any, err error)
 }
 
 func (s *Server) adminError(w http.ResponseWriter, err error) {
-	e := toDomain(err)
-	if e.Kind == onboarding.KindInternal {
+	f := failureOf(err)
+	if f.unexpected() {
 		s.log.Error("admin request failed", "err", err)
 	}
-	adminWrite(w, statusOf(e.Kind), errorBody{Error: e.Message})
+	adminWrite(w, f.status, errorBody{Error: f.body.Error})
 }
 
 func adminWrite(w http.ResponseWriter, status int, v any) {

@@ -20,8 +20,6 @@ func statusOf(k onboarding.Kind) int {
 		return http.StatusForbidden
 	case onboarding.KindNotFound:
 		return http.StatusNotFound
-	case onboarding.KindMethodNotAllowed:
-		return http.StatusMethodNotAllowed
 	case onboarding.KindConflict:
 		return http.StatusConflict
 	case onboarding.KindTooLarge:
@@ -39,6 +37,28 @@ func statusOf(k onboarding.Kind) int {
 	}
 }
 
+// httpError is an error of the HTTP layer itself, which the domain never
+// returns: a route or method that does not exist, a body over the limit, a
+// client over its rate. It is answered like a domain error, with its own
+// status.
+type httpError struct {
+	status    int
+	message   string
+	retryable bool
+}
+
+// Error returns the message the client reads.
+func (e *httpError) Error() string { return e.message }
+
+// The HTTP layer's errors, with the messages of spec §7 and DESIGN §5.3.
+var (
+	errBodyTooLarge     = &httpError{status: http.StatusRequestEntityTooLarge, message: "Request body too large"}
+	errRateLimited      = &httpError{status: http.StatusTooManyRequests, message: "Rate limit exceeded", retryable: true}
+	errRouteNotFound    = &httpError{status: http.StatusNotFound, message: "Not found"}
+	errMethodNotAllowed = &httpError{status: http.StatusMethodNotAllowed, message: "Method not allowed"}
+	errInternal         = &httpError{status: http.StatusInternalServerError, message: "Internal server error"}
+)
+
 // errorBody is the JSON error of spec §7.
 type errorBody struct {
 	Error         string            `json:"error"`
@@ -47,29 +67,45 @@ type errorBody struct {
 	SuggestedName string            `json:"suggested_name,omitempty"`
 }
 
-// toDomain turns any error a handler or middleware returns into the domain
-// error the client sees. Anything unexpected becomes ErrInternal; the caller
-// logs the original.
-func toDomain(err error) *onboarding.Error {
+// failure is how the server answers an error: its status, the error body,
+// and the domain error when there is one.
+type failure struct {
+	status int
+	body   errorBody
+	cause  *onboarding.Error // nil for an error of the HTTP layer
+}
+
+// unexpected reports whether the failure is one the client cannot act on
+// (500 Internal server error): its cause belongs in the log only.
+func (f failure) unexpected() bool { return f.status == http.StatusInternalServerError }
+
+// failureOf turns any error a handler or middleware returns into its
+// answer: domain errors by the kind table, the HTTP layer's by their own
+// status, and anything unexpected as 500 Internal server error (the caller
+// logs the original).
+func failureOf(err error) failure {
 	if e := onboarding.AsError(err); e != nil {
-		return e
+		return failure{status: statusOf(e.Kind), cause: e,
+			body: errorBody{Error: e.Message, Retryable: e.Retryable, Details: e.Details, SuggestedName: e.SuggestedName}}
 	}
+	he := errInternal
 	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return onboarding.ErrBodyTooLarge
-	}
-	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		switch he.Code {
+	var echoErr *echo.HTTPError
+	switch {
+	case errors.As(err, &he):
+	case errors.As(err, &tooBig):
+		he = errBodyTooLarge
+	case errors.As(err, &echoErr):
+		switch echoErr.Code {
 		case http.StatusNotFound:
-			return onboarding.ErrRouteNotFound
+			he = errRouteNotFound
 		case http.StatusMethodNotAllowed:
-			return onboarding.ErrMethodNotAllowed
+			he = errMethodNotAllowed
 		case http.StatusRequestEntityTooLarge:
-			return onboarding.ErrBodyTooLarge
+			he = errBodyTooLarge
 		}
 	}
-	return onboarding.ErrInternal
+	return failure{status: he.status, body: errorBody{Error: he.message, Retryable: he.retryable}}
 }
 
 // handleError is echo's HTTPErrorHandler: the only place errors become responses.
@@ -77,15 +113,14 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	e := toDomain(err)
-	status := statusOf(e.Kind)
-	if status >= 500 && e.Kind == onboarding.KindInternal {
+	f := failureOf(err)
+	if f.unexpected() {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}
-	if status == http.StatusUnauthorized {
+	if f.status == http.StatusUnauthorized {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="onboard"`)
 	}
-	if err := writeJSON(c, status, errorBody{Error: e.Message, Retryable: e.Retryable, Details: e.Details, SuggestedName: e.SuggestedName}); err != nil {
+	if err := writeJSON(c, f.status, f.body); err != nil {
 		s.log.Warn("write error response", "err", err)
 	}
 }

@@ -300,19 +300,19 @@ func (s *Server) formFailure(c echo.Context, v *onboarding.Visitor, err error) e
 	if c.Response().Committed {
 		return nil
 	}
-	e := toDomain(err)
-	status := statusOf(e.Kind)
-	if e.Kind == onboarding.KindInternal {
+	f := failureOf(err)
+	status := f.status
+	if f.unexpected() {
 		s.log.Error("form request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}
 	title := "Sorry, there is a problem"
-	msg := e.Message
+	msg := f.body.Error
 	switch {
-	case errors.Is(e, onboarding.ErrFormNotFound):
+	case errors.Is(err, onboarding.ErrFormNotFound):
 		title = "This link does not work"
-	case e.Kind == onboarding.KindInternal:
+	case f.unexpected():
 		msg = "Something went wrong on our side. Your saved answers are safe. Try again in a few minutes."
-	case status == http.StatusNotFound && errors.Is(e, onboarding.ErrRouteNotFound):
+	case f.cause == nil && status == http.StatusNotFound:
 		msg = "This page does not exist."
 	}
 	p := s.newPage(v, title)

@@ -838,15 +838,15 @@ func docKey(field, person string) string {
 // concerns. The rest of an oversized body is read (up to the request
 // limit) so that the browser gets the page rather than a reset connection.
 func (s *Server) uploadFailed(c echo.Context, v *onboarding.Visitor, key string, err error) error {
-	e := toDomain(err)
-	if e.Kind == onboarding.KindInternal || e.Kind == onboarding.KindForbidden || e.Kind == onboarding.KindConflict {
+	f := failureOf(err)
+	switch f.status {
+	case http.StatusInternalServerError, http.StatusForbidden, http.StatusConflict:
 		return err
-	}
-	if e.Kind == onboarding.KindTooLarge {
-		e = onboarding.ErrUploadTooLarge(s.svc.MaxUploadBytes())
+	case http.StatusRequestEntityTooLarge:
+		f.body.Error = onboarding.ErrUploadTooLarge(s.svc.MaxUploadBytes()).Message
 		_, _ = io.Copy(io.Discard, c.Request().Body)
 	}
-	return s.documentsPage(c, v, statusOf(e.Kind), key, e.Message)
+	return s.documentsPage(c, v, f.status, key, f.body.Error)
 }
 
 // Collaborators.

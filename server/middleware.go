@@ -123,7 +123,7 @@ func apiHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	r := c.Request()
 	if r.ContentLength > s.maxJSON {
-		return nil, onboarding.ErrBodyTooLarge
+		return nil, errBodyTooLarge
 	}
 	b, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, s.maxJSON))
 	if err != nil {
@@ -151,7 +151,7 @@ func newLimiter(rate float64, burst int, now func() time.Time) *limiter {
 }
 
 // take spends one token of key's bucket and sets the RateLimit headers, or
-// returns ErrRateLimited with Retry-After set.
+// returns errRateLimited with Retry-After set.
 func (l *limiter) take(h http.Header, key string) error {
 	if l.rate <= 0 {
 		return nil
@@ -177,7 +177,7 @@ func (l *limiter) take(h http.Header, key string) error {
 	h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil((l.burst-tokens)/l.rate))))
 	if !allowed {
 		h.Set("Retry-After", strconv.Itoa(int(math.Ceil((1-tokens)/l.rate))))
-		return onboarding.ErrRateLimited
+		return errRateLimited
 	}
 	return nil
 }
