@@ -25,6 +25,7 @@ import (
 	"onboard/blobs"
 	"onboard/notify"
 	"onboard/onboarding"
+	"onboard/pdf"
 	"onboard/registry"
 	"onboard/server"
 	"onboard/storage"
@@ -275,6 +276,7 @@ func openApp(cfg Config, log *slog.Logger) (*app, error) {
 		Store: store, Registry: reg, Mailer: mailer, Organizations: orgs,
 		PublicURL: cfg.PublicURL, Logger: log, Blobs: files, Links: signer,
 		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
+		PageCounter: pdf.PageCount,
 	})
 	if err != nil {
 		store.Close()

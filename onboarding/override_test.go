@@ -15,6 +15,7 @@ import (
 
 	"onboard/blobs"
 	"onboard/onboarding"
+	"onboard/pdf"
 	"onboard/storage"
 )
 
@@ -59,7 +60,7 @@ func newOverrideEnv(t *testing.T) *overrideEnv {
 	wb := &watchedBlobs{Store: files}
 	form := onboarding.StandardForm()
 	svc, err := onboarding.New(onboarding.Options{
-		Store: store, Blobs: wb, Now: func() time.Time { return overrideNow },
+		Store: store, Blobs: wb, Now: func() time.Time { return overrideNow }, PageCounter: pdf.PageCount,
 		Organizations: []*onboarding.Organization{
 			{ID: "acme", Configs: []*onboarding.Configuration{{ID: "acme-std", Form: form, Countries: []string{"GB"}}}},
 			{ID: "other", Configs: []*onboarding.Configuration{{ID: "other-std", Form: form, Countries: []string{"GB"}}}},

@@ -14,6 +14,7 @@ import (
 
 	"onboard/blobs"
 	"onboard/onboarding"
+	"onboard/pdf"
 	"onboard/storage"
 )
 
@@ -68,7 +69,7 @@ func (r *fakeRegistry) OpenFiling(ctx context.Context, f onboarding.Filing) (io.
 
 var (
 	unavailable = onboarding.ErrRegistryUnavailable("UK company registry")
-	pdf         = "%PDF-1.4 test document"
+	filingPDF   = "%PDF-1.4 test document"
 )
 
 func registryService(t *testing.T, reg onboarding.Registry, budget time.Duration, now ...func() time.Time) (*onboarding.Service, *storage.Store, *onboarding.APIKey) {
@@ -87,7 +88,7 @@ func registryService(t *testing.T, reg onboarding.Registry, budget time.Duration
 		clock = now[0]
 	}
 	svc, err := onboarding.New(onboarding.Options{
-		Store: store, Registry: reg, RegistryBudget: budget, Blobs: files, Now: clock,
+		Store: store, Registry: reg, RegistryBudget: budget, Blobs: files, Now: clock, PageCounter: pdf.PageCount,
 		RegistryRetries: []time.Duration{time.Millisecond, time.Millisecond},
 		Organizations: []*onboarding.Organization{{ID: "acme", DefaultConfig: "std", Configs: []*onboarding.Configuration{
 			{ID: "std", Form: onboarding.StandardForm(), Countries: []string{"GB"}, RegistryDocuments: true},
@@ -177,7 +178,7 @@ func TestCreateRegistryBudget(t *testing.T) {
 func TestRegistryDocumentsJob(t *testing.T) {
 	three := []onboarding.Filing{{Ref: "a", DocumentType: "annual_accounts"}, {Ref: "b"}, {Ref: "c"}}
 	ok := func(context.Context, onboarding.Filing) (io.ReadCloser, error) {
-		return io.NopCloser(strings.NewReader(pdf)), nil
+		return io.NopCloser(strings.NewReader(filingPDF)), nil
 	}
 	flaky := func(failures int, err error) func(context.Context, onboarding.Filing) (io.ReadCloser, error) {
 		var mu sync.Mutex

@@ -114,6 +114,9 @@ type Options struct {
 	// MaxUploadBytes bounds one uploaded document; DefaultMaxUploadBytes
 	// when zero.
 	MaxUploadBytes int64
+	// PageCounter counts the pages of uploaded PDFs for the max_pages rule
+	// of strict document fields; required, so that no Service skips it.
+	PageCounter PageCounter
 }
 
 // DefaultMaxUploadBytes is the upload limit when none is configured (DESIGN §5.9).
@@ -139,6 +142,7 @@ type Service struct {
 	docsWake        chan struct{}
 	sessionKey      []byte
 	maxUpload       int64
+	pageCounter     PageCounter
 
 	seqMu sync.Mutex
 	seq   *ulid.MonotonicEntropy
@@ -156,6 +160,9 @@ type Service struct {
 func New(opts Options) (*Service, error) {
 	if opts.Store == nil {
 		return nil, errors.New("onboarding: a Store is required")
+	}
+	if opts.PageCounter == nil {
+		return nil, errors.New("onboarding: a PageCounter is required")
 	}
 	s := &Service{
 		store:     opts.Store,
@@ -183,6 +190,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s.blobs, s.links = opts.Blobs, opts.Links
 	s.sessionKey = opts.SessionKey
+	s.pageCounter = opts.PageCounter
 	s.maxUpload = opts.MaxUploadBytes
 	if s.maxUpload <= 0 {
 		s.maxUpload = DefaultMaxUploadBytes

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"onboard/onboarding"
+	"onboard/pdf"
 	"onboard/storage"
 )
 
@@ -21,7 +22,7 @@ func newService(t *testing.T, now func() time.Time) (*onboarding.Service, *stora
 	}
 	t.Cleanup(func() { store.Close() })
 	svc, err := onboarding.New(onboarding.Options{
-		Store: store, Now: now,
+		Store: store, Now: now, PageCounter: pdf.PageCount,
 		Organizations: []*onboarding.Organization{{ID: "acme", DefaultConfig: "std", Configs: []*onboarding.Configuration{
 			{ID: "std", Form: onboarding.StandardForm(), Countries: []string{"FR"}},
 		}}},
@@ -44,12 +45,15 @@ func TestNewRejectsInconsistentOrganizations(t *testing.T) {
 		"duplicate config":       {{ID: "a", Configs: []*onboarding.Configuration{{ID: "c", Form: form}}}, {ID: "b", Configs: []*onboarding.Configuration{{ID: "c", Form: form}}}},
 		"config without form":    {{ID: "a", Configs: []*onboarding.Configuration{{ID: "c"}}}},
 	} {
-		if _, err := onboarding.New(onboarding.Options{Store: store, Organizations: orgs}); err == nil {
+		if _, err := onboarding.New(onboarding.Options{Store: store, Organizations: orgs, PageCounter: pdf.PageCount}); err == nil {
 			t.Errorf("%s: New succeeded", name)
 		}
 	}
 	if _, err := onboarding.New(onboarding.Options{}); err == nil {
 		t.Errorf("New without a store succeeded")
+	}
+	if _, err := onboarding.New(onboarding.Options{Store: store}); err == nil {
+		t.Errorf("New without a PageCounter succeeded")
 	}
 }
 

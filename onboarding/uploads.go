@@ -97,7 +97,7 @@ func (s *Service) UploadDocument(ctx context.Context, v *Visitor, up Upload) (*D
 	if err != nil {
 		return nil, fmt.Errorf("open upload: %w", err)
 	}
-	verdict := checkDocument(f, file, size, up.Type, s.maxUpload)
+	verdict := checkDocument(f, file, size, up.Type, s.maxUpload, s.pageCounter)
 	file.Close()
 
 	now := s.now().UTC()

@@ -20,6 +20,7 @@ import (
 	"onboard/blobs"
 	"onboard/notify"
 	"onboard/onboarding"
+	"onboard/pdf"
 	"onboard/registry"
 	"onboard/storage"
 )
@@ -144,6 +145,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		PublicURL: "https://onboard.test", Now: clk.Now, Blobs: files, Links: signer,
 		RegistryRetries: []time.Duration{time.Millisecond},
 		SessionKey:      bytes.Repeat([]byte{9}, 32), MaxUploadBytes: opts.maxUpload,
+		PageCounter: pdf.PageCount,
 	}
 	if opts.deterministic {
 		o.Random = rand.NewChaCha8([32]byte{1, 2, 3})

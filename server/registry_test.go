@@ -17,6 +17,7 @@ import (
 
 	"onboard/blobs"
 	"onboard/onboarding"
+	"onboard/pdf"
 	"onboard/registry"
 	"onboard/storage"
 )
@@ -381,6 +382,7 @@ func TestRegistryDocumentsResumeAfterRestart(t *testing.T) {
 		svc, err := onboarding.New(onboarding.Options{
 			Store: store, Registry: r, Organizations: testOrganizations(t), PublicURL: "https://onboard.test",
 			Blobs: files, Links: signer, RegistryRetries: []time.Duration{},
+			PageCounter: pdf.PageCount,
 		})
 		if err != nil {
 			t.Fatal(err)
