@@ -17,7 +17,8 @@ import (
 	"onboard/storage"
 )
 
-// fakeRegistry is a GB registry whose answers each test sets.
+// fakeRegistry is a GB registry whose answers each test sets. It verifies
+// companies and gives parties and filings, but does not search.
 type fakeRegistry struct {
 	verify  func(ctx context.Context) (onboarding.Company, error)
 	parties func(ctx context.Context) (onboarding.Parties, error)
@@ -38,14 +39,18 @@ func (r *fakeRegistry) count(what string) {
 	r.calls[what]++
 }
 
-func (r *fakeRegistry) Validates(c string) bool { return c == "GB" }
-func (r *fakeRegistry) Searches(c string) bool  { return c == "GB" }
+func (r *fakeRegistry) Supports(c string, f onboarding.Feature) bool {
+	return c == "GB" && f != onboarding.FeatureSearch
+}
 func (r *fakeRegistry) VerifyCompany(ctx context.Context, _, _, _ string) (onboarding.Company, error) {
 	r.count("verify")
 	if r.verify != nil {
 		return r.verify(ctx)
 	}
 	return onboarding.Company{Country: "GB", Number: "10000001", Name: "NORTHWIND TRADING LIMITED", Status: "active", Source: "uk_registry"}, nil
+}
+func (r *fakeRegistry) SearchCompanies(context.Context, string, string, int) ([]onboarding.CompanyMatch, error) {
+	return nil, errors.New("fakeRegistry does not search")
 }
 func (r *fakeRegistry) Parties(ctx context.Context, _, _ string) (onboarding.Parties, error) {
 	r.count("parties")
@@ -61,7 +66,7 @@ func (r *fakeRegistry) Filings(ctx context.Context, _, number string) ([]onboard
 	r.mu.Unlock()
 	return r.filings(ctx)
 }
-func (r *fakeRegistry) OpenFiling(ctx context.Context, f onboarding.Filing) (io.ReadCloser, error) {
+func (r *fakeRegistry) OpenFiling(ctx context.Context, _ string, f onboarding.Filing) (io.ReadCloser, error) {
 	r.count("open " + f.Ref)
 	return r.open(ctx, f)
 }
