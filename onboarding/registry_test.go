@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,8 +19,10 @@ import (
 )
 
 // fakeRegistry is a GB registry whose answers each test sets. It verifies
-// companies and gives parties and filings, but does not search.
+// companies and gives parties and filings, unless listed in without, but
+// does not search.
 type fakeRegistry struct {
+	without []onboarding.Feature
 	verify  func(ctx context.Context) (onboarding.Company, error)
 	parties func(ctx context.Context) (onboarding.Parties, error)
 	filings func(ctx context.Context) ([]onboarding.Filing, error)
@@ -40,7 +43,7 @@ func (r *fakeRegistry) count(what string) {
 }
 
 func (r *fakeRegistry) Supports(c string, f onboarding.Feature) bool {
-	return c == "GB" && f != onboarding.FeatureSearch
+	return c == "GB" && f != onboarding.FeatureSearch && !slices.Contains(r.without, f)
 }
 func (r *fakeRegistry) VerifyCompany(ctx context.Context, _, _, _ string) (onboarding.Company, error) {
 	r.count("verify")
@@ -292,6 +295,32 @@ func TestRunRegistryDocumentsNeedsItsParts(t *testing.T) {
 	svc, _ := newService(t, nil)
 	if err := svc.RunRegistryDocuments(context.Background()); err == nil {
 		t.Error("RunRegistryDocuments without a registry or blob store succeeded")
+	}
+}
+
+// TestRegistryFeaturesAskedFirst checks that the Service calls an optional
+// registry operation only for a country whose registry supports it.
+func TestRegistryFeaturesAskedFirst(t *testing.T) {
+	reg := &fakeRegistry{without: []onboarding.Feature{onboarding.FeatureParties, onboarding.FeatureFilings}}
+	svc, _, k := registryService(t, reg, time.Second)
+	res, err := createGB(svc, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Application.Data.People); n != 0 {
+		t.Errorf("people = %d, want none from a registry without parties", n)
+	}
+	_, err = svc.SearchCompanies(context.Background(), "GB", "north")
+	if diff := cmp.Diff(onboarding.ErrSearchNotAvailable("GB"), onboarding.AsError(err)); diff != "" {
+		t.Errorf("SearchCompanies(GB) error (-want +got):\n%s", diff)
+	}
+	if err := svc.RunRegistryDocuments(context.Background()); err == nil {
+		t.Error("RunRegistryDocuments with a registry without filings succeeded")
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if diff := cmp.Diff(map[string]int{"verify": 1}, reg.calls); diff != "" {
+		t.Errorf("registry calls (-want +got):\n%s", diff)
 	}
 }
 

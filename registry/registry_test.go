@@ -517,7 +517,7 @@ func TestCompanyTypes(t *testing.T) {
 	}
 }
 
-func TestValidatesSearches(t *testing.T) {
+func TestSupportsVerifyAndSearch(t *testing.T) {
 	t.Parallel()
 	r := newFixtureRegistry(t, os.DirFS("../testdata/registry"))
 	for _, tt := range []struct {
