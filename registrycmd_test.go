@@ -146,7 +146,7 @@ companies_house_url = %q
 	if err != nil || len(filings) != 1 {
 		t.Fatalf("replayed Filings = %+v, %v", filings, err)
 	}
-	rc, err := reg.OpenFiling(ctx, filings[0])
+	rc, err := reg.OpenFiling(ctx, "GB", filings[0])
 	if err != nil {
 		t.Fatalf("replayed OpenFiling: %v", err)
 	}

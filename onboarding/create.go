@@ -77,14 +77,14 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 	if !cfg.AllowsCountry(country) {
 		return nil, ErrCountryNotSupported(rawCountry)
 	}
-	if number == "" && !s.registry.Searches(country) {
+	if number == "" && !s.registry.Supports(country, FeatureSearch) {
 		return nil, ErrSearchNotAvailable(rawCountry)
 	}
 	if number != "" && companyName == "" {
 		return nil, ErrCompanyNameRequired
 	}
 	var company *companyCheck
-	if number != "" && s.registry.Validates(country) {
+	if number != "" && s.registry.Supports(country, FeatureVerify) {
 		if company, err = s.checkCompany(ctx, country, number, companyName); err != nil {
 			return nil, err
 		}

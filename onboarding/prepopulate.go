@@ -33,8 +33,8 @@ func (s *Service) checkCompany(ctx context.Context, country, number, name string
 		return nil, err
 	}
 	check := &companyCheck{company: c}
-	if details, ok := s.registry.(RegistryDetails); ok {
-		p, err := details.Parties(ctx, country, c.Number)
+	if s.registry.Supports(country, FeatureParties) {
+		p, err := s.registry.Parties(ctx, country, c.Number)
 		if err != nil {
 			s.log.Warn("registry officers and owners unavailable; the applicant will enter them",
 				"country", country, "company_number", c.Number, "err", err)

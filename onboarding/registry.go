@@ -6,24 +6,66 @@ import (
 	"strconv"
 )
 
-// Registry validates companies against an official company registry. The
-// registry package implements it for the UK (Companies House) and Ireland
-// (CRO).
+// Registry checks companies against official company registries, one per
+// country. The registry package implements it for the UK (Companies House)
+// and Ireland (CRO).
+//
+// Every operation is declared here, and whether the registry of a country
+// offers it is asked explicitly with Supports: an implementation (a test
+// fake included) answers for every Feature rather than leaving methods out.
+// The Service calls an operation only for a country whose registry
+// supports it; an implementation asked anyway answers an error, or nothing
+// (no parties, no filings).
 type Registry interface {
-	// Validates reports whether companies of country (ISO 3166-1 alpha-2,
-	// upper case) are checked against a registry.
-	Validates(country string) bool
-	// Searches reports whether the registry of country can search companies
-	// by name (needed for company selection).
-	Searches(country string) bool
-	// VerifyCompany normalises number, looks the company up, and checks that
-	// it is active and that name matches the registered name. It returns the
-	// registry's record of the company, or an *Error with the DESIGN §5.4
-	// message: malformed number, not found, not active, name mismatch (all
-	// KindInvalid), registry down or throttling (KindUnavailable), or an
-	// unexpected answer (ErrRegistryFailed).
+	// Supports reports whether the registry of country (ISO 3166-1
+	// alpha-2, upper case) offers feature.
+	Supports(country string, feature Feature) bool
+	// VerifyCompany (FeatureVerify) normalises number, looks the company
+	// up, and checks that it is active and that name matches the
+	// registered name. It returns the registry's record of the company, or
+	// an *Error with the DESIGN §5.4 message: malformed number, not found,
+	// not active, name mismatch (all KindInvalid), registry down or
+	// throttling (KindUnavailable), or an unexpected answer
+	// (ErrRegistryFailed).
 	VerifyCompany(ctx context.Context, country, number, name string) (Company, error)
+	// SearchCompanies (FeatureSearch) returns up to limit companies of
+	// country whose name matches query, in the registry's order. An empty
+	// result is not an error. Errors wrap ErrRegistryUnavailable or
+	// ErrRegistryFailed.
+	SearchCompanies(ctx context.Context, country, query string, limit int) ([]CompanyMatch, error)
+	// Parties (FeatureParties) returns the company's current officers and
+	// persons with significant control, merged so that one human appears
+	// once. number is the normalised number VerifyCompany returned. Errors
+	// wrap ErrRegistryUnavailable or ErrRegistryFailed like VerifyCompany's.
+	Parties(ctx context.Context, country, number string) (Parties, error)
+	// Filings (FeatureFilings) lists the company's filings that have a
+	// downloadable document, newest first.
+	Filings(ctx context.Context, country, number string) ([]Filing, error)
+	// OpenFiling (FeatureFilings) opens the PDF of f, one of the Filings
+	// of a company of country. The caller closes it. Reading fails if the
+	// content is not a PDF or is larger than the registry's limit.
+	OpenFiling(ctx context.Context, country string, f Filing) (io.ReadCloser, error)
 }
+
+// Feature is an operation of a Registry that the registries of some
+// countries offer and others do not; Registry.Supports answers per country.
+type Feature int
+
+// Features of a Registry.
+const (
+	// FeatureVerify is VerifyCompany: companies of the country are checked
+	// against its registry. Without it a company number is taken as given.
+	FeatureVerify Feature = iota + 1
+	// FeatureSearch is SearchCompanies: the country's companies can be
+	// found by name, which company selection needs.
+	FeatureSearch
+	// FeatureParties is Parties: the registry publishes the officers and
+	// owners of the country's companies, for pre-population.
+	FeatureParties
+	// FeatureFilings is Filings and OpenFiling: the registry gives the
+	// documents the country's companies filed.
+	FeatureFilings
+)
 
 // Company is a registry's record of a company, mapped to onboard's terms.
 type Company struct {
@@ -56,18 +98,6 @@ type Address struct {
 	Region   string `json:"region,omitempty"`
 	Postcode string `json:"postcode,omitempty"`
 	Country  string `json:"country"`
-}
-
-// RegistryDetails is what a registry can add to a company beyond its
-// profile. Registries without the data (the CRO publishes no officers or
-// owners) are not required to implement it: the Service checks with a type
-// assertion and pre-populates company fields only.
-type RegistryDetails interface {
-	// Parties returns the company's current officers and persons with
-	// significant control, merged so that one human appears once. number is
-	// the normalised number VerifyCompany returned. Errors wrap
-	// ErrRegistryUnavailable or ErrRegistryFailed like VerifyCompany's.
-	Parties(ctx context.Context, country, number string) (Parties, error)
 }
 
 // Parties are the people and legal entities a registry records for a company.
@@ -124,14 +154,6 @@ const (
 	EntityOther          = "other"
 )
 
-// RegistrySearch finds companies by name for company selection.
-type RegistrySearch interface {
-	// SearchCompanies returns up to limit companies of country whose name
-	// matches query, in the registry's order. An empty result is not an
-	// error. Errors wrap ErrRegistryUnavailable or ErrRegistryFailed.
-	SearchCompanies(ctx context.Context, country, query string, limit int) ([]CompanyMatch, error)
-}
-
 // CompanyMatch is one search result.
 type CompanyMatch struct {
 	Number  string // normalised, ready for VerifyCompany
@@ -141,16 +163,6 @@ type CompanyMatch struct {
 	Address string // one-line registered address, for telling results apart
 	// IncorporationDate is YYYY-MM-DD, or empty when unknown.
 	IncorporationDate string
-}
-
-// RegistryFilings fetches a company's filed documents (Companies House).
-type RegistryFilings interface {
-	// Filings lists the company's filings that have a downloadable
-	// document, newest first.
-	Filings(ctx context.Context, country, number string) ([]Filing, error)
-	// OpenFiling opens the PDF of f. The caller closes it. Reading fails
-	// if the content is not a PDF or is larger than the registry's limit.
-	OpenFiling(ctx context.Context, f Filing) (io.ReadCloser, error)
 }
 
 // Filing is one filed document in a registry's filing history.

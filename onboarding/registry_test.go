@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,8 +19,11 @@ import (
 	"onboard/storage"
 )
 
-// fakeRegistry is a GB registry whose answers each test sets.
+// fakeRegistry is a GB registry whose answers each test sets. It verifies
+// companies and gives parties and filings, unless listed in without, but
+// does not search.
 type fakeRegistry struct {
+	without []onboarding.Feature
 	verify  func(ctx context.Context) (onboarding.Company, error)
 	parties func(ctx context.Context) (onboarding.Parties, error)
 	filings func(ctx context.Context) ([]onboarding.Filing, error)
@@ -39,14 +43,18 @@ func (r *fakeRegistry) count(what string) {
 	r.calls[what]++
 }
 
-func (r *fakeRegistry) Validates(c string) bool { return c == "GB" }
-func (r *fakeRegistry) Searches(c string) bool  { return c == "GB" }
+func (r *fakeRegistry) Supports(c string, f onboarding.Feature) bool {
+	return c == "GB" && f != onboarding.FeatureSearch && !slices.Contains(r.without, f)
+}
 func (r *fakeRegistry) VerifyCompany(ctx context.Context, _, _, _ string) (onboarding.Company, error) {
 	r.count("verify")
 	if r.verify != nil {
 		return r.verify(ctx)
 	}
 	return onboarding.Company{Country: "GB", Number: "10000001", Name: "NORTHWIND TRADING LIMITED", Status: "active", Source: "uk_registry"}, nil
+}
+func (r *fakeRegistry) SearchCompanies(context.Context, string, string, int) ([]onboarding.CompanyMatch, error) {
+	return nil, errors.New("fakeRegistry does not search")
 }
 func (r *fakeRegistry) Parties(ctx context.Context, _, _ string) (onboarding.Parties, error) {
 	r.count("parties")
@@ -62,7 +70,7 @@ func (r *fakeRegistry) Filings(ctx context.Context, _, number string) ([]onboard
 	r.mu.Unlock()
 	return r.filings(ctx)
 }
-func (r *fakeRegistry) OpenFiling(ctx context.Context, f onboarding.Filing) (io.ReadCloser, error) {
+func (r *fakeRegistry) OpenFiling(ctx context.Context, _ string, f onboarding.Filing) (io.ReadCloser, error) {
 	r.count("open " + f.Ref)
 	return r.open(ctx, f)
 }
@@ -288,6 +296,32 @@ func TestRunRegistryDocumentsNeedsItsParts(t *testing.T) {
 	svc, _ := newService(t, nil)
 	if err := svc.RunRegistryDocuments(context.Background()); err == nil {
 		t.Error("RunRegistryDocuments without a registry or blob store succeeded")
+	}
+}
+
+// TestRegistryFeaturesAskedFirst checks that the Service calls an optional
+// registry operation only for a country whose registry supports it.
+func TestRegistryFeaturesAskedFirst(t *testing.T) {
+	reg := &fakeRegistry{without: []onboarding.Feature{onboarding.FeatureParties, onboarding.FeatureFilings}}
+	svc, _, k := registryService(t, reg, time.Second)
+	res, err := createGB(svc, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Application.Data.People); n != 0 {
+		t.Errorf("people = %d, want none from a registry without parties", n)
+	}
+	_, err = svc.SearchCompanies(context.Background(), "GB", "north")
+	if diff := cmp.Diff(onboarding.ErrSearchNotAvailable("GB"), onboarding.AsError(err)); diff != "" {
+		t.Errorf("SearchCompanies(GB) error (-want +got):\n%s", diff)
+	}
+	if err := svc.RunRegistryDocuments(context.Background()); err == nil {
+		t.Error("RunRegistryDocuments with a registry without filings succeeded")
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if diff := cmp.Diff(map[string]int{"verify": 1}, reg.calls); diff != "" {
+		t.Errorf("registry calls (-want +got):\n%s", diff)
 	}
 }
 

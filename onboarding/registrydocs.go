@@ -50,10 +50,10 @@ const RegistryDocumentLinkTTL = 60 * time.Second
 // fetched one at a time, which keeps within the registry's etiquette. An
 // application interrupted by ctx stays pending and is resumed by the next
 // run. It returns ctx's error, or an error at once when the Service has no
-// blob store or its registry cannot fetch filings.
+// blob store or its registry cannot fetch the filings of UK companies.
 func (s *Service) RunRegistryDocuments(ctx context.Context) error {
-	filings, ok := s.registry.(RegistryFilings)
-	if !ok {
+	// Only UK companies get registry documents (RegistryEligible).
+	if !s.registry.Supports("GB", FeatureFilings) {
 		return errors.New("registry documents: the registry cannot fetch filings")
 	}
 	if s.blobs == nil {
@@ -76,7 +76,7 @@ func (s *Service) RunRegistryDocuments(ctx context.Context) error {
 				continue
 			}
 			delete(later, id)
-			if s.fetchRegistryDocuments(ctx, filings, id) {
+			if s.fetchRegistryDocuments(ctx, id) {
 				later[id] = s.now().Add(registryDocumentsRetryLater)
 			}
 		}
@@ -105,7 +105,7 @@ func (s *Service) wakeRegistryDocuments() {
 // unavailable through every retry and the application is younger than
 // registryDocumentsMaxAge, it records nothing and reports that the
 // application should be tried again later (what was stored is kept).
-func (s *Service) fetchRegistryDocuments(ctx context.Context, reg RegistryFilings, id string) (retryLater bool) {
+func (s *Service) fetchRegistryDocuments(ctx context.Context, id string) (retryLater bool) {
 	app, err := s.store.Application(ctx, id)
 	if err != nil {
 		s.log.Error("registry documents: load application", "application_id", id, "err", err)
@@ -123,7 +123,7 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, reg RegistryFiling
 
 	var list []Filing
 	err = s.retryRegistry(ctx, func() (err error) {
-		list, err = reg.Filings(ctx, app.Country, number)
+		list, err = s.registry.Filings(ctx, app.Country, number)
 		return err
 	})
 	if ctx.Err() != nil {
@@ -147,7 +147,7 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, reg RegistryFiling
 		if stored[f.Ref] {
 			continue
 		}
-		err := s.retryRegistry(ctx, func() error { return s.storeFiling(ctx, reg, id, f) })
+		err := s.retryRegistry(ctx, func() error { return s.storeFiling(ctx, app.Country, id, f) })
 		if ctx.Err() != nil {
 			return false
 		}
@@ -180,9 +180,10 @@ func transient(err error) bool {
 	return e != nil && e.Kind == KindUnavailable
 }
 
-// storeFiling fetches one filing into a blob and adds it to the application.
-func (s *Service) storeFiling(ctx context.Context, reg RegistryFilings, appID string, f Filing) error {
-	rc, err := reg.OpenFiling(ctx, f)
+// storeFiling fetches one filing of a company of country into a blob and
+// adds it to the application.
+func (s *Service) storeFiling(ctx context.Context, country, appID string, f Filing) error {
+	rc, err := s.registry.OpenFiling(ctx, country, f)
 	if err != nil {
 		return err
 	}

@@ -32,11 +32,10 @@ func (s *Service) SearchCompanies(ctx context.Context, country, query string) ([
 	case n > maxSearchQuery:
 		return nil, ErrSearchQueryTooLong
 	}
-	search, ok := s.registry.(RegistrySearch)
-	if !ok || !s.registry.Searches(country) {
+	if !s.registry.Supports(country, FeatureSearch) {
 		return nil, ErrSearchNotAvailable(country)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.registryBudget)
 	defer cancel()
-	return search.SearchCompanies(ctx, country, q, searchResults)
+	return s.registry.SearchCompanies(ctx, country, q, searchResults)
 }

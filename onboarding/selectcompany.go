@@ -39,7 +39,7 @@ func (s *Service) SelectCompany(ctx context.Context, v *Visitor, number, name st
 	}
 	country := v.App.Country
 	var check *companyCheck
-	if s.registry.Validates(country) {
+	if s.registry.Supports(country, FeatureVerify) {
 		var err error
 		if check, err = s.checkCompany(ctx, country, number, name); err != nil {
 			return err

@@ -236,11 +236,23 @@ func (s *Service) nextSeq(now time.Time) (ulid.ULID, error) {
 	return id, nil
 }
 
-// noRegistry is the Registry of a Service built without one: it checks no country.
+// noRegistry is the Registry of a Service built without one: it supports
+// nothing for any country, and any operation fails.
 type noRegistry struct{}
 
-func (noRegistry) Validates(string) bool { return false }
-func (noRegistry) Searches(string) bool  { return false }
+func (noRegistry) Supports(string, Feature) bool { return false }
 func (noRegistry) VerifyCompany(context.Context, string, string, string) (Company, error) {
 	return Company{}, ErrRegistryFailed
+}
+func (noRegistry) SearchCompanies(context.Context, string, string, int) ([]CompanyMatch, error) {
+	return nil, ErrRegistryFailed
+}
+func (noRegistry) Parties(context.Context, string, string) (Parties, error) {
+	return Parties{}, ErrRegistryFailed
+}
+func (noRegistry) Filings(context.Context, string, string) ([]Filing, error) {
+	return nil, ErrRegistryFailed
+}
+func (noRegistry) OpenFiling(context.Context, string, Filing) (io.ReadCloser, error) {
+	return nil, ErrRegistryFailed
 }

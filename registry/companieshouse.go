@@ -32,6 +32,20 @@ func newCompaniesHouse(e endpoint, apiKey string) *companiesHouse {
 	return &companiesHouse{endpoint: e}
 }
 
+// adapter returns the Companies House operations for the Registry: it
+// offers every one.
+func (c *companiesHouse) adapter() adapter {
+	return adapter{
+		normalize:    normalizeGB,
+		company:      c.company,
+		activeStatus: chStatusActive,
+		search:       c.search,
+		parties:      c.parties,
+		filings:      c.filings,
+		openFiling:   c.openFiling,
+	}
+}
+
 // chProfile holds the members of GET /company/{number} that onboard reads.
 // Decoding is tolerant: unknown members are ignored, as CH requires.
 type chProfile struct {

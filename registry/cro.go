@@ -35,6 +35,17 @@ func newCRO(e endpoint, email, apiKey string) *cro {
 	return &cro{endpoint: e}
 }
 
+// adapter returns the CRO operations for the Registry. The CRO publishes
+// no officers or owners and charges for documents, so it offers neither.
+func (c *cro) adapter() adapter {
+	return adapter{
+		normalize:    normalizeIE,
+		company:      c.company,
+		activeStatus: croStatusActive,
+		search:       c.search,
+	}
+}
+
 // croCompany holds the members of a CRO Company object that onboard reads.
 type croCompany struct {
 	CompanyNum        croNumber `json:"company_num"`

@@ -60,17 +60,15 @@ type chDocumentMetadata struct {
 // links.document_metadata have no image and are left out. The CRO charges
 // for documents, so Irish companies have none.
 func (r *Registry) Filings(ctx context.Context, country, number string) ([]onboarding.Filing, error) {
-	switch country {
-	case countryGB:
-		n, err := normalizeGB(number)
-		if err != nil {
-			return nil, err
-		}
-		return r.ch.filings(ctx, n)
-	case countryIE:
-		return nil, nil
+	a, err := r.adapters.of(country)
+	if err != nil || a.filings == nil {
+		return nil, err
 	}
-	return nil, errUnsupportedCountry(country)
+	n, err := a.normalize(number)
+	if err != nil {
+		return nil, err
+	}
+	return a.filings(ctx, n)
 }
 
 func (c *companiesHouse) filings(ctx context.Context, number string) ([]onboarding.Filing, error) {
@@ -144,14 +142,28 @@ func fileName(number, formType, date string) string {
 	return b.String()
 }
 
-// OpenFiling fetches the PDF of a filing with the Document API: the
-// metadata at the filing's link, then its content with Accept:
-// application/pdf, whose 302 points at a pre-signed storage URL that is
-// fetched without credentials. The returned reader yields the PDF; it fails
-// if the content does not start with %PDF- or exceeds 50 MiB. Closing it
-// releases the connection.
-func (r *Registry) OpenFiling(ctx context.Context, f onboarding.Filing) (io.ReadCloser, error) {
-	return r.ch.openDocument(ctx, f.Document)
+// OpenFiling fetches the PDF of a filing of a company of country. For
+// Companies House it uses the Document API: the metadata at the filing's
+// link, then its content with Accept: application/pdf, whose 302 points at
+// a pre-signed storage URL that is fetched without credentials. The
+// returned reader yields the PDF; it fails if the content does not start
+// with %PDF- or exceeds 50 MiB. Closing it releases the connection. A
+// country without documents (IE) is a plain error: its Filings are always
+// empty.
+func (r *Registry) OpenFiling(ctx context.Context, country string, f onboarding.Filing) (io.ReadCloser, error) {
+	a, err := r.adapters.of(country)
+	if err != nil {
+		return nil, err
+	}
+	if a.openFiling == nil {
+		return nil, errNotOffered(country, "documents")
+	}
+	return a.openFiling(ctx, f)
+}
+
+// openFiling opens the document of f, one of filings' results.
+func (c *companiesHouse) openFiling(ctx context.Context, f onboarding.Filing) (io.ReadCloser, error) {
+	return c.openDocument(ctx, f.Document)
 }
 
 func (c *companiesHouse) openDocument(ctx context.Context, metadataURL string) (io.ReadCloser, error) {

@@ -239,7 +239,7 @@ func TestFileName(t *testing.T) {
 
 // readFiling opens f and reads it all.
 func readFiling(ctx context.Context, r *Registry, f onboarding.Filing) (data []byte, openErr, readErr error) {
-	rc, err := r.OpenFiling(ctx, f)
+	rc, err := r.OpenFiling(ctx, "GB", f)
 	if err != nil {
 		return nil, err, nil
 	}
@@ -345,7 +345,7 @@ func TestOpenFilingRefusesForeignLinks(t *testing.T) {
 	}
 	for _, link := range links {
 		r, log := newLoggedRegistry(t, sandbox(), Options{CompaniesHouseAPIKey: "my_api_key"})
-		rc, err := r.OpenFiling(context.Background(), onboarding.Filing{Document: link})
+		rc, err := r.OpenFiling(context.Background(), "GB", onboarding.Filing{Document: link})
 		if rc != nil {
 			rc.Close()
 		}
@@ -521,7 +521,7 @@ func TestOpenFilingAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rc, err := r.OpenFiling(context.Background(), onboarding.Filing{Document: "https://" + frontendDocHost + "/document/D"})
+			rc, err := r.OpenFiling(context.Background(), "GB", onboarding.Filing{Document: "https://" + frontendDocHost + "/document/D"})
 			var n int64
 			var readErr error
 			if err == nil {

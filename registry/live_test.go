@@ -325,7 +325,7 @@ func TestLiveLimitShared(t *testing.T) {
 		"Filings":         func() error { _, err := r.Filings(short, "GB", "10000001"); return err },
 		"SearchCompanies": func() error { _, err := r.SearchCompanies(short, "GB", "acme", 5); return err },
 		"OpenFiling": func() error {
-			_, err := r.OpenFiling(short, onboarding.Filing{Document: "https://" + frontendDocHost + "/document/D"})
+			_, err := r.OpenFiling(short, "GB", onboarding.Filing{Document: "https://" + frontendDocHost + "/document/D"})
 			return err
 		},
 	} {
@@ -430,7 +430,7 @@ func TestLiveFailures(t *testing.T) {
 		}},
 		{"OpenFiling", ukRegistry, func(ctx context.Context, r *Registry, base string) error {
 			// A document link on the configured base URL's host is trusted.
-			_, err := r.OpenFiling(ctx, onboarding.Filing{Document: base + "/document/D"})
+			_, err := r.OpenFiling(ctx, "GB", onboarding.Filing{Document: base + "/document/D"})
 			return err
 		}},
 	}

@@ -20,15 +20,14 @@ var (
 // (GB or IE) files it under, or onboarding.ErrCompanyNumberMalformed when it
 // cannot be a number of that registry. GB numbers become 8 characters
 // ("445790" → "00445790", "sc 311560" → "SC311560"); IE numbers lose their
-// leading zeros ("012345" → "12345"). It is pure: no registry is called.
+// leading zeros ("012345" → "12345"). It is pure: no registry is called
+// (the adapters it asks have no endpoint, and only their number rules run).
 func NormalizeCompanyNumber(country, number string) (string, error) {
-	switch country {
-	case countryGB:
-		return normalizeGB(number)
-	case countryIE:
-		return normalizeIE(number)
+	a, err := newAdapters(&companiesHouse{}, &cro{}).of(country)
+	if err != nil {
+		return "", err
 	}
-	return "", errUnsupportedCountry(country)
+	return a.normalize(number)
 }
 
 // normalizeGB applies the Companies House rules: strip every space, upper-case,

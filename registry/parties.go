@@ -110,17 +110,15 @@ func (d *chDateOfBirth) iso() string {
 // directors become entities. number is normalised first. The CRO publishes
 // neither, so Irish companies have no parties.
 func (r *Registry) Parties(ctx context.Context, country, number string) (onboarding.Parties, error) {
-	switch country {
-	case countryGB:
-		n, err := normalizeGB(number)
-		if err != nil {
-			return onboarding.Parties{}, err
-		}
-		return r.ch.parties(ctx, n)
-	case countryIE:
-		return onboarding.Parties{}, nil
+	a, err := r.adapters.of(country)
+	if err != nil || a.parties == nil {
+		return onboarding.Parties{}, err
 	}
-	return onboarding.Parties{}, errUnsupportedCountry(country)
+	n, err := a.normalize(number)
+	if err != nil {
+		return onboarding.Parties{}, err
+	}
+	return a.parties(ctx, n)
 }
 
 func (c *companiesHouse) parties(ctx context.Context, number string) (onboarding.Parties, error) {

@@ -31,44 +31,40 @@ func (r *Registry) Visit(ctx context.Context, country, number string, report fun
 		report(what + ": ok")
 		return true
 	}
-	switch country {
-	case countryIE:
-		n, err := normalizeIE(number)
-		if err != nil {
-			return err
-		}
-		_, err = r.cro.company(ctx, n)
-		step("company profile", err)
-		return ctx.Err()
-	case countryGB:
-	default:
-		return errUnsupportedCountry(country)
-	}
-	n, err := normalizeGB(number)
+	a, err := r.adapters.of(country)
 	if err != nil {
 		return err
 	}
-	_, err = r.ch.company(ctx, n)
+	n, err := a.normalize(number)
+	if err != nil {
+		return err
+	}
+	_, err = a.company(ctx, n)
 	if !step("company profile", err) {
 		return ctx.Err()
 	}
-	p, err := r.ch.parties(ctx, n)
-	if step(fmt.Sprintf("officers and PSCs (%d people, %d entities)", len(p.People), len(p.Entities)), err); ctx.Err() != nil {
+	if a.parties != nil {
+		p, err := a.parties(ctx, n)
+		if step(fmt.Sprintf("officers and PSCs (%d people, %d entities)", len(p.People), len(p.Entities)), err); ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if a.filings == nil || a.openFiling == nil {
 		return ctx.Err()
 	}
-	filings, err := r.ch.filings(ctx, n)
+	filings, err := a.filings(ctx, n)
 	if !step(fmt.Sprintf("filing history (%d documents)", len(filings)), err) {
 		return ctx.Err()
 	}
 	for _, f := range filings {
-		step(fmt.Sprintf("document %s %s %s", f.Ref, f.DocumentType, f.FilingDate), readAll(ctx, r, f))
+		step(fmt.Sprintf("document %s %s %s", f.Ref, f.DocumentType, f.FilingDate), readAll(ctx, a, f))
 	}
 	return ctx.Err()
 }
 
 // readAll downloads a filing to nowhere: the recorder keeps the bytes.
-func readAll(ctx context.Context, r *Registry, f onboarding.Filing) error {
-	rc, err := r.OpenFiling(ctx, f)
+func readAll(ctx context.Context, a adapter, f onboarding.Filing) error {
+	rc, err := a.openFiling(ctx, f)
 	if err != nil {
 		return err
 	}

@@ -74,8 +74,7 @@ type Options struct {
 // Registry checks companies against Companies House (GB) and the CRO (IE).
 // It implements onboarding.Registry and is safe for concurrent use.
 type Registry struct {
-	ch  *companiesHouse
-	cro *cro
+	adapters adapters
 }
 
 var _ onboarding.Registry = (*Registry)(nil)
@@ -130,12 +129,12 @@ func New(opts Options) (*Registry, error) {
 		return nil, fmt.Errorf("registry: unknown mode %q (want %q or %q)", opts.Mode, ModeFixtures, ModeLive)
 	}
 	client := newHTTPClient(rt)
-	return &Registry{
-		ch: newCompaniesHouse(endpoint{base: chBase, client: client, timeout: timeout,
+	return &Registry{adapters: newAdapters(
+		newCompaniesHouse(endpoint{base: chBase, client: client, timeout: timeout,
 			limit: newLimiter(chLimit, opts.Now)}, opts.CompaniesHouseAPIKey),
-		cro: newCRO(endpoint{base: croBase, client: client, timeout: timeout,
+		newCRO(endpoint{base: croBase, client: client, timeout: timeout,
 			limit: newLimiter(croLimit, opts.Now)}, opts.CROEmail, opts.CROAPIKey),
-	}, nil
+	)}, nil
 }
 
 // baseURL parses raw (or def when raw is empty) and checks it is an absolute
@@ -157,16 +156,13 @@ func baseURL(raw, def string) (*url.URL, error) {
 	return u, nil
 }
 
-// Validates reports whether companies of country are checked against a
-// registry: GB (Companies House) and IE (CRO).
-func (r *Registry) Validates(country string) bool {
-	return country == countryGB || country == countryIE
-}
-
-// Searches reports whether the registry of country can search companies by
-// name: both Companies House and the CRO can.
-func (r *Registry) Searches(country string) bool {
-	return country == countryGB || country == countryIE
+// Supports reports whether the registry of country offers feature.
+// Companies House (GB) offers them all; the CRO (IE) verifies and searches
+// companies, but publishes no officers or owners and charges for documents.
+// No other country has a registry.
+func (r *Registry) Supports(country string, feature onboarding.Feature) bool {
+	a, ok := r.adapters[country]
+	return ok && a.supports(feature)
 }
 
 // VerifyCompany normalises number, looks the company up in the registry of
@@ -177,36 +173,22 @@ func (r *Registry) Searches(country string) bool {
 // Registry failures wrap onboarding.ErrRegistryUnavailable (throttling,
 // maintenance, timeouts, connection failures) or onboarding.ErrRegistryFailed
 // (any other unexpected answer), with the cause in the error text for the
-// logs. A country Validates refuses is a programming error, reported as a
+// logs. A country Supports refuses is a programming error, reported as a
 // plain error.
 func (r *Registry) VerifyCompany(ctx context.Context, country, number, name string) (onboarding.Company, error) {
-	var (
-		c      onboarding.Company
-		active string
-		err    error
-	)
-	switch country {
-	case countryGB:
-		var n string
-		if n, err = normalizeGB(number); err != nil {
-			return onboarding.Company{}, err
-		}
-		c, err = r.ch.company(ctx, n)
-		active = chStatusActive
-	case countryIE:
-		var n string
-		if n, err = normalizeIE(number); err != nil {
-			return onboarding.Company{}, err
-		}
-		c, err = r.cro.company(ctx, n)
-		active = croStatusActive
-	default:
-		return onboarding.Company{}, errUnsupportedCountry(country)
-	}
+	a, err := r.adapters.of(country)
 	if err != nil {
 		return onboarding.Company{}, err
 	}
-	if c.Status != active {
+	n, err := a.normalize(number)
+	if err != nil {
+		return onboarding.Company{}, err
+	}
+	c, err := a.company(ctx, n)
+	if err != nil {
+		return onboarding.Company{}, err
+	}
+	if c.Status != a.activeStatus {
 		return onboarding.Company{}, onboarding.ErrCompanyNotActive(c.Number, c.Status)
 	}
 	given := strings.TrimSpace(name)
@@ -218,6 +200,12 @@ func (r *Registry) VerifyCompany(ctx context.Context, country, number, name stri
 
 func errUnsupportedCountry(country string) error {
 	return fmt.Errorf("registry: no company registry for country %q", country)
+}
+
+// errNotOffered is the plain error of an operation the registry of country
+// does not offer (a programming error: callers ask Supports first).
+func errNotOffered(country, what string) error {
+	return fmt.Errorf("registry: the company registry for country %q offers no %s", country, what)
 }
 
 // newAddress builds an address from trimmed parts, moving non-empty lines up
@@ -274,9 +262,3 @@ func isoDate(s string) string {
 	}
 	return d
 }
-
-var (
-	_ onboarding.RegistryDetails = (*Registry)(nil)
-	_ onboarding.RegistrySearch  = (*Registry)(nil)
-	_ onboarding.RegistryFilings = (*Registry)(nil)
-)

@@ -517,18 +517,71 @@ func TestCompanyTypes(t *testing.T) {
 	}
 }
 
-func TestValidatesSearches(t *testing.T) {
+func TestSupportsVerifyAndSearch(t *testing.T) {
 	t.Parallel()
 	r := newFixtureRegistry(t, os.DirFS("../testdata/registry"))
 	for _, tt := range []struct {
 		country string
 		want    bool
 	}{{"GB", true}, {"IE", true}, {"FR", false}, {"gb", false}, {"UK", false}, {"", false}} {
-		if got := r.Validates(tt.country); got != tt.want {
-			t.Errorf("Validates(%q) = %v, want %v", tt.country, got, tt.want)
+		if got := r.Supports(tt.country, onboarding.FeatureVerify); got != tt.want {
+			t.Errorf("Supports(%q, FeatureVerify) = %v, want %v", tt.country, got, tt.want)
 		}
-		if got := r.Searches(tt.country); got != tt.want {
-			t.Errorf("Searches(%q) = %v, want %v", tt.country, got, tt.want)
+		if got := r.Supports(tt.country, onboarding.FeatureSearch); got != tt.want {
+			t.Errorf("Supports(%q, FeatureSearch) = %v, want %v", tt.country, got, tt.want)
+		}
+	}
+}
+
+// TestSupportsOptionalFeatures checks what each registry offers beyond
+// verification and search, and that what it does not offer answers as the
+// Service may rely on: no parties and no filings for the CRO, a plain error
+// for a document or a country without a registry.
+func TestSupportsOptionalFeatures(t *testing.T) {
+	t.Parallel()
+	r := newFixtureRegistry(t, os.DirFS("../testdata/registry"))
+	for _, tt := range []struct {
+		country string
+		feature onboarding.Feature
+		want    bool
+	}{
+		{"GB", onboarding.FeatureParties, true}, {"GB", onboarding.FeatureFilings, true},
+		{"IE", onboarding.FeatureParties, false}, {"IE", onboarding.FeatureFilings, false},
+		{"FR", onboarding.FeatureParties, false}, {"FR", onboarding.FeatureFilings, false},
+		{"GB", onboarding.Feature(0), false}, {"IE", onboarding.Feature(99), false},
+	} {
+		if got := r.Supports(tt.country, tt.feature); got != tt.want {
+			t.Errorf("Supports(%q, %d) = %v, want %v", tt.country, tt.feature, got, tt.want)
+		}
+	}
+	ctx := context.Background()
+	if p, err := r.Parties(ctx, "IE", "not a number"); err != nil || len(p.People)+len(p.Entities) != 0 {
+		t.Errorf("Parties(IE) = %+v, %v; want none", p, err)
+	}
+	if f, err := r.Filings(ctx, "IE", "not a number"); err != nil || f != nil {
+		t.Errorf("Filings(IE) = %+v, %v; want none", f, err)
+	}
+	for _, country := range []string{"IE", "FR"} {
+		rc, err := r.OpenFiling(ctx, country, onboarding.Filing{Document: metadataLink("NwCs01Doc10000001")})
+		if err == nil || onboarding.AsError(err) != nil {
+			t.Errorf("OpenFiling(%s) = %v, %v; want a plain error", country, rc, err)
+		}
+		if rc != nil {
+			rc.Close()
+		}
+	}
+	for _, call := range []struct {
+		name string
+		err  error
+	}{
+		{"Parties", func() error { _, err := r.Parties(ctx, "FR", "1"); return err }()},
+		{"Filings", func() error { _, err := r.Filings(ctx, "FR", "1"); return err }()},
+		{"SearchCompanies", func() error { _, err := r.SearchCompanies(ctx, "FR", "north", 5); return err }()},
+		{"VerifyCompany", func() error { _, err := r.VerifyCompany(ctx, "FR", "1", "x"); return err }()},
+		{"Visit", r.Visit(ctx, "FR", "1", func(string) {})},
+	} {
+		if call.err == nil || onboarding.AsError(call.err) != nil {
+			t.Errorf("%s(FR) error = %v; want a plain error", call.name, call.err)
 		}
 	}
 }

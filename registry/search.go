@@ -37,18 +37,14 @@ func (r *Registry) SearchCompanies(ctx context.Context, country, query string, l
 	if limit <= 0 || limit > searchPage {
 		limit = searchPage
 	}
-	var (
-		out []onboarding.CompanyMatch
-		err error
-	)
-	switch country {
-	case countryGB:
-		out, err = r.ch.search(ctx, q)
-	case countryIE:
-		out, err = r.cro.search(ctx, q)
-	default:
-		return nil, errUnsupportedCountry(country)
+	a, err := r.adapters.of(country)
+	if err != nil {
+		return nil, err
 	}
+	if a.search == nil {
+		return nil, errNotOffered(country, "name search")
+	}
+	out, err := a.search(ctx, q)
 	if len(out) > limit {
 		out = out[:limit]
 	}

@@ -347,10 +347,10 @@ type blockingFilings struct {
 	opened chan string
 }
 
-func (b *blockingFilings) OpenFiling(ctx context.Context, f onboarding.Filing) (io.ReadCloser, error) {
+func (b *blockingFilings) OpenFiling(ctx context.Context, country string, f onboarding.Filing) (io.ReadCloser, error) {
 	select {
 	case b.opened <- f.Ref:
-		return b.Registry.OpenFiling(ctx, f)
+		return b.Registry.OpenFiling(ctx, country, f)
 	default:
 	}
 	<-ctx.Done()
