@@ -81,7 +81,7 @@ func seedDocs(t *testing.T, data string) docsSeed {
 				ID: a.id, Seq: ulid.Make(), OrgID: "default", ConfigID: "default", Country: "GB", Status: a.status,
 				Data: onboarding.Data{
 					Fields: map[string]json.RawMessage{"company_name": json.RawMessage(`"SEEDED LIMITED"`)},
-					People: []onboarding.Person{{ID: s.personID, Source: onboarding.SourceUserAdded, Roles: []string{"director"},
+					People: []onboarding.Person{{ID: s.personID, Source: onboarding.SourceUserAdded, Roles: []onboarding.PersonRole{"director"},
 						FullName: "Ann Example", FirstName: "Ann", LastName: "Example"}},
 				},
 				Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: strings.ReplaceAll(uuid.NewString(), "-", ""),
@@ -377,7 +377,7 @@ func checkAPIDocument(t *testing.T, name string, d map[string]any, status, reaso
 	if fileID, _ := d["file_id"].(string); uuid.Validate(fileID) != nil {
 		t.Errorf("%s: file_id %q is not a UUID", name, fileID)
 	}
-	if status == onboarding.DocumentSkipped {
+	if status == string(onboarding.DocumentSkipped) {
 		if u, ok := d["download_url"]; ok && u != nil {
 			t.Errorf("%s: a skipped requirement has a download_url: %v", name, d)
 		}

@@ -19,25 +19,25 @@ type formFile struct {
 }
 
 type formField struct {
-	ID           string              `toml:"id"`
-	Label        string              `toml:"label"`
-	Description  string              `toml:"description"`
-	Type         string              `toml:"type"`
-	Category     string              `toml:"category"`
-	Required     bool                `toml:"required"`
-	Sensitive    bool                `toml:"sensitive"`
-	PersonScoped bool                `toml:"person_scoped"`
-	Confirmation bool                `toml:"confirmation"`
-	Options      []onboarding.Option `toml:"options"`
-	Pattern      string              `toml:"pattern"`
-	PatternMsg   string              `toml:"pattern_message"`
-	MaxLength    int                 `toml:"max_length"`
-	Rule         string              `toml:"rule"`
-	Validation   string              `toml:"validation"`
-	Accept       []string            `toml:"accept"`
-	MaxSize      int64               `toml:"max_size"`
-	MaxPages     int                 `toml:"max_pages"`
-	RequiredFor  []string            `toml:"required_for"`
+	ID           string                  `toml:"id"`
+	Label        string                  `toml:"label"`
+	Description  string                  `toml:"description"`
+	Type         string                  `toml:"type"`
+	Category     string                  `toml:"category"`
+	Required     bool                    `toml:"required"`
+	Sensitive    bool                    `toml:"sensitive"`
+	PersonScoped bool                    `toml:"person_scoped"`
+	Confirmation bool                    `toml:"confirmation"`
+	Options      []onboarding.Option     `toml:"options"`
+	Pattern      string                  `toml:"pattern"`
+	PatternMsg   string                  `toml:"pattern_message"`
+	MaxLength    int                     `toml:"max_length"`
+	Rule         string                  `toml:"rule"`
+	Validation   string                  `toml:"validation"`
+	Accept       []string                `toml:"accept"`
+	MaxSize      int64                   `toml:"max_size"`
+	MaxPages     int                     `toml:"max_pages"`
+	RequiredFor  []onboarding.PersonRole `toml:"required_for"`
 }
 
 // loadForm returns the built-in form `standard`, or the form in the file at

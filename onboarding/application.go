@@ -25,7 +25,7 @@ type Application struct {
 	CompletedAt  *time.Time
 	// RegistryDocumentsStatus is empty for applications that are not
 	// registry-eligible (spec 2.1); for eligible ones it starts `pending`.
-	RegistryDocumentsStatus string
+	RegistryDocumentsStatus RegistryDocumentsStatus
 	RegistryDocuments       []RegistryDocument
 	// RegistryNumber is the company number the registry verified at create;
 	// registry documents are fetched for it, whatever company_number later
@@ -33,19 +33,11 @@ type Application struct {
 	RegistryNumber string
 }
 
-// Registry document statuses (spec §3).
-const (
-	RegistryDocumentsPending  = "pending"
-	RegistryDocumentsComplete = "complete"
-	RegistryDocumentsPartial  = "partial"
-	RegistryDocumentsFailed   = "failed"
-)
-
 // RegistryDocument is a filing fetched from the company registry (spec 2.6).
 type RegistryDocument struct {
 	ID           string
 	Ref          string // the registry's id of the filing (Filing.Ref)
-	Source       string // "uk_registry"
+	Source       RegistrySource
 	DocumentType string
 	FilingDate   string // YYYY-MM-DD, or empty when unknown
 	FetchedAt    *time.Time
@@ -79,19 +71,13 @@ func (a *Application) CompanyName() string {
 	return s
 }
 
-// Participant roles.
-const (
-	RolePrimary      = "primary"
-	RoleCollaborator = "collaborator"
-)
-
 // Participant is someone who completes the form through their own link.
 type Participant struct {
 	ID       string // UUID
 	LinkSlug string // random, URL-safe; the path of the participant's link
 	Email    string
 	Name     string
-	Role     string
+	Role     ParticipantRole
 	// Verified is true once the participant has proven control of Email
 	// with an e-mail verification code (a pre-auth code skips the check
 	// but proves nothing about the address).
@@ -133,8 +119,8 @@ type Data struct {
 // Person is a director, UBO or shareholder (spec 2.2).
 type Person struct {
 	ID          string
-	Source      string // SourceRegistry or SourceUserAdded
-	Roles       []string
+	Source      Source
+	Roles       []PersonRole
 	FullName    string
 	FirstName   string
 	LastName    string
@@ -152,9 +138,9 @@ type Person struct {
 // Entity is a related legal entity (spec 2.2).
 type Entity struct {
 	ID        string
-	Source    string
+	Source    Source
 	Name      string
-	Type      string // holding_company, subsidiary, parent, other
+	Type      EntityType
 	Country   string
 	Documents map[string]Document
 }
@@ -162,9 +148,9 @@ type Entity struct {
 // Ownership is one ownership relationship (spec 2.2).
 type Ownership struct {
 	ID             string
-	OwnerType      string // person or entity
+	OwnerType      PartyType // OwnerPerson or OwnerEntity
 	OwnerID        string
-	OwnedType      string // target or entity
+	OwnedType      PartyType // OwnedTarget or OwnedEntity
 	OwnedID        string
 	Percentage     float64
 	PercentageBand string // registry band such as "50-75"; empty when stated exactly
@@ -178,7 +164,7 @@ type Document struct {
 	FileName           string
 	FileType           string
 	UploadedAt         time.Time
-	Status             string
+	Status             DocumentStatus
 	AcceptanceReason   string
 	UserOverrideReason string
 	OverriddenAt       *time.Time
@@ -188,15 +174,6 @@ type Document struct {
 	// API never shows rejected documents.
 	RejectReason string
 }
-
-// Document statuses. Only accepted, forced and skipped documents appear in
-// API payloads (spec §3); rejected ones are shown to the applicant only.
-const (
-	DocumentAccepted = "accepted"
-	DocumentForced   = "forced"
-	DocumentSkipped  = "skipped"
-	DocumentRejected = "rejected"
-)
 
 // Acceptance reasons (spec 2.5, DESIGN §5.6).
 const (
@@ -213,16 +190,10 @@ func (d *Document) Visible() bool {
 // Satisfied reports whether d fulfils its requirement for submission.
 func (d *Document) Satisfied() bool { return d.Visible() }
 
-// Sources of people and entities.
-const (
-	SourceRegistry  = "registry"
-	SourceUserAdded = "user_added"
-)
-
 // Meta is the application's metadata (spec 2.2).
 type Meta struct {
 	PrimaryContact       *Contact
-	RegistrySources      []string
+	RegistrySources      []RegistrySource
 	WebsiteFavicon       string
 	WebExtractedIndustry string
 }

@@ -78,7 +78,7 @@ func (s *Service) deleteBlobs(ids []string) {
 // addedParty is a person or an entity found for removal: where it came
 // from, its documents, and how to take it off the application.
 type addedParty struct {
-	source    string
+	source    Source
 	documents map[string]Document
 	drop      func()
 }
@@ -88,7 +88,7 @@ type addedParty struct {
 // one the applicant added, never one from the registry. Every ownership
 // row it is part of goes with it, and the files of its documents are
 // deleted once the change is stored.
-func (s *Service) removeParty(ctx context.Context, v *Visitor, partyType, id string, find func(*Data) *addedParty) error {
+func (s *Service) removeParty(ctx context.Context, v *Visitor, partyType PartyType, id string, find func(*Data) *addedParty) error {
 	if err := editable(v); err != nil {
 		return err
 	}

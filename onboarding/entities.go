@@ -6,12 +6,11 @@ import (
 	"strings"
 )
 
-// EntityTypes lists the types of related entities (spec 2.2).
-func EntityTypes() []string { return []string{"holding_company", "subsidiary", "parent", "other"} }
-
 // EntityInput is the applicant's answers about a related legal entity.
 type EntityInput struct {
-	Name, Type, Country string
+	Name    string
+	Type    EntityType
+	Country string
 }
 
 // SaveEntity adds a related entity (entityID "") or changes one the
@@ -38,7 +37,7 @@ func (s *Service) SaveEntity(ctx context.Context, v *Visitor, entityID string, i
 		problems.Add("name", "must be at most 300 characters")
 	}
 	if !slices.Contains(EntityTypes(), in.Type) {
-		problems.Add("type", "must be one of "+strings.Join(EntityTypes(), ", "))
+		problems.Add("type", "must be one of "+joinValues(EntityTypes()))
 	}
 	if country != "" && !countryCodePattern.MatchString(country) {
 		problems.Add("country", "must be a two-letter country code such as GB or IE")

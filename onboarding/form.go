@@ -44,9 +44,6 @@ const (
 	docValidationStrict   = "strict"
 )
 
-// personRoles are the roles a person-scoped document may be required for.
-var personRoles = [...]string{"director", "ubo", "shareholder"}
-
 // Option is one choice of a select or multi_select field.
 type Option struct {
 	Value string `json:"value"`
@@ -99,7 +96,7 @@ type Field struct {
 	MaxPages int
 	// RequiredFor lists, for a person-scoped document, the roles (director,
 	// ubo, shareholder) of the people who must provide one.
-	RequiredFor []string
+	RequiredFor []PersonRole
 }
 
 // Patchable reports whether the partner may set the field through the API
@@ -307,11 +304,11 @@ func checkFieldDefinition(f *Field, add func(format string, args ...any)) {
 		if f.Type != TypeDocument || !f.PersonScoped {
 			add("required_for is only allowed on person-scoped document fields")
 		}
-		seen := make(map[string]bool, len(f.RequiredFor))
+		seen := make(map[PersonRole]bool, len(f.RequiredFor))
 		for _, r := range f.RequiredFor {
 			switch {
-			case !slices.Contains(personRoles[:], r):
-				add("required_for role %q is unknown; use %s", r, strings.Join(personRoles[:], ", "))
+			case !slices.Contains(PersonRoles(), r):
+				add("required_for role %q is unknown; use %s", r, joinValues(PersonRoles()))
 			case seen[r]:
 				add("required_for lists %q twice", r)
 			}
@@ -523,7 +520,7 @@ func standardFields() []Field {
 		},
 		{
 			ID: "person_id_document", Label: "Identity document", Type: TypeDocument, Category: documents, Required: true,
-			PersonScoped: true, RequiredFor: []string{"director", "ubo"},
+			PersonScoped: true, RequiredFor: []PersonRole{PersonDirector, PersonUBO},
 			Description: "A passport or national identity card, for each director and beneficial owner.",
 		},
 

@@ -20,7 +20,7 @@ type catalogEntry struct {
 	Pattern      string
 	MaxLength    int
 	Rule         string
-	RequiredFor  []string
+	RequiredFor  []PersonRole
 }
 
 func TestStandardForm(t *testing.T) {
@@ -56,7 +56,7 @@ func TestStandardForm(t *testing.T) {
 		{ID: "certificate_of_incorporation", Type: TypeDocument, Category: "documents", Required: true},
 		{ID: "proof_of_address", Type: TypeDocument, Category: "documents", Required: true},
 		{ID: "bank_statement", Type: TypeDocument, Category: "documents"},
-		{ID: "person_id_document", Type: TypeDocument, Category: "documents", Required: true, PersonScoped: true, RequiredFor: []string{"director", "ubo"}},
+		{ID: "person_id_document", Type: TypeDocument, Category: "documents", Required: true, PersonScoped: true, RequiredFor: []PersonRole{"director", "ubo"}},
 		{ID: "confirm_accuracy", Type: TypeBoolean, Category: "confirmation", Required: true, Confirmation: true},
 		{ID: "confirm_terms", Type: TypeBoolean, Category: "confirmation", Required: true, Confirmation: true},
 	}
@@ -191,7 +191,7 @@ func TestNewForm(t *testing.T) {
 		{ID: "iban", Label: "IBAN", Type: TypeText, Category: "company", Rule: "iban"},
 		{ID: "passport", Label: "Passport", Type: TypeDocument, Category: "documents", PersonScoped: true,
 			Validation: "strict", Accept: []string{"application/pdf", "image/jpeg"}, MaxSize: 1 << 20, MaxPages: 4,
-			RequiredFor: []string{"director", "shareholder"}},
+			RequiredFor: []PersonRole{"director", "shareholder"}},
 		{ID: "bill", Label: "Bill", Type: TypeDocument, Category: "documents", Validation: "none"},
 		{ID: "ok", Label: "I agree", Type: TypeBoolean, Category: "confirmation", Confirmation: true, Required: true},
 	}
@@ -372,19 +372,19 @@ func TestNewFormErrors(t *testing.T) {
 			prefix + "max_pages is -1; use 0 for no limit or a positive number of pages",
 		},
 		{
-			"required_for on company document", "t", one(TypeDocument, func(f *Field) { f.RequiredFor = []string{"director"} }),
+			"required_for on company document", "t", one(TypeDocument, func(f *Field) { f.RequiredFor = []PersonRole{"director"} }),
 			prefix + "required_for is only allowed on person-scoped document fields",
 		},
 		{
-			"required_for on person-scoped text", "t", one(TypeText, func(f *Field) { f.PersonScoped = true; f.RequiredFor = []string{"ubo"} }),
+			"required_for on person-scoped text", "t", one(TypeText, func(f *Field) { f.PersonScoped = true; f.RequiredFor = []PersonRole{"ubo"} }),
 			prefix + "required_for is only allowed on person-scoped document fields",
 		},
 		{
-			"unknown role", "t", one(TypeDocument, func(f *Field) { f.PersonScoped = true; f.RequiredFor = []string{"director", "secretary"} }),
+			"unknown role", "t", one(TypeDocument, func(f *Field) { f.PersonScoped = true; f.RequiredFor = []PersonRole{"director", "secretary"} }),
 			prefix + `required_for role "secretary" is unknown; use director, ubo, shareholder`,
 		},
 		{
-			"duplicate role", "t", one(TypeDocument, func(f *Field) { f.PersonScoped = true; f.RequiredFor = []string{"ubo", "ubo"} }),
+			"duplicate role", "t", one(TypeDocument, func(f *Field) { f.PersonScoped = true; f.RequiredFor = []PersonRole{"ubo", "ubo"} }),
 			prefix + `required_for lists "ubo" twice`,
 		},
 		{

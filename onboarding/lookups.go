@@ -49,6 +49,6 @@ func (d *Data) documentOwners() []map[string]Document {
 
 // Involves reports whether the party of partyType (OwnerPerson or
 // OwnerEntity) with id owns or is owned in o.
-func (o *Ownership) Involves(partyType, id string) bool {
+func (o *Ownership) Involves(partyType PartyType, id string) bool {
 	return o.OwnerType == partyType && o.OwnerID == id || o.OwnedType == partyType && o.OwnedID == id
 }

@@ -134,7 +134,7 @@ func (e *overrideEnv) activity(t *testing.T, id string) []onboarding.Activity {
 }
 
 // uploaded is a document as an upload stores it.
-func uploaded(blobID, status string) onboarding.Document {
+func uploaded(blobID string, status onboarding.DocumentStatus) onboarding.Document {
 	d := onboarding.Document{
 		FileID: uuid.NewString(), FileName: "certificate.pdf", FileType: "application/pdf",
 		UploadedAt: overrideNow.Add(-30 * time.Minute), Status: status, BlobID: blobID, Size: 12,
@@ -158,7 +158,7 @@ func TestOverrideDocumentSkipCompany(t *testing.T) {
 	app := e.seedApp(t, "other", onboarding.StatusInProgress, onboarding.Data{
 		Documents: map[string]onboarding.Document{"certificate_of_incorporation": old},
 	})
-	var statusAtDelete string
+	var statusAtDelete onboarding.DocumentStatus
 	e.blobs.onDelete = func(id string) {
 		if id != blob {
 			t.Errorf("deleted blob %s, want %s", id, blob)

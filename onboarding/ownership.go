@@ -51,15 +51,17 @@ func (s *Service) SaveOwnership(ctx context.Context, v *Visitor, ownershipID str
 		return "", err
 	}
 	var problems Problems
-	ownerType, ownerID, _ := strings.Cut(in.Owner, ":")
+	owner, ownerID, _ := strings.Cut(in.Owner, ":")
+	ownerType := PartyType(owner)
 	if !(ownerType == OwnerPerson && v.App.Data.Person(ownerID) != nil ||
 		ownerType == OwnerEntity && v.App.Data.Entity(ownerID) != nil) {
 		problems.Add("owner", "choose who owns the shares")
 		ownerType = ""
 	}
-	ownedType, ownedID, _ := strings.Cut(in.Owned, ":")
+	owned, ownedID, _ := strings.Cut(in.Owned, ":")
+	ownedType := PartyType(owned)
 	switch {
-	case in.Owned == OwnedTarget:
+	case PartyType(in.Owned) == OwnedTarget:
 		ownedType, ownedID = OwnedTarget, ""
 	case ownedType == OwnedEntity && v.App.Data.Entity(ownedID) != nil:
 	default:
@@ -121,7 +123,7 @@ func (s *Service) SaveOwnership(ctx context.Context, v *Visitor, ownershipID str
 }
 
 // ownedName names an owned party for messages.
-func ownedName(a *Application, ownedType, ownedID string) string {
+func ownedName(a *Application, ownedType PartyType, ownedID string) string {
 	if ownedType == OwnedEntity {
 		if e := a.Data.Entity(ownedID); e != nil {
 			return e.Name

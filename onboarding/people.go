@@ -7,20 +7,10 @@ import (
 	"strings"
 )
 
-// Person roles (spec 2.2).
-const (
-	PersonDirector    = "director"
-	PersonUBO         = "ubo"
-	PersonShareholder = "shareholder"
-)
-
-// PersonRoles lists the roles a person may have, in display order.
-func PersonRoles() []string { return []string{PersonDirector, PersonUBO, PersonShareholder} }
-
 // PersonInput is the applicant's answers about one person: roles, and the
 // values of the form's person-scoped fields by field id.
 type PersonInput struct {
-	Roles  []string
+	Roles  []PersonRole
 	Values map[string]json.RawMessage
 	// Shown maps a field id, and "roles", to the ValueFingerprint of what
 	// the page showed (see SaveStage); nil when unknown.
@@ -28,7 +18,7 @@ type PersonInput struct {
 }
 
 // RolesValue is a person's roles as the JSON value ValueFingerprint takes.
-func RolesValue(roles []string) json.RawMessage {
+func RolesValue(roles []PersonRole) json.RawMessage {
 	if len(roles) == 0 {
 		return nil
 	}
@@ -220,8 +210,8 @@ func (s *Service) SavePerson(ctx context.Context, v *Visitor, personID string, i
 	return id, err
 }
 
-func normalizeRoles(in []string) []string {
-	var out []string
+func normalizeRoles(in []PersonRole) []PersonRole {
+	var out []PersonRole
 	for _, r := range PersonRoles() {
 		if slices.Contains(in, r) {
 			out = append(out, r)

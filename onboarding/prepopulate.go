@@ -54,7 +54,7 @@ func applyParties(d *Data, p *Parties, random func() (string, error)) error {
 	if p == nil {
 		return nil
 	}
-	own := func(ownerType, ownerID string, b *ShareBand) error {
+	own := func(ownerType PartyType, ownerID string, b *ShareBand) error {
 		if b == nil {
 			return nil
 		}
@@ -94,11 +94,3 @@ func applyParties(d *Data, p *Parties, random func() (string, error)) error {
 	}
 	return nil
 }
-
-// Owner and owned types of ownership rows (spec 2.2).
-const (
-	OwnerPerson = "person"
-	OwnerEntity = "entity"
-	OwnedTarget = "target"
-	OwnedEntity = "entity"
-)

@@ -87,7 +87,7 @@ type Company struct {
 	RegisteredAddress *Address
 	// Source names the registry in meta.registry_sources: "uk_registry" or
 	// "irish_registry".
-	Source string
+	Source RegistrySource
 }
 
 // Address is a structured postal address, the value of address fields.
@@ -108,10 +108,10 @@ type Parties struct {
 
 // RegistryPerson is a current officer or individual owner of a company.
 type RegistryPerson struct {
-	Roles     []string // RoleDirector, RoleUBO, RoleShareholder
-	FullName  string   // "Jane Alexandra Smith"
-	FirstName string   // forenames: "Jane Alexandra"
-	LastName  string   // "Smith"
+	Roles     []PersonRole
+	FullName  string // "Jane Alexandra Smith"
+	FirstName string // forenames: "Jane Alexandra"
+	LastName  string // "Smith"
 	// DateOfBirth is as precise as the registry gives it: YYYY-MM for
 	// Companies House (the day is not public).
 	DateOfBirth string
@@ -122,9 +122,9 @@ type RegistryPerson struct {
 // RegistryEntity is a corporate owner (or corporate officer) of a company.
 type RegistryEntity struct {
 	Name    string
-	Type    string // EntityParent for an owner, EntityOther otherwise
-	Country string // ISO 3166-1 alpha-2, or empty when not recognised
-	Number  string // registration number as the registry gives it; may be empty
+	Type    EntityType // EntityParent for an owner, EntityOther otherwise
+	Country string     // ISO 3166-1 alpha-2, or empty when not recognised
+	Number  string     // registration number as the registry gives it; may be empty
 	Shares  *ShareBand
 }
 
@@ -138,21 +138,6 @@ type ShareBand struct {
 func (b ShareBand) Label() string {
 	return strconv.FormatFloat(b.Lower, 'f', -1, 64) + "-" + strconv.FormatFloat(b.Upper, 'f', -1, 64)
 }
-
-// Person roles (spec 2.2).
-const (
-	RoleDirector    = "director"
-	RoleUBO         = "ubo"
-	RoleShareholder = "shareholder"
-)
-
-// Entity types (spec 2.2).
-const (
-	EntityHoldingCompany = "holding_company"
-	EntitySubsidiary     = "subsidiary"
-	EntityParent         = "parent"
-	EntityOther          = "other"
-)
 
 // CompanyMatch is one search result.
 type CompanyMatch struct {

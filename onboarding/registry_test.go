@@ -145,7 +145,7 @@ func TestCreateRegistryBudget(t *testing.T) {
 			return onboarding.Parties{}, onboarding.ErrRegistryFailed
 		}}, nil, 0},
 		{"officers answer", &fakeRegistry{parties: func(context.Context) (onboarding.Parties, error) {
-			return onboarding.Parties{People: []onboarding.RegistryPerson{{Roles: []string{"director"}, FullName: "Jane Smith", FirstName: "Jane", LastName: "Smith"}}}, nil
+			return onboarding.Parties{People: []onboarding.RegistryPerson{{Roles: []onboarding.PersonRole{"director"}, FullName: "Jane Smith", FirstName: "Jane", LastName: "Smith"}}}, nil
 		}}, nil, 1},
 	}
 	for _, tt := range tests {
@@ -206,7 +206,7 @@ func TestRegistryDocumentsJob(t *testing.T) {
 		name      string
 		filings   func(context.Context) ([]onboarding.Filing, error)
 		open      func(context.Context, onboarding.Filing) (io.ReadCloser, error)
-		status    string
+		status    onboarding.RegistryDocumentsStatus
 		docs      int
 		callsOf   string
 		wantCalls int

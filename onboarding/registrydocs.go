@@ -198,7 +198,7 @@ func (s *Service) storeFiling(ctx context.Context, country, appID string, f Fili
 	}
 	now := s.now().UTC()
 	doc := RegistryDocument{
-		ID: docID, Ref: f.Ref, Source: "uk_registry", DocumentType: f.DocumentType,
+		ID: docID, Ref: f.Ref, Source: SourceUKRegistry, DocumentType: f.DocumentType,
 		FilingDate: f.FilingDate, FetchedAt: &now, BlobID: blobID, FileName: f.FileName,
 	}
 	added := false
@@ -226,14 +226,14 @@ func (s *Service) storeFiling(ctx context.Context, country, appID string, f Fili
 
 // finishRegistryDocuments records the outcome; the store drops the
 // application from the queue in the same transaction.
-func (s *Service) finishRegistryDocuments(ctx context.Context, id, status, detail string) {
+func (s *Service) finishRegistryDocuments(ctx context.Context, id string, status RegistryDocumentsStatus, detail string) {
 	now := s.now().UTC()
 	_, err := s.store.UpdateApplication(context.WithoutCancel(ctx), id, func(a *Application) ([]Activity, error) {
 		if a.RegistryDocumentsStatus != RegistryDocumentsPending {
 			return nil, nil
 		}
 		a.RegistryDocumentsStatus = status
-		return []Activity{{At: now, Action: ActionRegistryDocuments, Actor: Actor{Type: ActorSystem}, Detail: status + ": " + detail}}, nil
+		return []Activity{{At: now, Action: ActionRegistryDocuments, Actor: Actor{Type: ActorSystem}, Detail: string(status) + ": " + detail}}, nil
 	})
 	if err != nil {
 		s.log.Error("registry documents: record outcome", "application_id", id, "err", err)

@@ -115,7 +115,7 @@ func (s *Service) applyCompany(a *Application, cfg *Configuration, number, name 
 		if company.RegisteredAddress != nil {
 			prefill["registered_address"] = company.RegisteredAddress
 		}
-		a.Data.Meta.RegistrySources = []string{company.Source}
+		a.Data.Meta.RegistrySources = []RegistrySource{company.Source}
 	}
 	s.prefill(cfg.Form, a.Data.Fields, prefill, now)
 	return nil

@@ -97,7 +97,7 @@ func (c *companiesHouse) company(ctx context.Context, number string) (onboarding
 		Type:              chCompanyType(p.Type),
 		IncorporationDate: isoDate(p.DateOfCreation),
 		RegisteredAddress: p.RegisteredOfficeAddress.address(),
-		Source:            sourceCH,
+		Source:            onboarding.SourceUKRegistry,
 	}, nil
 }
 

@@ -121,7 +121,7 @@ func (c *cro) company(ctx context.Context, number string) (onboarding.Company, e
 		IncorporationDate: isoDate(rec.CompanyRegDate),
 		RegisteredAddress: newAddress(countryIE, []string{rec.CompanyAddr1, rec.CompanyAddr2},
 			rec.CompanyAddr3, rec.CompanyAddr4, rec.Eircode),
-		Source: sourceCRO,
+		Source: onboarding.SourceIrishRegistry,
 	}, nil
 }
 

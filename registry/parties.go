@@ -207,7 +207,7 @@ func mergeParties(officers []chOfficer, pscs []chPSC) onboarding.Parties {
 				continue
 			}
 			p := onboarding.RegistryPerson{
-				Roles:     []string{onboarding.RoleDirector},
+				Roles:     []onboarding.PersonRole{onboarding.PersonDirector},
 				FirstName: first, LastName: last, FullName: joinNonEmpty(" ", first, last),
 				DateOfBirth: o.DateOfBirth.iso(),
 				Nationality: nationalityCode(o.Nationality),
@@ -243,14 +243,14 @@ func mergeParties(officers []chOfficer, pscs []chPSC) onboarding.Parties {
 				continue
 			}
 			person := onboarding.RegistryPerson{
-				Roles:     []string{onboarding.RoleUBO},
+				Roles:     []onboarding.PersonRole{onboarding.PersonUBO},
 				FirstName: first, LastName: last, FullName: joinNonEmpty(" ", first, last),
 				DateOfBirth: p.DateOfBirth.iso(),
 				Nationality: nationalityCode(p.Nationality),
 				Shares:      shares,
 			}
 			if shares != nil {
-				person.Roles = append(person.Roles, onboarding.RoleShareholder)
+				person.Roles = append(person.Roles, onboarding.PersonShareholder)
 			}
 			key := personKey(person)
 			i, known := people[key]
@@ -317,7 +317,7 @@ func personKey(p onboarding.RegistryPerson) string {
 func foldSpaces(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // newEntity maps a corporate officer or PSC.
-func newEntity(name, typ string, id *chIdentification) onboarding.RegistryEntity {
+func newEntity(name string, typ onboarding.EntityType, id *chIdentification) onboarding.RegistryEntity {
 	e := onboarding.RegistryEntity{Name: name, Type: typ}
 	if id == nil {
 		return e

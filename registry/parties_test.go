@@ -106,34 +106,34 @@ const (
 // under testdata/registry/companies-house give them.
 var (
 	partyHargreaves = onboarding.RegistryPerson{
-		Roles:    []string{onboarding.RoleDirector, onboarding.RoleUBO, onboarding.RoleShareholder},
+		Roles:    []onboarding.PersonRole{onboarding.PersonDirector, onboarding.PersonUBO, onboarding.PersonShareholder},
 		FullName: "Eleanor Mary Hargreaves", FirstName: "Eleanor Mary", LastName: "Hargreaves",
 		DateOfBirth: "1979-03", Nationality: "GB", Shares: band(75, 100),
 	}
 	partyOkafor = onboarding.RegistryPerson{
-		Roles:    []string{onboarding.RoleDirector},
+		Roles:    []onboarding.PersonRole{onboarding.PersonDirector},
 		FullName: "Daniel Chukwuemeka Okafor", FirstName: "Daniel Chukwuemeka", LastName: "Okafor",
 		DateOfBirth: "1985-11", Nationality: "GB",
 	}
 	partyAshworth = onboarding.RegistryPerson{
-		Roles:    []string{onboarding.RoleDirector},
+		Roles:    []onboarding.PersonRole{onboarding.PersonDirector},
 		FullName: "Margaret Clare Ashworth", FirstName: "Margaret Clare", LastName: "Ashworth",
 		DateOfBirth: "1971-06", Nationality: "GB",
 	}
 	partyPatel = onboarding.RegistryPerson{
-		Roles:    []string{onboarding.RoleUBO, onboarding.RoleShareholder},
+		Roles:    []onboarding.PersonRole{onboarding.PersonUBO, onboarding.PersonShareholder},
 		FullName: "Rajesh Kumar Patel", FirstName: "Rajesh Kumar", LastName: "Patel",
 		DateOfBirth: "1975-09", Nationality: "GB", Shares: band(25, 50),
 	}
 	// The officer is "MACLEOD, Iain"; the merged person keeps the PSC's
 	// name_elements casing.
 	partyMacLeod = onboarding.RegistryPerson{
-		Roles:    []string{onboarding.RoleDirector, onboarding.RoleUBO, onboarding.RoleShareholder},
+		Roles:    []onboarding.PersonRole{onboarding.PersonDirector, onboarding.PersonUBO, onboarding.PersonShareholder},
 		FullName: "Iain MacLeod", FirstName: "Iain", LastName: "MacLeod",
 		DateOfBirth: "1968-05", Nationality: "GB", Shares: band(75, 100),
 	}
 	partyONeill = onboarding.RegistryPerson{
-		Roles:    []string{onboarding.RoleDirector},
+		Roles:    []onboarding.PersonRole{onboarding.PersonDirector},
 		FullName: "Patrick Joseph O'Neill", FirstName: "Patrick Joseph", LastName: "O'Neill",
 		DateOfBirth: "1966-12", Nationality: "IE",
 	}
@@ -460,7 +460,7 @@ func TestMergeParties(t *testing.T) {
 		return chPSC{Kind: "individual-person-with-significant-control", Name: name, DateOfBirth: birth,
 			Nationality: "British", NaturesOfControl: natures}
 	}
-	person := func(first, last, birth string, roles ...string) onboarding.RegistryPerson {
+	person := func(first, last, birth string, roles ...onboarding.PersonRole) onboarding.RegistryPerson {
 		return onboarding.RegistryPerson{Roles: roles, FullName: joinNonEmpty(" ", first, last),
 			FirstName: first, LastName: last, DateOfBirth: birth, Nationality: "GB"}
 	}
@@ -470,9 +470,9 @@ func TestMergeParties(t *testing.T) {
 	}
 	ukCompany := &chIdentification{PlaceRegistered: "Companies House", CountryRegistered: "England", RegistrationNumber: "5498655"}
 	const (
-		dir = onboarding.RoleDirector
-		ubo = onboarding.RoleUBO
-		sh  = onboarding.RoleShareholder
+		dir = onboarding.PersonDirector
+		ubo = onboarding.PersonUBO
+		sh  = onboarding.PersonShareholder
 	)
 
 	tests := []struct {
@@ -505,10 +505,10 @@ func TestMergeParties(t *testing.T) {
 				{Name: "FIVE, Eve", OfficerRole: "judicial-factor", DateOfBirth: dob(1980, 5)},
 			},
 			want: onboarding.Parties{People: []onboarding.RegistryPerson{
-				{Roles: []string{dir}, FullName: "Ann One", FirstName: "Ann", LastName: "One", DateOfBirth: "1980-01"},
-				{Roles: []string{dir}, FullName: "Bob Two", FirstName: "Bob", LastName: "Two", DateOfBirth: "1980-02"},
-				{Roles: []string{dir}, FullName: "Cat Three", FirstName: "Cat", LastName: "Three", DateOfBirth: "1980-03"},
-				{Roles: []string{dir}, FullName: "Dan Four", FirstName: "Dan", LastName: "Four", DateOfBirth: "1980-04"},
+				{Roles: []onboarding.PersonRole{dir}, FullName: "Ann One", FirstName: "Ann", LastName: "One", DateOfBirth: "1980-01"},
+				{Roles: []onboarding.PersonRole{dir}, FullName: "Bob Two", FirstName: "Bob", LastName: "Two", DateOfBirth: "1980-02"},
+				{Roles: []onboarding.PersonRole{dir}, FullName: "Cat Three", FirstName: "Cat", LastName: "Three", DateOfBirth: "1980-03"},
+				{Roles: []onboarding.PersonRole{dir}, FullName: "Dan Four", FirstName: "Dan", LastName: "Four", DateOfBirth: "1980-04"},
 			}},
 		},
 		{
@@ -611,8 +611,8 @@ func TestMergeParties(t *testing.T) {
 				{Kind: "individual-person-with-significant-control", Name: "Mrs Ann Jones", DateOfBirth: dob(1970, 1), Nationality: "Irish"},
 			},
 			want: onboarding.Parties{People: []onboarding.RegistryPerson{
-				{Roles: []string{dir, ubo}, FullName: "Jane Smith", FirstName: "Jane", LastName: "Smith", DateOfBirth: "1984-07", Nationality: "IE"},
-				{Roles: []string{dir, ubo}, FullName: "Ann Jones", FirstName: "Ann", LastName: "Jones", DateOfBirth: "1970-01", Nationality: "GB"},
+				{Roles: []onboarding.PersonRole{dir, ubo}, FullName: "Jane Smith", FirstName: "Jane", LastName: "Smith", DateOfBirth: "1984-07", Nationality: "IE"},
+				{Roles: []onboarding.PersonRole{dir, ubo}, FullName: "Ann Jones", FirstName: "Ann", LastName: "Jones", DateOfBirth: "1970-01", Nationality: "GB"},
 			}},
 		},
 		{
@@ -634,7 +634,7 @@ func TestMergeParties(t *testing.T) {
 			pscs: []chPSC{{Kind: "individual-beneficial-owner", Name: "Mr Hans Muller", DateOfBirth: dob(1960, 2), Nationality: "German",
 				NaturesOfControl: []string{"ownership-of-shares-more-than-25-percent-registered-overseas-entity"}}},
 			want: onboarding.Parties{People: []onboarding.RegistryPerson{
-				{Roles: []string{ubo, sh}, FullName: "Hans Muller", FirstName: "Hans", LastName: "Muller", DateOfBirth: "1960-02",
+				{Roles: []onboarding.PersonRole{ubo, sh}, FullName: "Hans Muller", FirstName: "Hans", LastName: "Muller", DateOfBirth: "1960-02",
 					Nationality: "DE", Shares: band(25, 100)}}},
 		},
 		{
@@ -643,7 +643,7 @@ func TestMergeParties(t *testing.T) {
 			pscs: []chPSC{individual("", dob(1984, 7)), {Kind: "corporate-entity-person-with-significant-control", Name: "  "},
 				{Kind: "individual-person-with-significant-control", NameElements: &chNameElements{Forename: "Jane"}}},
 			want: onboarding.Parties{People: []onboarding.RegistryPerson{
-				{Roles: []string{dir}, FullName: "Smith", LastName: "Smith", Nationality: "GB"}}},
+				{Roles: []onboarding.PersonRole{dir}, FullName: "Smith", LastName: "Smith", Nationality: "GB"}}},
 		},
 		{
 			name: "unknown PSC kind skipped",
@@ -694,7 +694,7 @@ func TestMergePartiesDuplicatePSC(t *testing.T) {
 			NaturesOfControl: []string{"right-to-appoint-and-remove-directors"}},
 	})
 	want := onboarding.Parties{
-		People: []onboarding.RegistryPerson{{Roles: []string{onboarding.RoleUBO, onboarding.RoleShareholder},
+		People: []onboarding.RegistryPerson{{Roles: []onboarding.PersonRole{onboarding.PersonUBO, onboarding.PersonShareholder},
 			FullName: "John Smith", FirstName: "John", LastName: "Smith", DateOfBirth: "1950-01", Shares: band(25, 50)}},
 		Entities: []onboarding.RegistryEntity{{Name: "ACME LIMITED", Type: onboarding.EntityParent, Shares: band(50, 75)}},
 	}

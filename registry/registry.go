@@ -32,14 +32,12 @@ const (
 	DefaultCROBaseURL = "https://services.cro.ie/cws"
 )
 
-// Registry names as the API messages give them, and meta.registry_sources values.
+// Registry names as the API messages give them.
 const (
 	countryGB = "GB"
 	countryIE = "IE"
 	nameCH    = "UK company registry"
 	nameCRO   = "Irish company registry"
-	sourceCH  = "uk_registry"
-	sourceCRO = "irish_registry"
 )
 
 // Options configures New.

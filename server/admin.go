@@ -150,7 +150,7 @@ func (a DocAdmin) OverrideDocument(ctx context.Context, req AdminDocumentOverrid
 		return AdminDocument{}, err
 	}
 	return AdminDocument{
-		FileID: d.FileID, FileName: d.FileName, Status: d.Status,
+		FileID: d.FileID, FileName: d.FileName, Status: string(d.Status),
 		UserOverrideReason: d.UserOverrideReason, OverriddenAt: d.OverriddenAt,
 	}, nil
 }

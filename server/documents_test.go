@@ -151,7 +151,7 @@ func testDocuments() []seedDoc {
 func wantDocument(d onboarding.Document) map[string]any {
 	m := map[string]any{
 		"file_id": d.FileID, "file_name": d.FileName, "file_type": d.FileType,
-		"uploaded_at": timestamp(d.UploadedAt), "status": d.Status,
+		"uploaded_at": timestamp(d.UploadedAt), "status": string(d.Status),
 	}
 	if d.AcceptanceReason != "" {
 		m["acceptance_reason"] = d.AcceptanceReason
@@ -315,7 +315,7 @@ func TestListApplicationDocuments(t *testing.T) {
 		return seedDoc{}
 	}
 	item := func(sd seedDoc, extra map[string]any) map[string]any {
-		m := map[string]any{"id": sd.doc.FileID, "field_id": sd.field, "file_name": sd.doc.FileName, "status": sd.doc.Status}
+		m := map[string]any{"id": sd.doc.FileID, "field_id": sd.field, "file_name": sd.doc.FileName, "status": string(sd.doc.Status)}
 		if sd.doc.UserOverrideReason != "" {
 			m["user_override_reason"] = sd.doc.UserOverrideReason
 		}
@@ -420,7 +420,7 @@ func TestGetDocumentErrors(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	id := e.bluebell(t, "acme")
 	docs := e.seedDocuments(t, id, testDocuments())
-	fileID := func(field string, status string) string {
+	fileID := func(field string, status onboarding.DocumentStatus) string {
 		for _, sd := range docs {
 			if sd.field == field && sd.doc.Status == status {
 				return sd.doc.FileID

@@ -1059,7 +1059,7 @@ func TestFormStaleOwnership(t *testing.T) {
 	if err != nil || !v.SignedIn {
 		t.Fatalf("visit with the pre-auth code: %v, signed in %v", err, v != nil && v.SignedIn)
 	}
-	bob, err := e.svc.SavePerson(ctx, v, "", onboarding.PersonInput{Roles: []string{"shareholder"}, Values: map[string]json.RawMessage{"person_full_name": json.RawMessage(`"Bob Stone"`)}})
+	bob, err := e.svc.SavePerson(ctx, v, "", onboarding.PersonInput{Roles: []onboarding.PersonRole{"shareholder"}, Values: map[string]json.RawMessage{"person_full_name": json.RawMessage(`"Bob Stone"`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1070,7 +1070,7 @@ func TestFormStaleOwnership(t *testing.T) {
 	if err := e.svc.RemovePerson(ctx, v, bob); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.svc.SaveOwnership(ctx, stale, "", onboarding.OwnershipInput{Owner: "person:" + bob, Owned: onboarding.OwnedTarget, Percentage: "10", IsDirect: true})
+	_, err = e.svc.SaveOwnership(ctx, stale, "", onboarding.OwnershipInput{Owner: "person:" + bob, Owned: string(onboarding.OwnedTarget), Percentage: "10", IsDirect: true})
 	if e := onboarding.AsError(err); e == nil || e.Details["owner"] != "choose who owns the shares" {
 		t.Errorf("ownership by a removed person: %v, want the owner refused", err)
 	}

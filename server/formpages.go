@@ -290,27 +290,28 @@ type ownershipCard struct {
 }
 
 type roleChoice struct {
-	Value, Label string
-	Checked      bool
+	Value   onboarding.PersonRole
+	Label   string
+	Checked bool
 }
 
-var roleLabels = map[string]string{
+var roleLabels = map[onboarding.PersonRole]string{
 	onboarding.PersonDirector:    "Director",
 	onboarding.PersonUBO:         "Beneficial owner (owns or controls 25% or more)",
 	onboarding.PersonShareholder: "Shareholder",
 }
 
-var shortRoleLabels = map[string]string{
+var shortRoleLabels = map[onboarding.PersonRole]string{
 	onboarding.PersonDirector:    "Director",
 	onboarding.PersonUBO:         "Beneficial owner",
 	onboarding.PersonShareholder: "Shareholder",
 }
 
-var entityTypeLabels = map[string]string{
-	"holding_company": "Holding company",
-	"subsidiary":      "Subsidiary",
-	"parent":          "Parent company",
-	"other":           "Other",
+var entityTypeLabels = map[onboarding.EntityType]string{
+	onboarding.EntityHoldingCompany: "Holding company",
+	onboarding.EntitySubsidiary:     "Subsidiary",
+	onboarding.EntityParent:         "Parent company",
+	onboarding.EntityOther:          "Other",
 }
 
 func (s *Server) peoplePage(c echo.Context, v *onboarding.Visitor) error {
@@ -344,7 +345,7 @@ func (s *Server) peoplePage(c echo.Context, v *onboarding.Visitor) error {
 	return s.render(c, http.StatusOK, "people", p)
 }
 
-func roleList(roles []string) string {
+func roleList(roles []onboarding.PersonRole) string {
 	out := make([]string, len(roles))
 	for i, r := range roles {
 		out[i] = shortRoleLabels[r]
@@ -353,7 +354,7 @@ func roleList(roles []string) string {
 }
 
 // partyName names an owner or owned party for the applicant.
-func partyName(app *onboarding.Application, kind, id string) string {
+func partyName(app *onboarding.Application, kind onboarding.PartyType, id string) string {
 	switch kind {
 	case onboarding.OwnerPerson:
 		for i := range app.Data.People {
@@ -449,7 +450,7 @@ func (s *Server) renderPerson(c echo.Context, v *onboarding.Visitor, status int,
 		p.PersonName = p.Title
 		p.FromRegistry = person.Source == onboarding.SourceRegistry
 	}
-	var roles []string
+	var roles []onboarding.PersonRole
 	switch {
 	case in != nil:
 		roles, p.RolesShown = in.Roles, in.Shown["roles"]
@@ -486,7 +487,7 @@ func (s *Server) personSave(c echo.Context) error {
 	v := visitorOf(c)
 	id := c.Param("id")
 	form := c.Request().PostForm
-	in := onboarding.PersonInput{Roles: form["roles"], Values: map[string]json.RawMessage{}, Shown: shownValues(form)}
+	in := onboarding.PersonInput{Roles: personRoles(form["roles"]), Values: map[string]json.RawMessage{}, Shown: shownValues(form)}
 	controls := []labelled{{"roles", "Roles:"}}
 	for _, f := range personFields(v) {
 		in.Values[f.ID] = bindField(f, f.ID, form)
@@ -519,7 +520,7 @@ func entityForm() []*onboarding.Field {
 	types := onboarding.EntityTypes()
 	opts := make([]onboarding.Option, len(types))
 	for i, t := range types {
-		opts[i] = onboarding.Option{Value: t, Label: entityTypeLabels[t]}
+		opts[i] = onboarding.Option{Value: string(t), Label: entityTypeLabels[t]}
 	}
 	return []*onboarding.Field{
 		{ID: "name", Label: "Legal name", Type: onboarding.TypeText, Required: true, Description: "As it appears on its company register."},
@@ -551,7 +552,7 @@ func (s *Server) renderEntity(c echo.Context, v *onboarding.Visitor, status int,
 		}
 		p.Title, p.EntityName = e.Name, e.Name
 		if values == nil {
-			values = map[string]string{"name": e.Name, "type": e.Type, "country": e.Country}
+			values = map[string]string{"name": e.Name, "type": string(e.Type), "country": e.Country}
 		}
 	}
 	p.Action = formBase(v) + "/entities/" + id
@@ -566,7 +567,7 @@ func (s *Server) entitySave(c echo.Context) error {
 	v := visitorOf(c)
 	id := c.Param("id")
 	form := c.Request().PostForm
-	in := onboarding.EntityInput{Name: form.Get("name"), Type: form.Get("type"), Country: form.Get("country")}
+	in := onboarding.EntityInput{Name: form.Get("name"), Type: onboarding.EntityType(form.Get("type")), Country: form.Get("country")}
 	eid := id
 	if id == "new" {
 		eid = ""
@@ -577,7 +578,7 @@ func (s *Server) entitySave(c echo.Context) error {
 		controls = append(controls, labelled{f.ID, f.Label})
 	}
 	if msgs, items, ok := fieldErrors(err, controls); ok {
-		return s.renderEntity(c, v, http.StatusBadRequest, id, map[string]string{"name": in.Name, "type": in.Type, "country": in.Country}, msgs, items)
+		return s.renderEntity(c, v, http.StatusBadRequest, id, map[string]string{"name": in.Name, "type": string(in.Type), "country": in.Country}, msgs, items)
 	}
 	if err != nil {
 		return err
@@ -600,7 +601,7 @@ func ownershipForm(app *onboarding.Application) []*onboarding.Field {
 		pp := &app.Data.People[i]
 		owners = append(owners, onboarding.Option{Value: "person:" + pp.ID, Label: onboarding.PersonName(pp)})
 	}
-	owned = append(owned, onboarding.Option{Value: onboarding.OwnedTarget, Label: partyName(app, onboarding.OwnedTarget, "") + " (your company)"})
+	owned = append(owned, onboarding.Option{Value: string(onboarding.OwnedTarget), Label: partyName(app, onboarding.OwnedTarget, "") + " (your company)"})
 	for _, e := range app.Data.Entities {
 		owners = append(owners, onboarding.Option{Value: "entity:" + e.ID, Label: e.Name})
 		owned = append(owned, onboarding.Option{Value: "entity:" + e.ID, Label: e.Name})
@@ -635,16 +636,16 @@ func (s *Server) renderOwnership(c echo.Context, v *onboarding.Visitor, status i
 		}
 		p.Title = "Change ownership"
 		if in == nil {
-			owned := onboarding.OwnedTarget
+			owned := string(onboarding.OwnedTarget)
 			if o.OwnedType == onboarding.OwnedEntity {
 				owned = "entity:" + o.OwnedID
 			}
-			in = &onboarding.OwnershipInput{Owner: o.OwnerType + ":" + o.OwnerID, Owned: owned,
+			in = &onboarding.OwnershipInput{Owner: string(o.OwnerType) + ":" + o.OwnerID, Owned: owned,
 				Percentage: onboarding.FormatPercent(o.Percentage), IsDirect: o.IsDirect, IsNominee: o.IsNominee}
 		}
 	}
 	if in == nil {
-		in = &onboarding.OwnershipInput{Owned: onboarding.OwnedTarget, IsDirect: true}
+		in = &onboarding.OwnershipInput{Owned: string(onboarding.OwnedTarget), IsDirect: true}
 	}
 	p.Action = formBase(v) + "/ownership/" + id
 	p.Errors = items
@@ -1050,4 +1051,13 @@ func (s *Server) submit(c echo.Context) error {
 		return err
 	}
 	return redirectWith(c, formBase(v), "submitted")
+}
+
+// personRoles reads the roles a person form posted.
+func personRoles(posted []string) []onboarding.PersonRole {
+	roles := make([]onboarding.PersonRole, len(posted))
+	for i, r := range posted {
+		roles[i] = onboarding.PersonRole(r)
+	}
+	return roles
 }

@@ -44,10 +44,10 @@ type createApplicationResponse struct {
 }
 
 type createdParticipant struct {
-	ID       string `json:"id"`
-	LinkSlug string `json:"link_slug"`
-	Email    string `json:"email"`
-	Role     string `json:"role"`
+	ID       string                     `json:"id"`
+	LinkSlug string                     `json:"link_slug"`
+	Email    string                     `json:"email"`
+	Role     onboarding.ParticipantRole `json:"role"`
 }
 
 type preAuthResponse struct {
@@ -85,14 +85,14 @@ type summaryContact struct {
 // list is flat, so PersonID or EntityID says whose document it is; both are
 // omitted for a company document.
 type summaryDocument struct {
-	ID                 string  `json:"id"`
-	FieldID            string  `json:"field_id"`
-	PersonID           string  `json:"person_id,omitempty"`
-	EntityID           string  `json:"entity_id,omitempty"`
-	FileName           string  `json:"file_name"`
-	Status             string  `json:"status"`
-	UserOverrideReason string  `json:"user_override_reason,omitempty"`
-	DownloadURL        *string `json:"download_url"`
+	ID                 string                    `json:"id"`
+	FieldID            string                    `json:"field_id"`
+	PersonID           string                    `json:"person_id,omitempty"`
+	EntityID           string                    `json:"entity_id,omitempty"`
+	FileName           string                    `json:"file_name"`
+	Status             onboarding.DocumentStatus `json:"status"`
+	UserOverrideReason string                    `json:"user_override_reason,omitempty"`
+	DownloadURL        *string                   `json:"download_url"`
 }
 
 type applicationResponse struct {
@@ -103,12 +103,12 @@ type applicationResponse struct {
 	Data         dataResponse          `json:"data"`
 	Participants []participantResponse `json:"participants"`
 	// Present only for registry-eligible applications (spec 2.1).
-	RegistryDocuments       *[]registryDocumentResponse `json:"registry_documents,omitempty"`
-	RegistryDocumentsStatus string                      `json:"registry_documents_status,omitempty"`
-	CreatedAt               string                      `json:"created_at"`
-	UpdatedAt               string                      `json:"updated_at"`
-	SubmittedAt             *string                     `json:"submitted_at"`
-	CompletedAt             *string                     `json:"completed_at"`
+	RegistryDocuments       *[]registryDocumentResponse        `json:"registry_documents,omitempty"`
+	RegistryDocumentsStatus onboarding.RegistryDocumentsStatus `json:"registry_documents_status,omitempty"`
+	CreatedAt               string                             `json:"created_at"`
+	UpdatedAt               string                             `json:"updated_at"`
+	SubmittedAt             *string                            `json:"submitted_at"`
+	CompletedAt             *string                            `json:"completed_at"`
 }
 
 type dataResponse struct {
@@ -122,8 +122,8 @@ type dataResponse struct {
 
 type personResponse struct {
 	ID          string                      `json:"id"`
-	Source      string                      `json:"source"`
-	Roles       []string                    `json:"roles"`
+	Source      onboarding.Source           `json:"source"`
+	Roles       []onboarding.PersonRole     `json:"roles"`
 	FullName    string                      `json:"full_name"`
 	FirstName   string                      `json:"first_name"`
 	LastName    string                      `json:"last_name"`
@@ -137,35 +137,35 @@ type personResponse struct {
 
 type entityResponse struct {
 	ID        string                      `json:"id"`
-	Source    string                      `json:"source"`
+	Source    onboarding.Source           `json:"source"`
 	Name      string                      `json:"name"`
-	Type      string                      `json:"type"`
+	Type      onboarding.EntityType       `json:"type"`
 	Country   string                      `json:"country,omitempty"`
 	Documents map[string]documentResponse `json:"documents"`
 }
 
 type ownershipResponse struct {
-	ID             string  `json:"id"`
-	OwnerType      string  `json:"owner_type"`
-	OwnerID        string  `json:"owner_id"`
-	OwnedType      string  `json:"owned_type"`
-	OwnedID        string  `json:"owned_id,omitempty"`
-	Percentage     float64 `json:"percentage"`
-	PercentageBand string  `json:"percentage_band,omitempty"`
-	IsDirect       bool    `json:"is_direct"`
-	IsNominee      bool    `json:"is_nominee"`
+	ID             string               `json:"id"`
+	OwnerType      onboarding.PartyType `json:"owner_type"`
+	OwnerID        string               `json:"owner_id"`
+	OwnedType      onboarding.PartyType `json:"owned_type"`
+	OwnedID        string               `json:"owned_id,omitempty"`
+	Percentage     float64              `json:"percentage"`
+	PercentageBand string               `json:"percentage_band,omitempty"`
+	IsDirect       bool                 `json:"is_direct"`
+	IsNominee      bool                 `json:"is_nominee"`
 }
 
 type documentResponse struct {
-	FileID             string  `json:"file_id"`
-	FileName           string  `json:"file_name"`
-	FileType           string  `json:"file_type"`
-	UploadedAt         string  `json:"uploaded_at"`
-	Status             string  `json:"status"`
-	AcceptanceReason   string  `json:"acceptance_reason,omitempty"`
-	UserOverrideReason string  `json:"user_override_reason,omitempty"`
-	OverriddenAt       *string `json:"overridden_at,omitempty"`
-	DownloadURL        string  `json:"download_url,omitempty"`
+	FileID             string                    `json:"file_id"`
+	FileName           string                    `json:"file_name"`
+	FileType           string                    `json:"file_type"`
+	UploadedAt         string                    `json:"uploaded_at"`
+	Status             onboarding.DocumentStatus `json:"status"`
+	AcceptanceReason   string                    `json:"acceptance_reason,omitempty"`
+	UserOverrideReason string                    `json:"user_override_reason,omitempty"`
+	OverriddenAt       *string                   `json:"overridden_at,omitempty"`
+	DownloadURL        string                    `json:"download_url,omitempty"`
 }
 
 // documentLinkResponse is the answer of get document (spec 4.7).
@@ -176,10 +176,10 @@ type documentLinkResponse struct {
 }
 
 type metaResponse struct {
-	PrimaryContact       *contactResponse `json:"primary_contact,omitempty"`
-	RegistrySources      []string         `json:"registry_sources,omitempty"`
-	WebsiteFavicon       string           `json:"website_favicon,omitempty"`
-	WebExtractedIndustry string           `json:"web_extracted_industry,omitempty"`
+	PrimaryContact       *contactResponse            `json:"primary_contact,omitempty"`
+	RegistrySources      []onboarding.RegistrySource `json:"registry_sources,omitempty"`
+	WebsiteFavicon       string                      `json:"website_favicon,omitempty"`
+	WebExtractedIndustry string                      `json:"web_extracted_industry,omitempty"`
 }
 
 type contactResponse struct {
@@ -189,19 +189,19 @@ type contactResponse struct {
 }
 
 type registryDocumentResponse struct {
-	ID           string  `json:"id"`
-	Source       string  `json:"source"`
-	DocumentType string  `json:"document_type"`
-	FilingDate   *string `json:"filing_date"`
-	FetchedAt    *string `json:"fetched_at"`
-	DownloadURL  string  `json:"download_url,omitempty"`
+	ID           string                    `json:"id"`
+	Source       onboarding.RegistrySource `json:"source"`
+	DocumentType string                    `json:"document_type"`
+	FilingDate   *string                   `json:"filing_date"`
+	FetchedAt    *string                   `json:"fetched_at"`
+	DownloadURL  string                    `json:"download_url,omitempty"`
 }
 
 type participantResponse struct {
-	Email string  `json:"email"`
-	Name  *string `json:"name"`
-	Role  string  `json:"role"`
-	Link  string  `json:"link"`
+	Email string                     `json:"email"`
+	Name  *string                    `json:"name"`
+	Role  onboarding.ParticipantRole `json:"role"`
+	Link  string                     `json:"link"`
 }
 
 type updateResponse struct {

@@ -30,7 +30,7 @@ func TestRecordEncodingIsStable(t *testing.T) {
 			OrgID: "acme", ConfigID: "acme-standard", Country: "GB", Status: onboarding.StatusSent,
 			Data: onboarding.Data{
 				Fields: map[string]json.RawMessage{"company_name": json.RawMessage(`"NORTHWIND TRADING LIMITED"`)},
-				People: []onboarding.Person{{ID: "p1", Source: onboarding.SourceRegistry, Roles: []string{"director"}, FullName: "Jane Smith",
+				People: []onboarding.Person{{ID: "p1", Source: onboarding.SourceRegistry, Roles: []onboarding.PersonRole{"director"}, FullName: "Jane Smith",
 					FirstName: "Jane", LastName: "Smith", Email: "jane@example.com", PhoneNumber: "+442079460958", DateOfBirth: "1984-07",
 					Nationality: "GB", HomeAddress: &onboarding.Address{Line1: "1 High St", City: "Bristol", Postcode: "BS1 1AA", Country: "GB"},
 					Documents: map[string]onboarding.Document{"person_id_document": {FileID: "f2", Status: "accepted", UploadedAt: at}}}},
@@ -39,7 +39,7 @@ func TestRecordEncodingIsStable(t *testing.T) {
 				Documents: map[string]onboarding.Document{"proof_of_address": {FileID: "f1", FileName: "poa.pdf", FileType: "application/pdf", UploadedAt: at,
 					Status: "forced", AcceptanceReason: "baseline_passed", UserOverrideReason: "checked by phone", OverriddenAt: &later, BlobID: "b1"}},
 				Meta: onboarding.Meta{PrimaryContact: &onboarding.Contact{Name: "Jane", Email: "jane@example.com", Role: "CFO"},
-					RegistrySources: []string{"uk_registry"}, WebsiteFavicon: "https://x.example/favicon.ico", WebExtractedIndustry: "software"},
+					RegistrySources: []onboarding.RegistrySource{"uk_registry"}, WebsiteFavicon: "https://x.example/favicon.ico", WebExtractedIndustry: "software"},
 			},
 			Participants: []onboarding.Participant{{ID: "8b9f7bd2-f5c6-41d8-8cc5-c23abfb71ccc", LinkSlug: "slug", Email: "jane@example.com",
 				Name: "Jane", Role: onboarding.RolePrimary, Verified: true, PreAuthHash: []byte{1, 2, 3}, PreAuthExpires: later}},
