@@ -52,3 +52,13 @@ func (d *Data) documentOwners() []map[string]Document {
 func (o *Ownership) Involves(partyType PartyType, id string) bool {
 	return o.OwnerType == partyType && o.OwnerID == id || o.OwnedType == partyType && o.OwnedID == id
 }
+
+// OwnershipRow returns the ownership row with id, or nil.
+func (d *Data) OwnershipRow(id string) *Ownership {
+	for i := range d.Ownership {
+		if d.Ownership[i].ID == id {
+			return &d.Ownership[i]
+		}
+	}
+	return nil
+}

@@ -7,9 +7,10 @@ import (
 
 // Missing is one thing an application lacks before it can be submitted.
 type Missing struct {
-	Stage   string // the stage where the applicant fixes it
-	FieldID string // the field, when it is about one
-	Message string
+	Stage    string // the stage where the applicant fixes it
+	FieldID  string // the field, when it is about one
+	PersonID string // the person, when it is about one
+	Message  string
 }
 
 // ErrIncomplete is the error for a submission that lacks something; Details
@@ -58,7 +59,7 @@ func (v *Visitor) Missing() []Missing {
 				}
 				for i := range people {
 					if PersonFieldValue(&people[i], f.ID) == nil {
-						out = append(out, Missing{Stage: StagePeople, FieldID: f.ID, Message: f.Label + " of " + PersonName(&people[i]) + " is missing"})
+						out = append(out, Missing{Stage: StagePeople, FieldID: f.ID, PersonID: people[i].ID, Message: f.Label + " of " + PersonName(&people[i]) + " is missing"})
 					}
 				}
 			}
@@ -72,7 +73,7 @@ func (v *Visitor) Missing() []Missing {
 						continue
 					}
 					if m, ok := documentMissing(f, people[i].Documents, " for "+PersonName(&people[i])); ok {
-						m.Stage = StageDocuments
+						m.Stage, m.PersonID = StageDocuments, people[i].ID
 						out = append(out, m)
 					}
 				}

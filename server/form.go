@@ -55,7 +55,9 @@ func mustParsePages() *pages {
 	return p
 }
 
-// formRoutes registers the applicant's form and its assets.
+// formRoutes registers the applicant's form, page group by page group,
+// and its assets. Every form route runs the visitor middleware; all but
+// the link itself and the verification posts need a signed-in visitor.
 func (s *Server) formRoutes() {
 	assets, err := fs.Sub(assetFiles, "assets")
 	if err != nil {
@@ -72,30 +74,14 @@ func (s *Server) formRoutes() {
 
 	open := []echo.MiddlewareFunc{s.visitor}
 	in := []echo.MiddlewareFunc{s.visitor, signedIn}
-	s.e.GET("/a/:slug", s.formHome, open...)
-	s.e.POST("/a/:slug/verify/send", s.sendCode, open...)
-	s.e.POST("/a/:slug/verify", s.verifyCode, open...)
-
-	s.e.GET("/a/:slug/company", s.companySearch, in...)
-	s.e.POST("/a/:slug/company", s.companyChoose, in...)
-	s.e.GET("/a/:slug/s/:stage", s.stagePage, in...)
-	s.e.POST("/a/:slug/s/:stage", s.stageSave, in...)
-	s.e.GET("/a/:slug/people/:id", s.personPage, in...)
-	s.e.POST("/a/:slug/people/:id", s.personSave, in...)
-	s.e.POST("/a/:slug/people/:id/remove", s.personRemove, in...)
-	s.e.GET("/a/:slug/entities/:id", s.entityPage, in...)
-	s.e.POST("/a/:slug/entities/:id", s.entitySave, in...)
-	s.e.POST("/a/:slug/entities/:id/remove", s.entityRemove, in...)
-	s.e.GET("/a/:slug/ownership/:id", s.ownershipPage, in...)
-	s.e.POST("/a/:slug/ownership/:id", s.ownershipSave, in...)
-	s.e.POST("/a/:slug/ownership/:id/remove", s.ownershipRemove, in...)
-	s.e.POST(uploadRoute, s.uploadDocument, in...)
-	s.e.POST("/a/:slug/documents/remove", s.removeDocument, in...)
-	s.e.GET("/a/:slug/collaborators", s.collaboratorsPage, in...)
-	s.e.POST("/a/:slug/collaborators", s.collaboratorInvite, in...)
-	s.e.POST("/a/:slug/collaborators/:id/remove", s.collaboratorRemove, in...)
-	s.e.GET("/a/:slug/review", s.reviewPage, in...)
-	s.e.POST("/a/:slug/submit", s.submit, in...)
+	s.registerVerifyRoutes(open)
+	s.registerStageRoutes(open, in)
+	s.registerCompanyRoutes(in)
+	s.registerPeopleRoutes(in)
+	s.registerOwnershipRoutes(in)
+	s.registerDocumentRoutes(in)
+	s.registerCollaboratorRoutes(in)
+	s.registerReviewRoutes(in)
 }
 
 // visitor identifies who is at the link, keeps their session cookie,
@@ -189,13 +175,13 @@ type errorItem struct {
 	Message string
 }
 
-// pageData is what every page template receives; each page uses the
-// members it needs.
-type pageData struct {
+// layout is what base.tmpl draws around every page: each page's view
+// embeds it.
+type layout struct {
 	Title    string
 	OrgName  string
 	Company  string
-	Base     string
+	Base     string // the form's address, /a/{link_slug}; empty before the application is known
 	CSRF     string
 	SignedIn bool
 	Email    string
@@ -203,80 +189,32 @@ type pageData struct {
 	// NoticeWarn shows Notice as a warning rather than a confirmation.
 	NoticeWarn bool
 	Errors     []errorItem
-	Writable   bool
-	IsPrimary  bool
-	Submitted  bool
-
-	// error page
-	ErrorTitle, ErrorMessage string
-	// verify
-	CodeSent    bool
-	CodeError   string
-	MaskedEmail string
-	// overview
-	Tasks       []taskView
-	SubmittedAt string
-	// stage, person, entity, ownership, collaborators
-	Stage  onboarding.Stage
-	Fields []fieldView
-	Action string
-	IsNew  bool
-	// company search
-	RegistryName string
-	Query        string
-	Searched     bool
-	Matches      []onboarding.CompanyMatch
-	// people
-	People    []personCard
-	Entities  []entityCard
-	Ownership []ownershipCard
-	CanOwn    bool
-	Next      string
-	// person
-	PersonName   string
-	RolesShown   string
-	FromRegistry bool
-	Roles        []roleChoice
-	RolesError   string
-	// entity
-	EntityName string
-	// ownership
-	Direct, Nominee bool
-	// documents
-	Slots            []docSlot
-	MaxUpload        string
-	MaxUploadBytes   int64
-	MaxUploadMessage string
-	// collaborators
-	Participants []onboarding.Participant
-	InviteLink   string
-	// review
-	Missing  []missingView
-	Sections []summarySection
 }
 
-// newPage starts the data of a page for visitor v (nil before the
+// page is the data of one page template.
+type page interface{ pageLayout() *layout }
+
+func (l *layout) pageLayout() *layout { return l }
+
+// newLayout starts the layout of a page for visitor v (nil before the
 // application is known).
-func (s *Server) newPage(v *onboarding.Visitor, title string) *pageData {
-	p := &pageData{Title: title, OrgName: "Company onboarding"}
+func newLayout(v *onboarding.Visitor, title string) layout {
+	l := layout{Title: title, OrgName: "Company onboarding"}
 	if v == nil {
-		return p
+		return l
 	}
-	p.OrgName = v.OrgName()
-	p.Company = v.App.CompanyName()
-	p.Base = formBase(v)
-	p.CSRF = v.CSRF
-	p.SignedIn = v.SignedIn
-	p.Email = v.Participant.Email
-	p.Writable = v.Writable()
-	p.IsPrimary = v.Primary()
-	p.Submitted = !v.Writable()
-	return p
+	l.OrgName = v.OrgName()
+	l.Company = v.App.CompanyName()
+	l.Base = formBase(v)
+	l.CSRF = v.CSRF
+	l.SignedIn = v.SignedIn
+	l.Email = v.Participant.Email
+	return l
 }
 
 // render writes a page. It is rendered whole before anything is sent, so
 // that a template failure becomes an error page, not half a page.
-func (s *Server) render(c echo.Context, status int, name string, p *pageData) error {
+func (s *Server) render(c echo.Context, status int, name string, p page) error {
 	t := s.pages.byName[name]
 	buf, _ := s.pages.buffers.Get().(*bytes.Buffer)
 	if buf == nil {
@@ -315,9 +253,13 @@ func (s *Server) formFailure(c echo.Context, v *onboarding.Visitor, err error) e
 	case f.cause == nil && status == http.StatusNotFound:
 		msg = "This page does not exist."
 	}
-	p := s.newPage(v, title)
-	p.ErrorTitle, p.ErrorMessage = title, msg
-	return s.render(c, status, "error", p)
+	return s.render(c, status, "error", &errorView{layout: newLayout(v, title), ErrorTitle: title, ErrorMessage: msg})
+}
+
+// errorView is the error page's data.
+type errorView struct {
+	layout
+	ErrorTitle, ErrorMessage string
 }
 
 // redirectWith sends the browser to path with a notice code that the page
@@ -347,31 +289,3 @@ var notices = map[string]string{
 }
 
 func notice(c echo.Context) string { return notices[c.QueryParam("done")] }
-
-// labelled names a control in error summaries, in page order.
-type labelled struct{ ID, Label string }
-
-// fieldErrors turns a validation error into per-control messages and the
-// page's error summary, in the order of controls.
-func fieldErrors(err error, controls []labelled) (map[string]string, []errorItem, bool) {
-	e := onboarding.AsError(err)
-	if e == nil || e.Kind != onboarding.KindInvalid || len(e.Details) == 0 {
-		return nil, nil, false
-	}
-	msgs := make(map[string]string, len(e.Details))
-	var items []errorItem
-	for _, ctl := range controls {
-		if reason, ok := e.Details[ctl.ID]; ok {
-			m := ctl.Label + " " + reason
-			msgs[ctl.ID] = m
-			items = append(items, errorItem{Anchor: ctl.ID, Message: m})
-		}
-	}
-	for id, reason := range e.Details {
-		if _, ok := msgs[id]; !ok {
-			msgs[id] = reason
-			items = append(items, errorItem{Message: reason})
-		}
-	}
-	return msgs, items, true
-}

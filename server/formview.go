@@ -129,6 +129,13 @@ func newFieldView(f *onboarding.Field, name string, raw json.RawMessage, errMsg 
 			v.PatternText = f.Label + " " + f.PatternMessage
 		}
 	}
+	v.setValue(f, raw)
+	v.setInput(f)
+	return v
+}
+
+// setValue fills the members that show value raw of field f.
+func (v *fieldView) setValue(f *onboarding.Field, raw json.RawMessage) {
 	switch f.Type {
 	case onboarding.TypeMultiSelect:
 		var vals []string
@@ -157,6 +164,11 @@ func newFieldView(f *onboarding.Field, name string, raw json.RawMessage, errMsg 
 	default:
 		v.Value = scalarText(raw)
 	}
+}
+
+// setInput chooses the kind of <input> of text-like field f, and what
+// the browser may offer to fill it with.
+func (v *fieldView) setInput(f *onboarding.Field) {
 	switch f.Type {
 	case onboarding.TypeDate:
 		// A partial date (a registry's month of birth) is shown as text
@@ -178,7 +190,6 @@ func newFieldView(f *onboarding.Field, name string, raw json.RawMessage, errMsg 
 			v.Autocomplete = "name"
 		}
 	}
-	return v
 }
 
 // scalarText renders a JSON string or number as text; anything else as "".

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The applicant form's sessions (DESIGN §5.5): once a participant proved
+// control of their e-mail address (or used the partner's pre-auth code),
+// their browser holds a session token in an HttpOnly cookie, and every
+// post carries a CSRF token derived from the session's secret nonce.
+// Before sign-in a browser holds an anonymous session, so that the
+// verification pages have CSRF tokens too.
+
+// Lifetimes of form sessions.
+const (
+	// sessionTTL is how long a form session lasts without use; every
+	// visit renews it.
+	sessionTTL = 12 * time.Hour
+	// sessionRenewAfter is how old a session may get before a visit
+	// issues a fresh token, so that not every request sets a cookie.
+	sessionRenewAfter = 10 * time.Minute
+	// minSessionKey is the shortest session key accepted.
+	minSessionKey = 32
+)
+
+// Session is what a form session token carries.
+type Session struct {
+	AppID         string
+	ParticipantID string // empty for an anonymous session, before sign-in
+	Epoch         int    // the participant's session epoch at sign-in
+	Issued        time.Time
+	Expires       time.Time
+	Nonce         string // the secret the session's CSRF token is derived from
+}
+
+// Sessions issues and reads form session tokens and the CSRF tokens of
+// their pages. The tokens are the whole session: nothing is stored.
+type Sessions interface {
+	// Issue returns the token of s.
+	Issue(s Session) string
+	// Read returns the session of a token that Issue made and that has
+	// not expired at now; false for anything else.
+	Read(token string, now time.Time) (Session, bool)
+	// CSRFToken returns the CSRF token of a session's nonce.
+	CSRFToken(nonce string) string
+}
+
+// SignedSessions are Sessions whose tokens are signed with HMAC-SHA256
+// under a secret key, so that they need no storage.
+type SignedSessions struct{ key []byte }
+
+// NewSignedSessions returns SignedSessions under key, at least 32 random
+// bytes.
+func NewSignedSessions(key []byte) (*SignedSessions, error) {
+	if len(key) < minSessionKey {
+		return nil, errors.New("server: the session key must be at least 32 bytes")
+	}
+	return &SignedSessions{key: key}, nil
+}
+
+// anonymous stands for the participant of a session before sign-in.
+const anonymous = "-"
+
+// Issue encodes s as its fields joined by '.', then the HMAC-SHA256 of
+// them under the key.
+func (k *SignedSessions) Issue(s Session) string {
+	participant := s.ParticipantID
+	if participant == "" {
+		participant = anonymous
+	}
+	payload := strings.Join([]string{"s1", s.AppID, participant, strconv.Itoa(s.Epoch),
+		strconv.FormatInt(s.Issued.Unix(), 10), strconv.FormatInt(s.Expires.Unix(), 10), s.Nonce}, ".")
+	return payload + "." + base64.RawURLEncoding.EncodeToString(k.mac("", payload))
+}
+
+// Read checks a token's signature and expiry.
+func (k *SignedSessions) Read(token string, now time.Time) (Session, bool) {
+	if token == "" || len(token) > 512 {
+		return Session{}, false
+	}
+	i := strings.LastIndexByte(token, '.')
+	if i < 0 {
+		return Session{}, false
+	}
+	payload, sig := token[:i], token[i+1:]
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, k.mac("", payload)) {
+		return Session{}, false
+	}
+	parts := strings.Split(payload, ".")
+	if len(parts) != 7 || parts[0] != "s1" {
+		return Session{}, false
+	}
+	epoch, err1 := strconv.Atoi(parts[3])
+	issued, err2 := strconv.ParseInt(parts[4], 10, 64)
+	expires, err3 := strconv.ParseInt(parts[5], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || !now.Before(time.Unix(expires, 0)) {
+		return Session{}, false
+	}
+	s := Session{AppID: parts[1], ParticipantID: parts[2], Epoch: epoch,
+		Issued: time.Unix(issued, 0), Expires: time.Unix(expires, 0), Nonce: parts[6]}
+	if s.ParticipantID == anonymous {
+		s.ParticipantID = ""
+	}
+	return s, true
+}
+
+// CSRFToken is the HMAC of the nonce under the key, shortened to 18 bytes.
+func (k *SignedSessions) CSRFToken(nonce string) string {
+	return base64.RawURLEncoding.EncodeToString(k.mac("csrf\x00", nonce)[:18])
+}
+
+// mac is the HMAC-SHA256 of prefix and message under the key.
+func (k *SignedSessions) mac(prefix, message string) []byte {
+	m := hmac.New(sha256.New, k.key)
+	m.Write([]byte(prefix))
+	m.Write([]byte(message))
+	return m.Sum(nil)
+}
+
+// validCSRF reports whether got is the CSRF token want, in constant time.
+func validCSRF(want, got string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
+}
+
+// newNonce returns a fresh session secret: 16 random bytes, URL-safe.
+func newNonce() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
