@@ -155,7 +155,7 @@ func (c *ServeCmd) Run(e *env) error {
 		}
 	}
 	srv := server.New(server.Options{
-		Service: a.svc, Responses: a.store, Logger: log,
+		Service: a.svc, Responses: a.store, Sessions: a.sessions, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
 		PublicURL: cfg.PublicURL,
 	})
@@ -226,8 +226,9 @@ func listenAdmin(path string) (net.Listener, error) {
 
 // app is the wired application: store, registry, mailer and service.
 type app struct {
-	store *storage.Store
-	svc   *onboarding.Service
+	store    *storage.Store
+	svc      *onboarding.Service
+	sessions *server.SignedSessions // the applicant form's sessions, under the session key
 }
 
 func (a *app) close(stderr io.Writer) {
@@ -272,6 +273,11 @@ func openApp(cfg Config, log *slog.Logger) (*app, error) {
 		store.Close()
 		return nil, err
 	}
+	sessions, err := server.NewSignedSessions(sessionKey)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	svc, err := onboarding.New(onboarding.Options{
 		Store: store, Registry: reg, Mailer: mailer, Organizations: orgs,
 		PublicURL: cfg.PublicURL, Logger: log, Blobs: files, Links: signer,
@@ -282,7 +288,7 @@ func openApp(cfg Config, log *slog.Logger) (*app, error) {
 		store.Close()
 		return nil, err
 	}
-	return &app{store: store, svc: svc}, nil
+	return &app{store: store, svc: svc, sessions: sessions}, nil
 }
 
 // openBlobs opens the data directory's blob store and the signer of its

@@ -5,29 +5,21 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
 
 // The applicant's access to the form (DESIGN §5.5): a participant opens
-// their link, proves control of their e-mail address with a 6-digit code (or
-// skips that with the partner's pre-auth code) and then holds a session: a
-// token the server keeps in an HttpOnly cookie. The token is signed with the
-// session key, so sessions need no storage; a participant's sessions all
-// end when their SessionEpoch moves on (removal, or a later verification).
+// their link and proves control of their e-mail address with a 6-digit code
+// (or skips that with the partner's pre-auth code). The server then keeps a
+// session for them; what the domain decides is whether a session still
+// stands: a participant's sessions all end when their SessionEpoch moves on
+// (removal, or a later verification).
 
 // Limits of applicant access.
 const (
-	// SessionTTL is how long a form session lasts without use; every
-	// visit renews it.
-	SessionTTL = 12 * time.Hour
-	// sessionRenewAfter is how old a session may get before a visit
-	// issues a fresh token, so that not every request sets a cookie.
-	sessionRenewAfter = 10 * time.Minute
 	// VerifyCodeTTL is the lifetime of an e-mail verification code.
 	VerifyCodeTTL = 10 * time.Minute
 	// VerifyCodeAttempts is how many wrong codes end a verification code.
@@ -80,15 +72,20 @@ type Visitor struct {
 	Org         *Organization
 	Config      *Configuration
 	// SignedIn is true when the visitor verified their e-mail address or
-	// used a valid pre-auth code in this session.
+	// used a valid pre-auth code, in this session or just now.
 	SignedIn bool
-	// Session is a new session token to hand to the browser; empty when
-	// the browser's token stays valid.
-	Session string
-	// CSRF is the token every form post of this session must carry.
-	CSRF string
+	// SignedInNow is true when the visitor signed in during this request
+	// (a pre-auth code or an e-mail code): the server starts a new session.
+	SignedInNow bool
+}
 
-	nonce string
+// SignIn is what a form session says about who holds it: the participant
+// of the application it signed in, at their session epoch then. The
+// server keeps sessions; Visit decides whether one still stands.
+type SignIn struct {
+	AppID         string
+	ParticipantID string
+	Epoch         int
 }
 
 // Form returns the form of the visitor's application.
@@ -108,22 +105,15 @@ func (v *Visitor) Primary() bool { return v.Participant.Role == RolePrimary }
 // Writable reports whether the applicant may still change the application.
 func (v *Visitor) Writable() bool { return v.App.Status.Writable() }
 
-// session is the content of a session token.
-type session struct {
-	appID, participantID string // participantID is "-" before sign-in
-	epoch                int
-	expires              time.Time
-	issued               time.Time
-	nonce                string
-}
-
 // Visit identifies who is at the link slug: host is the Host the request
 // came to (an organization's custom domain serves only its applications),
-// authCode the link's auth_code query parameter, token the session token
-// the browser holds. A valid pre-auth code signs the participant in; an
-// expired or unknown one is ignored, so the visitor verifies by e-mail. The
-// first signed-in visit moves a created or sent application to in_progress.
-func (s *Service) Visit(ctx context.Context, host, slug, authCode, token string) (*Visitor, error) {
+// authCode the link's auth_code query parameter, held the sign-in of the
+// session the browser holds (nil for none). A valid pre-auth code signs
+// the participant in; an expired or unknown one is ignored, so the visitor
+// verifies by e-mail. A held sign-in stands while it names this link's
+// participant at their current session epoch. The first signed-in visit
+// moves a created or sent application to in_progress.
+func (s *Service) Visit(ctx context.Context, host, slug, authCode string, held *SignIn) (*Visitor, error) {
 	if len(s.sessionKey) < minSessionKey {
 		return nil, ErrFormUnavailable
 	}
@@ -145,43 +135,20 @@ func (s *Service) Visit(ctx context.Context, host, slug, authCode, token string)
 	}
 	v := &Visitor{App: app, Participant: p, Org: org, Config: cfg}
 	now := s.now().UTC()
-	sess, ok := s.parseSession(token, now)
 	switch {
 	case authCode != "" && s.preAuthValid(p, authCode, now):
 		if err := s.signIn(ctx, v, now, ActionPreAuthUsed); err != nil {
 			return nil, err
 		}
-		return v, nil
-	case ok && sess.appID == app.ID && sess.participantID == p.ID && sess.epoch == p.SessionEpoch:
+	case held != nil && held.AppID == app.ID && held.ParticipantID == p.ID && held.Epoch == p.SessionEpoch:
 		v.SignedIn = true
-		v.nonce = sess.nonce
-		if now.Sub(sess.issued) > sessionRenewAfter {
-			v.Session = s.signSession(session{appID: app.ID, participantID: p.ID, epoch: p.SessionEpoch, nonce: sess.nonce, issued: now, expires: now.Add(SessionTTL)})
-		}
-		v.CSRF = s.csrfToken(v.nonce)
 		if app.Status == StatusCreated || app.Status == StatusSent {
 			// Signed in before the status could move (a crash between the
 			// two); move it now.
 			return v, s.markOpened(ctx, v, now)
 		}
-		return v, nil
-	case ok && sess.appID == app.ID && sess.participantID == "-":
-		v.nonce = sess.nonce
-	default:
-		nonce, err := randomToken(s.random, 16)
-		if err != nil {
-			return nil, err
-		}
-		v.nonce = nonce
-		v.Session = s.signSession(session{appID: app.ID, participantID: "-", nonce: nonce, issued: now, expires: now.Add(SessionTTL)})
 	}
-	v.CSRF = s.csrfToken(v.nonce)
 	return v, nil
-}
-
-// CheckCSRF reports whether token is the visitor's CSRF token.
-func (s *Service) CheckCSRF(v *Visitor, token string) bool {
-	return v.CSRF != "" && subtle.ConstantTimeCompare([]byte(v.CSRF), []byte(token)) == 1
 }
 
 // participantBySlug loads the application and participant of a link slug.
@@ -209,17 +176,10 @@ func (s *Service) preAuthValid(p *Participant, code string, now time.Time) bool 
 		subtle.ConstantTimeCompare(p.PreAuthHash, hashSecret(code)) == 1
 }
 
-// signIn starts a signed-in session for v's participant and records the
-// first open of the form.
+// signIn signs v's participant in (the server starts their session) and
+// records the first open of the form.
 func (s *Service) signIn(ctx context.Context, v *Visitor, now time.Time, how string) error {
-	nonce, err := randomToken(s.random, 16)
-	if err != nil {
-		return err
-	}
-	v.SignedIn = true
-	v.nonce = nonce
-	v.CSRF = s.csrfToken(nonce)
-	v.Session = s.signSession(session{appID: v.App.ID, participantID: v.Participant.ID, epoch: v.Participant.SessionEpoch, nonce: nonce, issued: now, expires: now.Add(SessionTTL)})
+	v.SignedIn, v.SignedInNow = true, true
 	var log []Activity
 	if how != "" {
 		log = append(log, Activity{At: now, Action: how, Actor: participantActor(v.Participant)})
@@ -375,55 +335,6 @@ func (s *Service) codeHash(participantID, code string) []byte {
 	m := hmac.New(sha256.New, s.sessionKey)
 	m.Write([]byte("verify\x00" + participantID + "\x00" + code))
 	return m.Sum(nil)
-}
-
-func (s *Service) csrfToken(nonce string) string {
-	m := hmac.New(sha256.New, s.sessionKey)
-	m.Write([]byte("csrf\x00" + nonce))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
-}
-
-// signSession encodes a session token: its fields joined by '.', then the
-// HMAC-SHA256 of them under the session key.
-func (s *Service) signSession(ss session) string {
-	payload := strings.Join([]string{"s1", ss.appID, ss.participantID, strconv.Itoa(ss.epoch),
-		strconv.FormatInt(ss.issued.Unix(), 10), strconv.FormatInt(ss.expires.Unix(), 10), ss.nonce}, ".")
-	m := hmac.New(sha256.New, s.sessionKey)
-	m.Write([]byte(payload))
-	return payload + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-// parseSession checks a session token's signature and expiry.
-func (s *Service) parseSession(token string, now time.Time) (session, bool) {
-	if token == "" || len(token) > 512 {
-		return session{}, false
-	}
-	i := strings.LastIndexByte(token, '.')
-	if i < 0 {
-		return session{}, false
-	}
-	payload, sig := token[:i], token[i+1:]
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil {
-		return session{}, false
-	}
-	m := hmac.New(sha256.New, s.sessionKey)
-	m.Write([]byte(payload))
-	if !hmac.Equal(got, m.Sum(nil)) {
-		return session{}, false
-	}
-	parts := strings.Split(payload, ".")
-	if len(parts) != 7 || parts[0] != "s1" {
-		return session{}, false
-	}
-	epoch, err1 := strconv.Atoi(parts[3])
-	issued, err2 := strconv.ParseInt(parts[4], 10, 64)
-	expires, err3 := strconv.ParseInt(parts[5], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || !now.Before(time.Unix(expires, 0)) {
-		return session{}, false
-	}
-	return session{appID: parts[1], participantID: parts[2], epoch: epoch,
-		issued: time.Unix(issued, 0), expires: time.Unix(expires, 0), nonce: parts[6]}, true
 }
 
 // formError passes domain errors through and wraps the others.

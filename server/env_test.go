@@ -157,7 +157,11 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if opts.maxJSON == 0 {
 		opts.maxJSON = 1 << 20
 	}
-	srv := New(Options{Service: svc, Responses: store, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
+	sessions, err := NewSignedSessions(o.SessionKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Options{Service: svc, Responses: store, Sessions: sessions, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
 		PublicURL: "https://onboard.test"})
 	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
 	if opts.jobs {

@@ -91,18 +91,20 @@ func (s *Server) visitor(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		formHeaders(c.Response().Header())
 		r := c.Request()
-		var token string
-		if ck, err := r.Cookie(sessionCookie); err == nil {
-			token = ck.Value
+		if s.sessions == nil {
+			return s.formFailure(c, nil, onboarding.ErrFormUnavailable)
+		}
+		held, holds := s.heldSession(c)
+		var signIn *onboarding.SignIn
+		if holds && held.ParticipantID != "" {
+			signIn = &onboarding.SignIn{AppID: held.AppID, ParticipantID: held.ParticipantID, Epoch: held.Epoch}
 		}
 		authCode := c.QueryParam("auth_code")
-		v, err := s.svc.Visit(r.Context(), r.Host, c.Param("slug"), authCode, token)
+		v, err := s.svc.Visit(r.Context(), r.Host, c.Param("slug"), authCode, signIn)
 		if err != nil {
 			return s.formFailure(c, nil, err)
 		}
-		if v.Session != "" {
-			c.SetCookie(s.sessionCookieOf(c, v))
-		}
+		s.keepSession(c, v, held, holds)
 		c.Set(visitorKey, v)
 		if authCode != "" && r.Method == http.MethodGet {
 			// The code has done its job: take it out of the address bar
@@ -123,7 +125,7 @@ func (s *Server) visitor(next echo.HandlerFunc) echo.HandlerFunc {
 			if err := r.ParseForm(); err != nil {
 				return s.formFailure(c, v, onboarding.ErrCSRF)
 			}
-			if !s.svc.CheckCSRF(v, r.PostForm.Get("csrf")) {
+			if !validCSRF(csrfOf(c), r.PostForm.Get("csrf")) {
 				return s.formFailure(c, v, onboarding.ErrCSRF)
 			}
 		}
@@ -206,7 +208,6 @@ func newLayout(v *onboarding.Visitor, title string) layout {
 	l.OrgName = v.OrgName()
 	l.Company = v.App.CompanyName()
 	l.Base = formBase(v)
-	l.CSRF = v.CSRF
 	l.SignedIn = v.SignedIn
 	l.Email = v.Participant.Email
 	return l
@@ -226,6 +227,7 @@ func (s *Server) render(c echo.Context, status int, name string, p page) error {
 			s.pages.buffers.Put(buf)
 		}
 	}()
+	p.pageLayout().CSRF = csrfOf(c)
 	if err := t.ExecuteTemplate(buf, "base", p); err != nil {
 		return err
 	}

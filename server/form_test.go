@@ -270,7 +270,7 @@ func TestFormVerification(t *testing.T) {
 	w = a.post("/verify", url.Values{"code": {code[:3] + " " + code[3:]}})
 	wantRedirect(t, w, a.base+"?done=verified")
 	c := a.cookie
-	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || !c.Secure || c.Path != a.base || c.MaxAge != int(onboarding.SessionTTL.Seconds()) {
+	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || !c.Secure || c.Path != a.base || c.MaxAge != int(sessionTTL.Seconds()) {
 		t.Errorf("session cookie = %+v, want HttpOnly, SameSite=Lax, Secure, Path %s, 12 h", c, a.base)
 	}
 	wantPage(t, a.get("?done=verified"), http.StatusOK, "Your e-mail address is confirmed.", "Company details", "Review and submit")
@@ -292,7 +292,7 @@ func TestFormVerification(t *testing.T) {
 	}
 
 	// The session ends after 12 hours without use.
-	e.clock.Advance(onboarding.SessionTTL + time.Second)
+	e.clock.Advance(sessionTTL + time.Second)
 	wantRedirect(t, a.get("/s/company"), a.base)
 }
 
@@ -1055,7 +1055,7 @@ func TestFormStaleOwnership(t *testing.T) {
 	id, code := created["application_id"].(string), created["pre_auth_code"].(string)
 	slug := strings.TrimPrefix(e.primaryLink(t, id), "https://onboard.test/a/")
 	ctx := context.Background()
-	v, err := e.svc.Visit(ctx, "onboard.test", slug, code, "")
+	v, err := e.svc.Visit(ctx, "onboard.test", slug, code, nil)
 	if err != nil || !v.SignedIn {
 		t.Fatalf("visit with the pre-auth code: %v, signed in %v", err, v != nil && v.SignedIn)
 	}
@@ -1063,7 +1063,7 @@ func TestFormStaleOwnership(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stale, err := e.svc.Visit(ctx, "onboard.test", slug, code, "") // has Bob
+	stale, err := e.svc.Visit(ctx, "onboard.test", slug, code, nil) // has Bob
 	if err != nil {
 		t.Fatal(err)
 	}

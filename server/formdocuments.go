@@ -102,7 +102,7 @@ func (s *Server) uploadDocument(c echo.Context) error {
 			small[name] = string(b)
 			continue
 		}
-		if !s.svc.CheckCSRF(v, small["csrf"]) {
+		if !validCSRF(csrfOf(c), small["csrf"]) {
 			return onboarding.ErrCSRF
 		}
 		key := docKey(small["field"], small["person"])
@@ -122,7 +122,7 @@ func (s *Server) uploadDocument(c echo.Context) error {
 		}
 		return c.Redirect(http.StatusSeeOther, formBase(v)+"/s/documents?done="+done+"#doc-"+key)
 	}
-	if !s.svc.CheckCSRF(v, small["csrf"]) {
+	if !validCSRF(csrfOf(c), small["csrf"]) {
 		return onboarding.ErrCSRF
 	}
 	return s.documentsPage(c, v, http.StatusBadRequest, "", onboarding.ErrNoFileChosen.Message)

@@ -44,7 +44,7 @@ func (s *Server) verifyCode(c echo.Context) error {
 		}
 		return err
 	}
-	c.SetCookie(s.sessionCookieOf(c, v))
+	s.startSession(c, v)
 	return redirectWith(c, formBase(v), "verified")
 }
 
@@ -75,15 +75,6 @@ func maskEmail(email string) string {
 	}
 	r := []rune(local)
 	return string(r[0]) + "•••@" + domain
-}
-
-// sessionCookieOf is the cookie that carries v's session.
-func (s *Server) sessionCookieOf(c echo.Context, v *onboarding.Visitor) *http.Cookie {
-	return &http.Cookie{
-		Name: sessionCookie, Value: v.Session, Path: formBase(v),
-		MaxAge: int(onboarding.SessionTTL.Seconds()), HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie || c.Request().TLS != nil,
-	}
 }
 
 // verifyView is the verification page's data.

@@ -25,7 +25,10 @@ type Options struct {
 	Service *onboarding.Service
 	// Responses keeps the responses of requests with an Idempotency-Key.
 	Responses ResponseStore
-	Logger    *slog.Logger // default: discard
+	// Sessions keeps the applicant form's sessions; without it the form
+	// answers that it is not available.
+	Sessions Sessions
+	Logger   *slog.Logger // default: discard
 	// RatePerSecond and Burst set each API key's token bucket (DESIGN §5.9);
 	// a RatePerSecond of 0 disables rate limiting.
 	RatePerSecond float64
@@ -49,7 +52,8 @@ type Server struct {
 	secureCookie bool
 	pages        *pages // the applicant form's parsed templates
 
-	replays *replays // requests with an Idempotency-Key
+	replays  *replays // requests with an Idempotency-Key
+	sessions Sessions // the applicant form's sessions
 
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
 }
@@ -68,6 +72,7 @@ func New(opts Options) *Server {
 	}
 	s.secureCookie = strings.HasPrefix(opts.PublicURL, "https://")
 	s.pages = mustParsePages()
+	s.sessions = opts.Sessions
 	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]bool{}}
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
 	e := echo.New()

@@ -7,9 +7,13 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"net/http"
+	"onboard/onboarding"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/labstack/echo/v4"
 )
 
 // The applicant form's sessions (DESIGN §5.5): once a participant proved
@@ -136,4 +140,66 @@ func newNonce() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// csrfKey is the echo context key of the CSRF token of a form request.
+const csrfKey = "csrf"
+
+// heldSession reads the session the browser holds, if it holds a valid one.
+func (s *Server) heldSession(c echo.Context) (Session, bool) {
+	ck, err := c.Request().Cookie(sessionCookie)
+	if err != nil {
+		return Session{}, false
+	}
+	return s.sessions.Read(ck.Value, s.now())
+}
+
+// keepSession gives the visit of v its session: a new one when v signed in
+// just now, the held one while it stands for v (renewed once it is older
+// than sessionRenewAfter), the held anonymous one of the same application,
+// or else a new anonymous one. It sets the cookie when the token changes,
+// and the request's CSRF token.
+func (s *Server) keepSession(c echo.Context, v *onboarding.Visitor, held Session, holds bool) {
+	now := s.now()
+	switch {
+	case v.SignedInNow:
+		s.startSession(c, v)
+		return
+	case v.SignedIn:
+		if now.Sub(held.Issued) > sessionRenewAfter {
+			held.Issued, held.Expires = now, now.Add(sessionTTL)
+			s.setSession(c, v, held)
+		}
+	case holds && held.AppID == v.App.ID && held.ParticipantID == "":
+	default:
+		held = Session{AppID: v.App.ID, Nonce: newNonce(), Issued: now, Expires: now.Add(sessionTTL)}
+		s.setSession(c, v, held)
+	}
+	c.Set(csrfKey, s.sessions.CSRFToken(held.Nonce))
+}
+
+// startSession starts a signed-in session for v's participant, with a
+// fresh secret.
+func (s *Server) startSession(c echo.Context, v *onboarding.Visitor) {
+	now := s.now()
+	ss := Session{AppID: v.App.ID, ParticipantID: v.Participant.ID, Epoch: v.Participant.SessionEpoch,
+		Nonce: newNonce(), Issued: now, Expires: now.Add(sessionTTL)}
+	s.setSession(c, v, ss)
+	c.Set(csrfKey, s.sessions.CSRFToken(ss.Nonce))
+}
+
+// setSession hands ss to the browser in the session cookie, scoped to v's
+// link.
+func (s *Server) setSession(c echo.Context, v *onboarding.Visitor, ss Session) {
+	c.SetCookie(&http.Cookie{
+		Name: sessionCookie, Value: s.sessions.Issue(ss), Path: formBase(v),
+		MaxAge: int(sessionTTL.Seconds()), HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie || c.Request().TLS != nil,
+	})
+}
+
+// csrfOf returns the CSRF token of a form request; empty outside the form.
+func csrfOf(c echo.Context) string {
+	token, _ := c.Get(csrfKey).(string)
+	return token
 }
