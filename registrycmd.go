@@ -31,12 +31,9 @@ type RegistryRecordCmd struct {
 // hold no credentials, cookies or pre-signed signatures. It prints the files
 // written, one per line, on stdout, and what each step answered on stderr.
 func (c *RegistryRecordCmd) Run(e *env) error {
-	cfg, err := e.config()
+	cfg, err := e.config(nil)
 	if err != nil {
 		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	switch {
 	case c.Country == "GB" && cfg.Registry.CompaniesHouseAPIKey == "":
@@ -52,16 +49,10 @@ func (c *RegistryRecordCmd) Run(e *env) error {
 
 	live := http.DefaultTransport.(*http.Transport).Clone()
 	rec := registry.NewRecorder(live, c.Out, nil)
-	reg, err := registry.New(registry.Options{
-		Mode:                  registry.ModeLive,
-		Transport:             rec,
-		CompaniesHouseAPIKey:  cfg.Registry.CompaniesHouseAPIKey,
-		CROEmail:              cfg.Registry.CROEmail,
-		CROAPIKey:             cfg.Registry.CROAPIKey,
-		Timeout:               cfg.Registry.Timeout.Duration,
-		CompaniesHouseBaseURL: cfg.Registry.CompaniesHouseURL,
-		CROBaseURL:            cfg.Registry.CROURL,
-	})
+	opts := registryOptions(cfg)
+	opts.Mode = registry.ModeLive // whatever registry.mode says
+	opts.Transport = rec
+	reg, err := registry.New(opts)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"onboard/blobs"
+	"onboard/notify"
+	"onboard/onboarding"
+	"onboard/pdf"
+	"onboard/registry"
+	"onboard/server"
+	"onboard/storage"
+)
+
+// app is the wired application: store, registry, mailer and service.
+type app struct {
+	store    *storage.Store
+	svc      *onboarding.Service
+	sessions *server.SignedSessions // the applicant form's sessions, under the session key
+}
+
+// close closes the store, reporting a failure on stderr.
+func (a *app) close(stderr io.Writer) {
+	if err := a.store.Close(); err != nil {
+		fmt.Fprintln(stderr, "onboard:", err)
+	}
+}
+
+// openApp opens the data directory and builds the Service.
+func openApp(cfg Config, log *slog.Logger) (*app, error) {
+	orgs, err := cfg.domainOrganizations()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	store, err := storage.Open(filepath.Join(cfg.DataDir, "badger"), storage.Options{Logger: log})
+	if errors.Is(err, storage.ErrLocked) {
+		return nil, fmt.Errorf("data directory %s is in use by another onboard process", cfg.DataDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sessionKey, err := blobs.LoadOrCreateKey(filepath.Join(cfg.DataDir, "secrets", "session.key"))
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	sessions, err := server.NewSignedSessions(sessionKey)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	svc, err := newService(cfg, store, orgs, sessionKey, log)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return &app{store: store, svc: svc, sessions: sessions}, nil
+}
+
+// newService builds the Service on store with the configured registry,
+// mailer and blob store, and the session key of applicant access.
+func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger) (*onboarding.Service, error) {
+	reg, err := newRegistry(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mailer, err := newMailer(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	files, signer, err := openBlobs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return onboarding.New(onboarding.Options{
+		Store: store, Registry: reg, Mailer: mailer, Organizations: orgs,
+		PublicURL: cfg.PublicURL, Logger: log, Blobs: files, Links: signer,
+		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
+		PageCounter: pdf.PageCount,
+	})
+}
+
+// openBlobs opens the data directory's blob store and the signer of its
+// download links, with the configured key or the one generated into
+// secrets/ on the first start.
+func openBlobs(cfg Config) (*blobs.Store, *blobs.Signer, error) {
+	files, err := blobs.Open(filepath.Join(cfg.DataDir, "blobs"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var key []byte
+	if cfg.Blobs.SigningKey != "" {
+		key, err = blobs.DecodeKey(cfg.Blobs.SigningKey)
+	} else {
+		key, err = blobs.LoadOrCreateKey(filepath.Join(cfg.DataDir, "secrets", "download-signing.key"))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	signer, err := blobs.NewSigner(key, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return files, signer, nil
+}
+
+// registryOptions are the registry options the configuration's [registry]
+// table gives: mode, credentials, timeout and addresses. The fixtures and
+// the transport are the caller's.
+func registryOptions(cfg Config) registry.Options {
+	return registry.Options{
+		Mode:                  cfg.Registry.Mode,
+		CompaniesHouseAPIKey:  cfg.Registry.CompaniesHouseAPIKey,
+		CROEmail:              cfg.Registry.CROEmail,
+		CROAPIKey:             cfg.Registry.CROAPIKey,
+		Timeout:               cfg.Registry.Timeout.Duration,
+		CompaniesHouseBaseURL: cfg.Registry.CompaniesHouseURL,
+		CROBaseURL:            cfg.Registry.CROURL,
+	}
+}
+
+// newRegistry returns the configured registry, serving the embedded
+// recordings in fixtures mode.
+func newRegistry(cfg Config) (*registry.Registry, error) {
+	fixtures, err := fs.Sub(registryFixtures, "testdata/registry")
+	if err != nil {
+		return nil, err
+	}
+	opts := registryOptions(cfg)
+	opts.Fixtures = fixtures
+	return registry.New(opts)
+}
+
+// newMailer picks the invite transport: SMTP when configured, the sandbox
+// outbox in sandbox, and none in production without SMTP (create then
+// answers with a warning).
+func newMailer(cfg Config, log *slog.Logger) (onboarding.Mailer, error) {
+	if cfg.Mail.SMTPURL != "" {
+		m, err := notify.NewSMTP(cfg.Mail.SMTPURL, cfg.Mail.From, notify.SMTPOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("mail: %w", err)
+		}
+		return m, nil
+	}
+	if cfg.Environment == "sandbox" {
+		m, err := notify.NewOutbox(filepath.Join(cfg.DataDir, "outbox", "mail"), cfg.Mail.From, log, nil)
+		if err != nil {
+			return nil, fmt.Errorf("mail outbox: %w", err)
+		}
+		return m, nil
+	}
+	log.Warn("no mail.smtp_url in production: invite emails are not sent")
+	return nil, nil
+}

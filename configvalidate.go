@@ -1,0 +1,244 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"onboard/blobs"
+	"onboard/onboarding"
+)
+
+var (
+	idPattern      = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	countryPattern = regexp.MustCompile(`^[A-Z]{2}$`)
+	hostPattern    = regexp.MustCompile(`^(?i)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$`)
+)
+
+// Validate checks the whole configuration and reports every problem at once,
+// each naming the key to fix, table by table in the order of the file.
+func (c *Config) Validate() error {
+	var p onboarding.Problems
+	c.validateServer(&p)
+	c.Registry.validate(c.Environment, &p)
+	c.Mail.validate(c.Environment, &p)
+	c.Limits.validate(&p)
+	c.Webhooks.validate(&p)
+	c.Blobs.validate(&p)
+	validateOrganizations(c.Organizations, &p)
+	return p.Err()
+}
+
+// validateServer checks the top-level keys: environment, listen, public_url
+// and data_dir.
+func (c *Config) validateServer(p *onboarding.Problems) {
+	if c.Environment != "sandbox" && c.Environment != "production" {
+		p.Note("server", "environment must be \"sandbox\" or \"production\", not %q", c.Environment)
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		p.Note("server", "listen %q is not host:port", c.Listen)
+	}
+	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		p.Note("server", "public_url %q must be an absolute http or https URL without query or fragment", c.PublicURL)
+	}
+	if c.DataDir == "" {
+		p.Note("server", "data_dir must not be empty")
+	}
+}
+
+// validate checks the [registry] table; environment is the configuration's.
+func (r *RegistryConfig) validate(environment string, p *onboarding.Problems) {
+	switch r.Mode {
+	case "fixtures":
+	case "live":
+		if r.CompaniesHouseAPIKey == "" || r.CROEmail == "" || r.CROAPIKey == "" {
+			p.Note("registry", "registry.mode \"live\" needs registry.companies_house_api_key, registry.cro_email and registry.cro_api_key")
+		}
+	default:
+		p.Note("registry", "registry.mode must be \"fixtures\" or \"live\", not %q", r.Mode)
+	}
+	for _, u := range []struct{ key, value string }{
+		{"registry.companies_house_url", r.CompaniesHouseURL},
+		{"registry.cro_url", r.CROURL},
+	} {
+		if u.value == "" {
+			continue // the registry's own address
+		}
+		parsed, err := url.Parse(u.value)
+		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" ||
+			parsed.User != nil || parsed.RawQuery != "" || parsed.Fragment != "" {
+			p.Note("registry", "%s must be an absolute http or https URL without credentials, query or fragment", u.key)
+		} else if environment == "production" && parsed.Scheme != "https" {
+			p.Note("registry", "%s must be an https URL in production: registry credentials travel with every request", u.key)
+		}
+	}
+	if r.Timeout.Duration < time.Millisecond || r.Timeout.Duration > time.Minute {
+		p.Note("registry", "registry.timeout must be between 1ms and 1m, not %s", r.Timeout)
+	}
+}
+
+// validate checks the [mail] table; environment is the configuration's.
+func (m *MailConfig) validate(environment string, p *onboarding.Problems) {
+	if m.SMTPURL != "" {
+		if u, err := url.Parse(m.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
+			p.Note("mail", "mail.smtp_url must look like smtp://user:pass@host:587 or smtps://user:pass@host:465")
+		}
+		if m.From == "" {
+			p.Note("mail", "mail.from is required when mail.smtp_url is set")
+		}
+	} else if m.From == "" && environment == "sandbox" {
+		p.Note("mail", "mail.from is required in sandbox: the outbox writes messages from it")
+	}
+	if m.From != "" {
+		if _, err := mail.ParseAddress(m.From); err != nil || strings.ContainsAny(m.From, "\r\n") {
+			p.Note("mail", "mail.from %q is not an e-mail address such as \"Onboarding <onboarding@example.com>\"", m.From)
+		}
+	}
+}
+
+// validate checks the [limits] table.
+func (l *LimitsConfig) validate(p *onboarding.Problems) {
+	if l.RatePerSecond < 0 {
+		p.Note("limits", "limits.rate_per_second must be 0 (no limit) or more")
+	}
+	if l.RatePerSecond > 0 && l.Burst < 1 {
+		p.Note("limits", "limits.burst must be at least 1")
+	}
+	if l.MaxJSONBytes < 1024 {
+		p.Note("limits", "limits.max_json_bytes must be at least 1024")
+	}
+	if l.MaxUploadBytes < 1024 {
+		p.Note("limits", "limits.max_upload_bytes must be at least 1024")
+	}
+}
+
+// validate checks the [webhooks] table.
+func (w *WebhooksConfig) validate(p *onboarding.Problems) {
+	for i, d := range w.RetrySchedule {
+		if d.Duration < 0 {
+			p.Note("webhooks", "webhooks.retry_schedule[%d] must not be negative", i)
+		}
+	}
+	if w.Timeout.Duration <= 0 {
+		p.Note("webhooks", "webhooks.timeout must be positive")
+	}
+}
+
+// validate checks the [blobs] table.
+func (b *BlobsConfig) validate(p *onboarding.Problems) {
+	if b.SigningKey != "" {
+		if _, err := blobs.DecodeKey(b.SigningKey); err != nil {
+			p.Note("blobs", "blobs.signing_key: %v", err)
+		}
+	}
+}
+
+// orgIDs are the ids already seen across [[organizations]]: configuration
+// and rfi agent ids are unique over the whole file, not only within their
+// organization.
+type orgIDs struct {
+	orgs    map[string]bool
+	configs map[string]string // configuration id → its organization's id
+	agents  map[string]bool
+}
+
+// validateOrganizations checks the [[organizations]] entries with their
+// configurations and rfi agents.
+func validateOrganizations(orgs []OrgConfig, p *onboarding.Problems) {
+	if len(orgs) == 0 {
+		p.Note("organizations", "at least one [[organizations]] entry is required")
+	}
+	seen := orgIDs{orgs: map[string]bool{}, configs: map[string]string{}, agents: map[string]bool{}}
+	for i := range orgs {
+		orgs[i].validate(&seen, p)
+	}
+}
+
+// validate checks one [[organizations]] entry.
+func (o *OrgConfig) validate(seen *orgIDs, p *onboarding.Problems) {
+	where := fmt.Sprintf("organization %q", o.ID)
+	if !idPattern.MatchString(o.ID) {
+		p.Note("organizations", "%s: id must be 1-63 lower-case letters, digits, '-' or '_'", where)
+	}
+	if seen.orgs[o.ID] {
+		p.Note("organizations", "%s: duplicate organization id", where)
+	}
+	seen.orgs[o.ID] = true
+	if o.CustomDomain != "" && !hostPattern.MatchString(o.CustomDomain) {
+		p.Note("organizations", "%s: custom_domain %q is not a host name", where, o.CustomDomain)
+	}
+	if o.CustomDomainActive && o.CustomDomain == "" {
+		p.Note("organizations", "%s: custom_domain_active needs custom_domain", where)
+	}
+	own := map[string]bool{}
+	for i := range o.Configs {
+		ac := &o.Configs[i]
+		ac.validate(where, o.ID, seen, p)
+		own[ac.ID] = true
+	}
+	if o.DefaultConfig != "" && !own[o.DefaultConfig] {
+		p.Note("organizations", "%s: default_config %q is not one of its configurations", where, o.DefaultConfig)
+	}
+	defaults := 0
+	for i := range o.RFIAgents {
+		a := &o.RFIAgents[i]
+		a.validate(where, seen, p)
+		if a.Default {
+			defaults++
+		}
+	}
+	if defaults > 1 {
+		p.Note("organizations", "%s: at most one rfi agent may be the default", where)
+	}
+}
+
+// validate checks one [[organizations.configs]] entry of organization orgID,
+// whose problems start with where.
+func (ac *AppConfig) validate(where, orgID string, seen *orgIDs, p *onboarding.Problems) {
+	cw := fmt.Sprintf("%s: configuration %q", where, ac.ID)
+	if !idPattern.MatchString(ac.ID) {
+		p.Note(where, "%s: id must be 1-63 lower-case letters, digits, '-' or '_'", cw)
+	}
+	if prev, dup := seen.configs[ac.ID]; dup {
+		p.Note(where, "%s: duplicate configuration id (also in organization %q); configuration ids are global", cw, prev)
+	}
+	seen.configs[ac.ID] = orgID
+	if ac.Form == "" {
+		p.Note(where, "%s: form is required (\"standard\" or a path to a form file)", cw)
+	}
+	if len(ac.Countries) == 0 {
+		p.Note(where, "%s: countries must list at least one ISO 3166-1 alpha-2 code", cw)
+	}
+	listed := map[string]bool{}
+	for _, k := range ac.Countries {
+		if !countryPattern.MatchString(k) {
+			p.Note(where, "%s: country %q must be an upper-case ISO 3166-1 alpha-2 code", cw, k)
+		}
+		if listed[k] {
+			p.Note(where, "%s: country %q is listed twice", cw, k)
+		}
+		listed[k] = true
+	}
+}
+
+// validate checks one [[organizations.rfi_agents]] entry; its problems
+// start with where, its organization.
+func (a *RFIAgentConfig) validate(where string, seen *orgIDs, p *onboarding.Problems) {
+	aw := fmt.Sprintf("%s: rfi agent %q", where, a.ID)
+	if _, err := uuid.Parse(a.ID); err != nil {
+		p.Note(where, "%s: id must be a UUID", aw)
+	}
+	if seen.agents[a.ID] {
+		p.Note(where, "%s: duplicate rfi agent id", aw)
+	}
+	seen.agents[a.ID] = true
+	if a.ExpiryDays < 1 {
+		p.Note(where, "%s: expiry_days must be at least 1", aw)
+	}
+}

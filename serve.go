@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"onboard/onboarding"
+	"onboard/server"
+)
+
+// ServeCmd runs the API server.
+type ServeCmd struct {
+	Listen    string `help:"Address to listen on; overrides listen." placeholder:"ADDR"`
+	PublicURL string `help:"Base URL of applicant links; overrides public_url." name:"public-url" placeholder:"URL"`
+}
+
+// override applies the serve flags to the configuration.
+func (c *ServeCmd) override(cfg *Config) {
+	if c.Listen != "" {
+		cfg.Listen = c.Listen
+	}
+	if c.PublicURL != "" {
+		cfg.PublicURL = c.PublicURL
+	}
+}
+
+// Run serves until SIGINT or SIGTERM, then lets in-flight requests finish.
+func (c *ServeCmd) Run(e *env) error {
+	cfg, err := e.config(c.override)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// After the first signal, a second one ends the process at once
+		// instead of waiting for the graceful shutdown.
+		<-ctx.Done()
+		stop()
+	}()
+
+	a, err := openApp(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.close(e.stderr)
+
+	// Listen before creating the sandbox key, so that a start that fails
+	// (port taken) does not use up the one-time key.
+	api, admin, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	if cfg.Environment == "sandbox" {
+		if err := printBootstrapKey(context.WithoutCancel(ctx), a.svc, cfg, e.stdout); err != nil {
+			api.Close()
+			admin.Close()
+			return err
+		}
+	}
+	srv := server.New(server.Options{
+		Service: a.svc, Responses: a.store, Sessions: a.sessions, Logger: log,
+		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
+		PublicURL: cfg.PublicURL,
+	})
+	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
+		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode)
+	err = serveWithJobs(ctx, srv, a.svc, api, admin, log)
+	log.Info("onboard stopped")
+	return err
+}
+
+// listen opens the API's listener and the admin socket.
+func listen(cfg Config) (api, admin net.Listener, err error) {
+	api, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	admin, err = listenAdmin(adminSocket(cfg))
+	if err != nil {
+		api.Close()
+		return nil, nil, err
+	}
+	return api, admin, nil
+}
+
+// serveWithJobs runs the server until ctx ends, with the Service's
+// background jobs beside it. The registry documents job runs until the
+// server has stopped; an application it was fetching stays pending and
+// resumes on the next start.
+func serveWithJobs(ctx context.Context, srv *server.Server, svc *onboarding.Service, api, admin net.Listener, log *slog.Logger) error {
+	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	var jobs sync.WaitGroup
+	jobs.Go(func() {
+		if err := svc.RunRegistryDocuments(jobCtx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("registry documents job stopped", "err", err)
+		}
+	})
+	err := srv.Run(ctx, api, admin, 30*time.Second)
+	stopJobs()
+	jobs.Wait()
+	return err
+}
+
+// printBootstrapKey creates the first sandbox key, for organization
+// "default" (or the first organization when there is none by that name),
+// and prints it once: when the data directory holds no API key yet, so a
+// directory first opened by `keys list`, or by a start that failed before
+// this point, still gets its key.
+func printBootstrapKey(ctx context.Context, svc *onboarding.Service, cfg Config, out io.Writer) error {
+	existing, err := svc.APIKeys(ctx, "")
+	if err != nil {
+		return err
+	}
+	if len(existing) > 0 {
+		return nil
+	}
+	org := cfg.Organizations[0].ID
+	for _, o := range cfg.Organizations {
+		if o.ID == "default" {
+			org = o.ID
+		}
+	}
+	key, _, err := svc.CreateAPIKey(ctx, onboarding.KeySpec{OrgID: org, Name: "sandbox bootstrap key"})
+	if err != nil {
+		return fmt.Errorf("create the sandbox key: %w", err)
+	}
+	fmt.Fprintf(out, "Sandbox API key for organization %q, all scopes (shown once, store it now):\n%s\n", org, key)
+	return nil
+}
+
+// adminSocket is the path of the admin socket in the data directory.
+func adminSocket(cfg Config) string { return filepath.Join(cfg.DataDir, "admin.sock") }
+
+// listenAdmin listens on the admin socket, owner-only. Only the process that
+// holds the data directory's lock gets here, so a socket file left by a
+// crashed server is stale and safe to remove.
+func listenAdmin(path string) (net.Listener, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale admin socket: %w", err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("admin socket %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("admin socket %s: %w", path, err)
+	}
+	return ln, nil
+}
