@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/quotedprintable"
@@ -107,6 +108,25 @@ func (p *serveProc) wait(t *testing.T) int {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("onboard serve did not exit within 10s\nstderr:\n%s", p.stderr.String())
 		return -1
+	}
+}
+
+// waitForLog waits (at most within) until serve's log shows a line matching
+// pattern, and returns the match.
+func (p *serveProc) waitForLog(t *testing.T, pattern *regexp.Regexp, within time.Duration) []string {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		if m := pattern.FindStringSubmatch(p.stderr.String()); m != nil {
+			return m
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("onboard serve exited (code %d) before logging %s\nstderr:\n%s", p.cmd.ProcessState.ExitCode(), pattern, p.stderr.String())
+		case <-deadline:
+			t.Fatalf("onboard serve did not log %s within %v\nstderr:\n%s", pattern, within, p.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
@@ -249,13 +269,9 @@ func TestServeSandbox(t *testing.T) {
 
 	// The registry documents job runs in serve: Northwind's three filings
 	// are fetched into the blob store and download through signed links.
-	var app map[string]any
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		app = decodeJSON(t, p.wantStatus(t, http.StatusOK, http.MethodGet, "/api/external/applications/"+created.ApplicationID, key, ""))
-		if app["registry_documents_status"] != "pending" || time.Now().After(deadline) {
-			break
-		}
-	}
+	// The job logs the outcome once it is stored.
+	p.waitForLog(t, regexp.MustCompile(`msg="registry documents fetched" .*application_id=`+created.ApplicationID), 20*time.Second)
+	app := decodeJSON(t, p.wantStatus(t, http.StatusOK, http.MethodGet, "/api/external/applications/"+created.ApplicationID, key, ""))
 	docs, _ := app["registry_documents"].([]any)
 	if app["registry_documents_status"] != "complete" || len(docs) != 3 {
 		t.Fatalf("registry documents = %v %v, want complete with 3", app["registry_documents_status"], docs)
@@ -306,11 +322,15 @@ func TestServeSandbox(t *testing.T) {
 }
 
 // startSlowPatch sends a PATCH whose body arrives in two parts, so that it
-// is in flight when the caller signals the server; the returned function
-// sends the rest and returns the response.
+// is in flight when the caller signals the server. It returns once the
+// server is reading the body (it answers the request's "Expect:
+// 100-continue" when the body is first read). The returned function waits
+// until the server has begun shutting down (it refuses new connections),
+// then sends the rest and returns the response.
 func startSlowPatch(t *testing.T, p *serveProc, key, id string) func() (int, string) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(p.base, "http://"), 5*time.Second)
+	addr := strings.TrimPrefix(p.base, "http://")
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,24 +340,55 @@ func startSlowPatch(t *testing.T, p *serveProc, key, id string) func() (int, str
 	}
 	body := `{"fields":{"website":"https://northwind.example"}}`
 	head := fmt.Sprintf("PATCH /api/external/applications/%s HTTP/1.1\r\nHost: onboard\r\nAuthorization: Bearer %s\r\n"+
-		"Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", id, key, len(body))
+		"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n", id, key, len(body))
 	if _, err := io.WriteString(conn, head+body[:10]); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // let the server start reading it
+	r := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatalf("in-flight PATCH: %v", err)
+	}
+	if resp.StatusCode != http.StatusContinue {
+		t.Fatalf("in-flight PATCH: status %d before the body was sent, want 100", resp.StatusCode)
+	}
 	return func() (int, string) {
 		t.Helper()
-		time.Sleep(200 * time.Millisecond) // let the server start shutting down
+		waitRefused(t, addr)
 		if _, err := io.WriteString(conn, body[10:]); err != nil {
 			t.Fatalf("in-flight PATCH: write the rest of the body: %v", err)
 		}
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		resp, err := http.ReadResponse(r, nil)
 		if err != nil {
 			t.Fatalf("in-flight PATCH: %v", err)
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
+	}
+}
+
+// waitRefused waits (at most 10 seconds) until addr refuses connections: a
+// server that closed its listener to shut down.
+func waitRefused(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED):
+			return
+		case err == nil:
+			conn.Close()
+		case errors.Is(err, syscall.ECONNRESET): // queued as the listener closed
+		default:
+			t.Fatalf("dial %s: %v; want it accepted or refused", addr, err)
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("%s still accepts connections after 10s", addr)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 

@@ -80,6 +80,9 @@ func (s *Service) RunRegistryDocuments(ctx context.Context) error {
 				later[id] = s.now().Add(registryDocumentsRetryLater)
 			}
 		}
+		if s.docsIdle != nil {
+			s.docsIdle()
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -103,6 +103,11 @@ type Options struct {
 	// registry call that found the registry unavailable; nil means the
 	// defaults (2 s, 10 s, 45 s), an empty non-nil slice no retries.
 	RegistryRetries []time.Duration
+	// RegistryDocumentsIdle, when set, is called by RunRegistryDocuments
+	// each time it has worked through its queue and is about to wait for
+	// more work. It is a seam for tests, which synchronise on the job with
+	// it; it must return promptly.
+	RegistryDocumentsIdle func()
 	// Blobs stores registry documents and uploads; Links signs their
 	// download URLs.
 	Blobs Blobs
@@ -137,6 +142,7 @@ type Service struct {
 
 	registryBudget  time.Duration
 	registryRetries []time.Duration
+	docsIdle        func() // see Options.RegistryDocumentsIdle; may be nil
 	blobs           Blobs
 	links           LinkSigner
 	docsWake        chan struct{}
@@ -197,6 +203,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s.docsWake = make(chan struct{}, 1)
 	s.registryRetries = opts.RegistryRetries
+	s.docsIdle = opts.RegistryDocumentsIdle
 	if s.registryRetries == nil {
 		s.registryRetries = defaultRegistryRetries
 	}

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"onboard/onboarding"
 )
@@ -111,16 +110,7 @@ func BenchmarkDownload(b *testing.B) {
 func BenchmarkGetApplicationWithRegistryDocuments(b *testing.B) {
 	e := newEnv(b, envOptions{jobs: true})
 	id := e.create(b, "acme", "")
-	for {
-		app, err := e.store.Application(context.Background(), id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if app.RegistryDocumentsStatus != onboarding.RegistryDocumentsPending {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	e.waitRegistryDocuments(b, id)
 	benchRequest(b, e, "GET", "/api/external/applications/"+id, "")
 }
 

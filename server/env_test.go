@@ -96,6 +96,8 @@ type env struct {
 	blobsDir string // the blob store's directory
 	clock    *clock
 	keys     map[string]string // name → full key
+	// passes follows the registry documents job (envOptions.jobs).
+	passes *jobPasses
 }
 
 var testNow = time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
@@ -150,6 +152,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if opts.deterministic {
 		o.Random = rand.NewChaCha8([32]byte{1, 2, 3})
 	}
+	passes := newJobPasses()
+	o.RegistryDocumentsIdle = passes.end
 	svc, err := onboarding.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +168,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	srv := New(Options{Service: svc, Responses: store, Sessions: sessions, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
 		PublicURL: "https://onboard.test"})
 	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
+	e.passes = passes
 	if opts.jobs {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,20 +33,49 @@ func fixturePDF(t testing.TB, docID string) []byte {
 	return b
 }
 
-// waitRegistryDocuments polls get-application until the registry documents
-// are no longer pending and returns the application.
-func (e *env) waitRegistryDocuments(t *testing.T, id string) map[string]any {
+// jobPasses follows the registry documents job's passes over its queue,
+// through the Service's RegistryDocumentsIdle hook (end).
+type jobPasses struct {
+	mu   sync.Mutex
+	next chan struct{} // closed when the pass under way, or the next one, ends
+}
+
+func newJobPasses() *jobPasses { return &jobPasses{next: make(chan struct{})} }
+
+// end marks the end of a pass; it is the RegistryDocumentsIdle hook.
+func (p *jobPasses) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	close(p.next)
+	p.next = make(chan struct{})
+}
+
+// ended returns a channel closed when the pass under way ends (or, when the
+// job is waiting, the next one): anything the queue held when ended was
+// called has been handled once it is closed.
+func (p *jobPasses) ended() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.next
+}
+
+// waitRegistryDocuments reads get-application after each pass of the
+// registry documents job, until the registry documents are no longer
+// pending, and returns the application.
+func (e *env) waitRegistryDocuments(t testing.TB, id string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.After(15 * time.Second)
 	for {
+		passEnded := e.passes.ended()
 		res := decode(t, e.do("GET", "/api/external/applications/"+id, "acme", ""))
 		if res["registry_documents_status"] != "pending" {
 			return res
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("registry documents of %s still pending", id)
+		select {
+		case <-passEnded:
+		case <-deadline:
+			t.Fatalf("registry documents of %s still pending after 15s", id)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -341,10 +371,12 @@ func TestSignedDownloadLinks(t *testing.T) {
 }
 
 // blockingFilings lets the first filing download through and holds the
-// others until their context ends: a server stopped mid-fetch.
+// others until their context ends: a server stopped mid-fetch. held, when
+// set, receives the ref of each download it holds.
 type blockingFilings struct {
 	*registry.Registry
 	opened chan string
+	held   chan string
 }
 
 func (b *blockingFilings) OpenFiling(ctx context.Context, country string, f onboarding.Filing) (io.ReadCloser, error) {
@@ -352,6 +384,11 @@ func (b *blockingFilings) OpenFiling(ctx context.Context, country string, f onbo
 	case b.opened <- f.Ref:
 		return b.Registry.OpenFiling(ctx, country, f)
 	default:
+	}
+	select {
+	case b.held <- f.Ref:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	<-ctx.Done()
 	return nil, ctx.Err()
@@ -374,6 +411,7 @@ func TestRegistryDocumentsResumeAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	passes := newJobPasses()
 	start := func(r onboarding.Registry) (*storage.Store, *onboarding.Service) {
 		store, err := storage.Open(filepath.Join(dir, "badger"), storage.Options{})
 		if err != nil {
@@ -382,7 +420,7 @@ func TestRegistryDocumentsResumeAfterRestart(t *testing.T) {
 		svc, err := onboarding.New(onboarding.Options{
 			Store: store, Registry: r, Organizations: testOrganizations(t), PublicURL: "https://onboard.test",
 			Blobs: files, Links: signer, RegistryRetries: []time.Duration{},
-			PageCounter: pdf.PageCount,
+			PageCounter: pdf.PageCount, RegistryDocumentsIdle: passes.end,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -390,7 +428,7 @@ func TestRegistryDocumentsResumeAfterRestart(t *testing.T) {
 		return store, svc
 	}
 
-	blocking := &blockingFilings{Registry: reg, opened: make(chan string, 1)}
+	blocking := &blockingFilings{Registry: reg, opened: make(chan string, 1), held: make(chan string)}
 	store, svc := start(blocking)
 	key, _, err := svc.CreateAPIKey(context.Background(), onboarding.KeySpec{OrgID: "acme", Name: "t"})
 	if err != nil {
@@ -412,19 +450,12 @@ func TestRegistryDocumentsResumeAfterRestart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- svc.RunRegistryDocuments(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		app, err := store.Application(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(app.RegistryDocuments) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first document was never stored")
-		}
-		time.Sleep(5 * time.Millisecond)
+	// The job stores each filing before it opens the next: once the second
+	// download hangs, the first document is stored.
+	select {
+	case <-blocking.held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second download never started")
 	}
 	cancel() // the server stops while the second download hangs
 	if err := <-done; err != context.Canceled {
@@ -446,22 +477,18 @@ func TestRegistryDocumentsResumeAfterRestart(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	done = make(chan error, 1)
+	firstPass := passes.ended()
 	go func() { done <- svc.RunRegistryDocuments(ctx) }()
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		if app, err = store.Application(context.Background(), id); err != nil {
-			t.Fatal(err)
-		}
-		if app.RegistryDocumentsStatus != onboarding.RegistryDocumentsPending {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the resumed fetch never finished")
-		}
-		time.Sleep(5 * time.Millisecond)
+	select { // the application, pending since the restart, is in the job's first pass
+	case <-firstPass:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the resumed job never worked through its queue")
 	}
 	cancel()
 	<-done
+	if app, err = store.Application(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
 	if app.RegistryDocumentsStatus != onboarding.RegistryDocumentsComplete {
 		t.Errorf("status %q, want complete", app.RegistryDocumentsStatus)
 	}

@@ -19,7 +19,6 @@ import (
 //	xo/<orgID>\x00<seq:16>                        → appID: an organization's applications by creation
 //	xs/<orgID>\x00<status>\x00<seq:16>            → appID: the same, per status
 //	xl/<linkSlug>                                 → appID: participant link slugs
-//	xp/<sha256(preAuthCode):32>                   → appID: live pre-auth codes
 //	xr/<appID:16>                                 → (empty): applications whose registry
 //	                                                documents are still pending (the fetch queue)
 //	v/<appID:16><ulid:16>                         activity entry, oldest first
@@ -30,20 +29,27 @@ import (
 //
 // Index entries are written and removed in the same transaction as their
 // record (see appIndexes). Record values start with a one-byte codec version
-// (codec.go).
+// (codec.go). The xp/ family is retired (prefixRetiredPreAuthIndex).
 const (
-	prefixApp          = "a/"
-	prefixOrgIndex     = "xo/"
-	prefixStatusIndex  = "xs/"
-	prefixSlugIndex    = "xl/"
-	prefixPreAuthIndex = "xp/"
-	prefixPendingDocs  = "xr/"
-	prefixActivity     = "v/"
-	prefixKey          = "k/"
-	prefixOrgKeyIndex  = "xk/"
-	prefixIdempotency  = "i/"
-	keySchema          = "m/schema"
+	prefixApp         = "a/"
+	prefixOrgIndex    = "xo/"
+	prefixStatusIndex = "xs/"
+	prefixSlugIndex   = "xl/"
+	prefixPendingDocs = "xr/"
+	prefixActivity    = "v/"
+	prefixKey         = "k/"
+	prefixOrgKeyIndex = "xk/"
+	prefixIdempotency = "i/"
+	keySchema         = "m/schema"
 )
+
+// prefixRetiredPreAuthIndex is the family xp/<sha256(preAuthCode):32> →
+// appID that schema 2 and earlier wrote for every live pre-auth code.
+// Nothing read it (the form finds an application by its link slug, then
+// checks the code on the participant), so schema 3 no longer writes it and
+// its migration deletes it (dropRetiredPreAuthIndex); keep the prefix
+// reserved.
+const prefixRetiredPreAuthIndex = "xp/"
 
 const sep = 0x00
 
@@ -88,10 +94,6 @@ func slugIndexKey(slug string) []byte {
 	return append([]byte(prefixSlugIndex), slug...)
 }
 
-func preAuthIndexKey(hash []byte) []byte {
-	return append([]byte(prefixPreAuthIndex), hash...)
-}
-
 func pendingDocsKey(app uuid.UUID) []byte {
 	return append([]byte(prefixPendingDocs), app[:]...)
 }
@@ -130,9 +132,6 @@ func appIndexes(app *onboarding.Application, id uuid.UUID) map[string][]byte {
 	}
 	for _, p := range app.Participants {
 		ix[string(slugIndexKey(p.LinkSlug))] = id[:]
-		if len(p.PreAuthHash) > 0 {
-			ix[string(preAuthIndexKey(p.PreAuthHash))] = id[:]
-		}
 	}
 	return ix
 }

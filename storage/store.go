@@ -24,11 +24,16 @@ import (
 )
 
 // schemaVersion is written to a new database and checked on every open;
-// older versions are migrated (migrate).
+// older versions are migrated (checkSchema), one version at a time.
 //
 //	1: the first release
 //	2: adds the xr/ index of applications with pending registry documents
-const schemaVersion = "2"
+//	3: drops the xp/ index of pre-auth code hashes, which nothing read
+const schemaVersion = "3"
+
+// migrationBatch bounds the keys one migration transaction deletes, keeping
+// it well within Badger's transaction size limit.
+const migrationBatch = 1000
 
 // maxAttempts bounds the retries of a transaction that lost a write conflict.
 const maxAttempts = 8
@@ -139,29 +144,62 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
+// checkSchema stamps a new database with schemaVersion and migrates an
+// older one a version at a time. Each step records the version it reaches
+// only once its changes are committed, so a migration interrupted by a
+// crash runs its unfinished step again on the next open.
 func (s *Store) checkSchema() error {
-	return s.update(context.Background(), func(txn *badger.Txn) error {
+	ctx := context.Background()
+	v, found, err := s.schema()
+	if err != nil {
+		return err
+	}
+	if !found {
+		return s.setSchema(ctx, schemaVersion)
+	}
+	switch v {
+	case schemaVersion:
+		return nil
+	case "1":
+		if err := s.update(ctx, func(txn *badger.Txn) error {
+			if err := indexPendingDocuments(txn); err != nil {
+				return err
+			}
+			return txn.Set([]byte(keySchema), []byte("2"))
+		}); err != nil {
+			return fmt.Errorf("migrate schema 1 to 2: %w", err)
+		}
+		fallthrough
+	case "2":
+		if err := s.dropRetiredPreAuthIndex(ctx); err != nil {
+			return fmt.Errorf("migrate schema 2 to 3: %w", err)
+		}
+		return s.setSchema(ctx, "3")
+	}
+	return fmt.Errorf("data directory has schema version %q; this onboard reads version %s", v, schemaVersion)
+}
+
+// schema returns the data directory's schema version; found is false for a
+// new data directory.
+func (s *Store) schema() (version string, found bool, err error) {
+	err = s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get([]byte(keySchema))
 		if errors.Is(err, badger.ErrKeyNotFound) {
-			return txn.Set([]byte(keySchema), []byte(schemaVersion))
+			return nil
 		}
 		if err != nil {
 			return err
 		}
 		v, err := item.ValueCopy(nil)
-		if err != nil {
-			return err
-		}
-		switch string(v) {
-		case schemaVersion:
-			return nil
-		case "1":
-			if err := indexPendingDocuments(txn); err != nil {
-				return fmt.Errorf("migrate schema 1 to 2: %w", err)
-			}
-			return txn.Set([]byte(keySchema), []byte(schemaVersion))
-		}
-		return fmt.Errorf("data directory has schema version %q; this onboard reads version %s", v, schemaVersion)
+		version, found = string(v), true
+		return err
+	})
+	return version, found, err
+}
+
+func (s *Store) setSchema(ctx context.Context, version string) error {
+	return s.update(ctx, func(txn *badger.Txn) error {
+		return txn.Set([]byte(keySchema), []byte(version))
 	})
 }
 
@@ -194,6 +232,36 @@ func indexPendingDocuments(txn *badger.Txn) error {
 		}
 	}
 	return nil
+}
+
+// dropRetiredPreAuthIndex deletes every xp/ key (schema 2 → 3), at most
+// migrationBatch per transaction so that any number of them fits.
+func (s *Store) dropRetiredPreAuthIndex(ctx context.Context) error {
+	prefix := []byte(prefixRetiredPreAuthIndex)
+	for {
+		deleted := 0
+		err := s.update(ctx, func(txn *badger.Txn) error {
+			opts := badger.DefaultIteratorOptions
+			opts.Prefix = prefix
+			opts.PrefetchValues = false
+			it := txn.NewIterator(opts)
+			var keys [][]byte
+			for it.Seek(prefix); it.ValidForPrefix(prefix) && len(keys) < migrationBatch; it.Next() {
+				keys = append(keys, it.Item().KeyCopy(nil))
+			}
+			it.Close()
+			for _, k := range keys {
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
+			}
+			deleted = len(keys)
+			return nil
+		})
+		if err != nil || deleted == 0 {
+			return err
+		}
+	}
 }
 
 // gcLoop runs value-log GC until Close: each round rewrites files while at

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,7 +66,6 @@ func TestKeys(t *testing.T) {
 		{"list all", listPrefix("acme", ""), []byte("xo/acme\x00")},
 		{"list status", listPrefix("acme", onboarding.StatusInProgress), []byte("xs/acme\x00in_progress\x00")},
 		{"slug", slugIndexKey("abc_-"), []byte("xl/abc_-")},
-		{"pre-auth", preAuthIndexKey([]byte{0xde, 0xad}), []byte("xp/\xde\xad")},
 		{"activity", activityKey(id, seq), append(append([]byte("v/"), id[:]...), seq[:]...)},
 		{"api key", apiKeyKey("abc123"), []byte("k/abc123")},
 		{"org key index", orgKeyIndexKey("acme", "abc123"), []byte("xk/acme\x00abc123")},
@@ -176,7 +176,7 @@ func TestUpdateKeepsIndexesConsistent(t *testing.T) {
 	if diff := cmp.Diff(wantIndexes(updated, b), indexSnapshot(t, s)); diff != "" {
 		t.Errorf("indexes after status and pre-auth change (-want +got):\n%s", diff)
 	}
-	// A new code replaces the old one: the old hash's index entry is gone.
+	// A new code changes no index entry.
 	updated, err = s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) ([]onboarding.Activity, error) {
 		app.Participants[0].PreAuthHash = bytes.Repeat([]byte{8}, 32)
 		return nil, nil
@@ -576,4 +576,91 @@ func TestMigrateSchema1(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestMigrateSchema2 opens a version 2 data directory, which kept an xp/
+// entry per pre-auth code (more than one migration transaction's worth
+// here): every xp/ key is gone, everything else is as it was, and the
+// version moves to 3.
+func TestMigrateSchema2(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	withCode, other := newApp(t, "acme", 1, onboarding.StatusSent), newApp(t, "acme", 2, onboarding.StatusCreated)
+	withCode.Participants[0].PreAuthHash = bytes.Repeat([]byte{7}, 32)
+	withCode.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
+	for _, app := range []*onboarding.Application{withCode, other} {
+		if err := s.CreateApplication(ctx, app, []onboarding.Activity{{At: t0, Action: onboarding.ActionCreated}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CreateAPIKey(ctx, &onboarding.APIKey{ClientID: "abc", OrgID: "acme", Name: "ci", SecretHash: []byte{1}, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	before := allKeys(t, s)
+	// Make it look like version 2 wrote it: the code's entry, plus as many
+	// more as take three migration transactions.
+	id := uuid.MustParse(withCode.ID)
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Set(append([]byte("xp/"), withCode.Participants[0].PreAuthHash...), id[:]); err != nil {
+			return err
+		}
+		for i := 0; i < 2*migrationBatch; i++ {
+			hash := make([]byte, 32)
+			binary.BigEndian.PutUint32(hash, uint32(i))
+			if err := txn.Set(append([]byte("xp/"), hash...), id[:]); err != nil {
+				return err
+			}
+		}
+		return txn.Set([]byte(keySchema), []byte("2"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(keysWithPrefix(t, s, "xp/")); n != 2*migrationBatch+1 {
+		t.Fatalf("xp/ keys before migration = %d, want %d", n, 2*migrationBatch+1)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openTestStore(t, dir)
+	defer s.Close()
+	if got := keysWithPrefix(t, s, "xp/"); len(got) != 0 {
+		t.Errorf("%d xp/ keys after migration, want none", len(got))
+	}
+	before[keySchema] = schemaVersion
+	if diff := cmp.Diff(before, allKeys(t, s)); diff != "" {
+		t.Errorf("data after migration (-want +got):\n%s", diff)
+	}
+	if got, err := s.ApplicationBySlug(ctx, withCode.Participants[0].LinkSlug); err != nil || !cmp.Equal(got, withCode) {
+		t.Errorf("ApplicationBySlug after migration = %+v, %v; want the application", got, err)
+	}
+}
+
+// allKeys returns every key in the store with its value.
+func allKeys(t *testing.T, s *Store) map[string]string {
+	t.Helper()
+	return keysWithPrefix(t, s, "")
+}
+
+// keysWithPrefix returns the store's keys that start with prefix, with their values.
+func keysWithPrefix(t *testing.T, s *Store, prefix string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			out[string(it.Item().KeyCopy(nil))] = string(v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
