@@ -23,6 +23,9 @@ import (
 // Service over real Badger and a real blob directory, a fixed clock, a
 // recording mailer, and visitors built directly from stored applications.
 
+// cmpEmpty makes cmp.Diff treat nil and empty slices and maps alike.
+var cmpEmpty = cmpopts.EquateEmpty()
+
 // formNow is where the form tests' clock starts.
 var formNow = time.Date(2026, 5, 6, 9, 0, 0, 0, time.UTC)
 
@@ -281,7 +284,7 @@ func did(v *onboarding.Visitor, action, detail string, fields ...string) onboard
 func (e *formEnv) checkActivity(id string, before int, want []onboarding.Activity) {
 	e.t.Helper()
 	got := e.activity(id)[before:]
-	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+	if diff := cmp.Diff(want, got, cmpEmpty, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 		e.t.Errorf("activity recorded (-want +got):\n%s", diff)
 	}
 }
