@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -105,6 +106,7 @@ type formEnv struct {
 	svc   *onboarding.Service
 	store *storage.Store
 	files *blobs.Store
+	dir   string // the blob store's directory
 	mail  *recordingMailer
 	clock *formClock
 	org   *onboarding.Organization
@@ -145,7 +147,8 @@ func newFormEnv(t *testing.T, opts ...formOptions) *formEnv {
 		sopts.Mailer = e.mail
 	}
 	if !o.noBlobs {
-		if e.files, err = blobs.Open(filepath.Join(dir, "blobs")); err != nil {
+		e.dir = filepath.Join(dir, "blobs")
+		if e.files, err = blobs.Open(e.dir); err != nil {
 			t.Fatal(err)
 		}
 		sopts.Blobs = e.files
@@ -269,6 +272,22 @@ func (e *formEnv) blobExists(id string) bool {
 	}
 	f.Close()
 	return true
+}
+
+// blobCount returns how many files the blob directory holds.
+func (e *formEnv) blobCount() int {
+	e.t.Helper()
+	n := 0
+	err := filepath.WalkDir(e.dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
 }
 
 // did is the activity entry the visitor's participant records for action.
