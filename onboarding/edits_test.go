@@ -48,8 +48,12 @@ func formUseCases() map[string]func(*onboarding.Service, *onboarding.Visitor) er
 			_, err := s.UploadDocument(ctx, v, onboarding.Upload{FieldID: "proof_of_address", Body: strings.NewReader(pngFile)})
 			return err
 		},
-		"RemoveDocument": func(s *onboarding.Service, v *onboarding.Visitor) error { return s.RemoveDocument(ctx, v, "bank_statement", "") },
-		"SelectCompany":  func(s *onboarding.Service, v *onboarding.Visitor) error { return s.SelectCompany(ctx, v, "123", "Acme SAS") },
+		"RemoveDocument": func(s *onboarding.Service, v *onboarding.Visitor) error {
+			return s.RemoveDocument(ctx, v, "bank_statement", "")
+		},
+		"SelectCompany": func(s *onboarding.Service, v *onboarding.Visitor) error {
+			return s.SelectCompany(ctx, v, "123", "Acme SAS")
+		},
 		"SearchForVisitor": func(s *onboarding.Service, v *onboarding.Visitor) error {
 			_, err := s.SearchForVisitor(ctx, v, "acme")
 			return err

@@ -47,10 +47,12 @@ func TestSaveOwnership(t *testing.T) {
 			wantErr: onboarding.ErrOwnershipOver100("Acme SAS", 100.005),
 		},
 		{
-			name:      "holdings of an entity over 100% name the entity",
-			in:        onboarding.OwnershipInput{Owner: "person:p-1", Owned: "entity:ent-1", Percentage: "50", IsDirect: true},
-			meanwhile: func(a *onboarding.Application) { a.Data.Ownership[0].OwnedType, a.Data.Ownership[0].OwnedID, a.Data.Ownership[0].OwnerID = onboarding.OwnedEntity, "ent-1", "ent-2" },
-			wantErr:   onboarding.ErrOwnershipOver100("Holdco", 110),
+			name: "holdings of an entity over 100% name the entity",
+			in:   onboarding.OwnershipInput{Owner: "person:p-1", Owned: "entity:ent-1", Percentage: "50", IsDirect: true},
+			meanwhile: func(a *onboarding.Application) {
+				a.Data.Ownership[0].OwnedType, a.Data.Ownership[0].OwnedID, a.Data.Ownership[0].OwnerID = onboarding.OwnedEntity, "ent-1", "ent-2"
+			},
+			wantErr: onboarding.ErrOwnershipOver100("Holdco", 110),
 		},
 		{
 			name: "refuses every problem in form order",

@@ -126,7 +126,9 @@ func TestSavePerson(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newFormEnv(t)
 			id := e.create()
-			e.seed(id, func(a *onboarding.Application) { a.Data.People = []onboarding.Person{registryDirector(), addedPerson()} })
+			e.seed(id, func(a *onboarding.Application) {
+				a.Data.People = []onboarding.Person{registryDirector(), addedPerson()}
+			})
 			v := e.primary(id)
 			if tt.meanwhile != nil {
 				e.seed(id, tt.meanwhile)

@@ -17,7 +17,7 @@ var businessFields = []string{"business_description", "countries_of_operation", 
 func TestSaveStage(t *testing.T) {
 	tests := []struct {
 		name        string
-		collab      bool                           // save as a collaborator rather than the primary
+		collab      bool                            // save as a collaborator rather than the primary
 		before      func(a *onboarding.Application) // the stored application before the page is read
 		meanwhile   func(a *onboarding.Application) // a change made after the page was read
 		stage       string

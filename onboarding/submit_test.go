@@ -118,9 +118,13 @@ func TestSubmit(t *testing.T) {
 	}{
 		{name: "submits a complete application", before: complete},
 		{
-			name:    "an incomplete application",
-			before:  func(a *onboarding.Application) { complete(a); delete(a.Data.Fields, "industry"); delete(a.Data.Fields, "confirm_terms") },
-			wantErr: &onboarding.Error{Kind: onboarding.KindInvalid, Message: "The application cannot be submitted yet: 2 things are missing."},
+			name: "an incomplete application",
+			before: func(a *onboarding.Application) {
+				complete(a)
+				delete(a.Data.Fields, "industry")
+				delete(a.Data.Fields, "confirm_terms")
+			},
+			wantErr:   &onboarding.Error{Kind: onboarding.KindInvalid, Message: "The application cannot be submitted yet: 2 things are missing."},
 			wantItems: []string{"Industry is missing", "Confirm: I accept the terms and conditions"},
 		},
 		{

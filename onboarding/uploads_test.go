@@ -60,16 +60,16 @@ func TestUploadDocument(t *testing.T) {
 			wantAction: onboarding.ActionDocumentUploaded, wantDetail: "certificate_of_incorporation",
 		},
 		{
-			name:    "a file that fails validation is kept as rejected",
-			earlier: onboarding.DocumentAccepted,
-			up:      onboarding.Upload{FieldID: "proof_of_address", FileName: "bill.txt", Body: strings.NewReader("just words")},
-			wantDoc: &onboarding.Document{FileName: "bill.txt", Status: onboarding.DocumentRejected, RejectReason: rejectType, Size: 10},
+			name:       "a file that fails validation is kept as rejected",
+			earlier:    onboarding.DocumentAccepted,
+			up:         onboarding.Upload{FieldID: "proof_of_address", FileName: "bill.txt", Body: strings.NewReader("just words")},
+			wantDoc:    &onboarding.Document{FileName: "bill.txt", Status: onboarding.DocumentRejected, RejectReason: rejectType, Size: 10},
 			wantAction: onboarding.ActionDocumentRejected, wantDetail: "proof_of_address: " + rejectType,
 		},
 		{
-			name:    "an empty file",
-			up:      onboarding.Upload{FieldID: "bank_statement", FileName: "statement.pdf", Body: strings.NewReader("")},
-			wantDoc: &onboarding.Document{FileName: "statement.pdf", Status: onboarding.DocumentRejected, RejectReason: "The file is empty. Choose the file again, or try another copy."},
+			name:       "an empty file",
+			up:         onboarding.Upload{FieldID: "bank_statement", FileName: "statement.pdf", Body: strings.NewReader("")},
+			wantDoc:    &onboarding.Document{FileName: "statement.pdf", Status: onboarding.DocumentRejected, RejectReason: "The file is empty. Choose the file again, or try another copy."},
 			wantAction: onboarding.ActionDocumentRejected, wantDetail: "bank_statement: The file is empty. Choose the file again, or try another copy.",
 		},
 		{

@@ -44,9 +44,11 @@ func TestSendVerificationCode(t *testing.T) {
 			wantErr: onboarding.ErrCodeResendTooSoon(20 * time.Second),
 		},
 		{
-			name:      "a code another browser asked for meanwhile",
-			meanwhile: func(a *onboarding.Application) { a.Participants[0].VerifyCodeSentAt = formNow.Add(-500 * time.Millisecond) },
-			wantErr:   onboarding.ErrCodeResendTooSoon(30 * time.Second),
+			name: "a code another browser asked for meanwhile",
+			meanwhile: func(a *onboarding.Application) {
+				a.Participants[0].VerifyCodeSentAt = formNow.Add(-500 * time.Millisecond)
+			},
+			wantErr: onboarding.ErrCodeResendTooSoon(30 * time.Second),
 		},
 		{
 			name: "asking again after the pause",
