@@ -77,6 +77,17 @@ func TestSavePerson(t *testing.T) {
 			wantSaved: personFields,
 		},
 		{
+			name:     "a one-word name is a last name, and what is not posted is cleared",
+			personID: "added-1",
+			in: onboarding.PersonInput{
+				Roles:  []onboarding.PersonRole{onboarding.PersonDirector},
+				Values: map[string]json.RawMessage{"person_full_name": raw("Grace"), "person_phone": raw("+44 20 7946 0958")},
+			},
+			wantPerson: &onboarding.Person{ID: "added-1", Source: onboarding.SourceUserAdded, Roles: []onboarding.PersonRole{onboarding.PersonDirector},
+				FullName: "Grace", LastName: "Grace", PhoneNumber: "+442079460958"},
+			wantSaved: personFields,
+		},
+		{
 			name:     "a registry person keeps their name and roles",
 			personID: "reg-1",
 			in: onboarding.PersonInput{
