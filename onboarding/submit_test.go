@@ -70,8 +70,8 @@ func TestMissing(t *testing.T) {
 			},
 			want: []onboarding.Missing{
 				{Stage: documents, FieldID: "bank_statement", Message: "Business bank statement was not accepted: upload it again or remove it"},
-				{Stage: documents, FieldID: "person_id_document", Message: "Identity document for an unnamed person was not accepted: upload it again"},
-				{Stage: documents, FieldID: "person_id_document", Message: "Identity document for Grace Hopper is missing"},
+				{Stage: documents, FieldID: "person_id_document", PersonID: "u-1", Message: "Identity document for an unnamed person was not accepted: upload it again"},
+				{Stage: documents, FieldID: "person_id_document", PersonID: "d-2", Message: "Identity document for Grace Hopper is missing"},
 				declarations[1],
 			},
 		},
