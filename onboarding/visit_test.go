@@ -77,7 +77,7 @@ func TestVisit(t *testing.T) {
 			visit: func(app *onboarding.Application, p *onboarding.Participant, code string) visit {
 				return visit{slug: p.LinkSlug, code: code}
 			},
-			advance: 31 * 24 * time.Hour,
+			advance: onboarding.PreAuthTTL,
 		},
 		{
 			name: "an unknown link",
