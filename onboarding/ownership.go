@@ -50,76 +50,102 @@ func (s *Service) SaveOwnership(ctx context.Context, v *Visitor, ownershipID str
 	if err := editable(v); err != nil {
 		return "", err
 	}
+	row, err := readOwnership(&v.App.Data, in)
+	if err != nil {
+		return "", err
+	}
+	row.ID = ownershipID
+	if row.ID == "" {
+		if row.ID, err = newUUID(s.random); err != nil {
+			return "", err
+		}
+	}
+	err = s.changeForm(ctx, v, s.now().UTC(), func(a *Application) (Activity, error) {
+		if err := checkOwnership(a, row); err != nil {
+			return Activity{}, err
+		}
+		i := slices.IndexFunc(a.Data.Ownership, func(o Ownership) bool { return o.ID == row.ID })
+		switch {
+		case i < 0 && ownershipID != "":
+			return Activity{}, ErrOwnershipNotFound
+		case i < 0:
+			a.Data.Ownership = append(a.Data.Ownership, row)
+		case a.Data.Ownership[i].PercentageBand != "":
+			return Activity{}, ErrRegistryRecord
+		default:
+			a.Data.Ownership[i] = row
+		}
+		return Activity{Action: ActionOwnershipSaved, Detail: row.ID}, nil
+	})
+	return row.ID, err
+}
+
+// Problems of an ownership statement's parties.
+const (
+	msgChooseOwner = "choose who owns the shares"
+	msgChooseOwned = "choose which company is owned"
+)
+
+// readOwnership checks a statement against the parties of d (as the page
+// saw them) and returns the row it states, without an id.
+func readOwnership(d *Data, in OwnershipInput) (Ownership, error) {
 	var problems Problems
 	owner, ownerID, _ := strings.Cut(in.Owner, ":")
-	ownerType := PartyType(owner)
-	if !(ownerType == OwnerPerson && v.App.Data.Person(ownerID) != nil ||
-		ownerType == OwnerEntity && v.App.Data.Entity(ownerID) != nil) {
-		problems.Add("owner", "choose who owns the shares")
-		ownerType = ""
+	row := Ownership{OwnerType: PartyType(owner), OwnerID: ownerID, IsDirect: in.IsDirect, IsNominee: in.IsNominee}
+	if !d.hasOwner(row) {
+		problems.Add("owner", msgChooseOwner)
+		row.OwnerType = ""
 	}
 	owned, ownedID, _ := strings.Cut(in.Owned, ":")
-	ownedType := PartyType(owned)
+	row.OwnedType, row.OwnedID = PartyType(owned), ownedID
 	switch {
 	case PartyType(in.Owned) == OwnedTarget:
-		ownedType, ownedID = OwnedTarget, ""
-	case ownedType == OwnedEntity && v.App.Data.Entity(ownedID) != nil:
+		row.OwnedType, row.OwnedID = OwnedTarget, ""
+	case row.OwnedType == OwnedEntity && d.Entity(ownedID) != nil:
 	default:
-		problems.Add("owned", "choose which company is owned")
-		ownedType = ""
+		problems.Add("owned", msgChooseOwned)
+		row.OwnedType = ""
 	}
-	if ownerType == OwnerEntity && ownedType == OwnedEntity && ownerID == ownedID {
+	if row.OwnerType == OwnerEntity && row.OwnedType == OwnedEntity && row.OwnerID == row.OwnedID {
 		problems.Add("owned", "a company cannot own itself")
 	}
 	pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(in.Percentage), "%"), 64)
 	if err != nil || math.IsNaN(pct) || pct < 0 || pct > 100 {
 		problems.Add("percentage", msgNotPercent)
 	}
-	if err := problems.FieldErr(); err != nil {
-		return "", err
+	row.Percentage = pct
+	return row, problems.FieldErr()
+}
+
+// hasOwner reports whether the owner of row is a person or entity of d.
+func (d *Data) hasOwner(row Ownership) bool {
+	return row.OwnerType == OwnerPerson && d.Person(row.OwnerID) != nil ||
+		row.OwnerType == OwnerEntity && d.Entity(row.OwnerID) != nil
+}
+
+// checkOwnership checks row against the stored application: its parties
+// are still there (they may have been removed since the page was read),
+// and the ownership it states of one party adds up to at most 100%.
+func checkOwnership(a *Application, row Ownership) error {
+	if !a.Data.hasOwner(row) {
+		return ErrInvalidFieldValues([]string{"owner"}, map[string]string{"owner": msgChooseOwner})
 	}
-	id := ownershipID
-	if id == "" {
-		if id, err = newUUID(s.random); err != nil {
-			return "", err
+	if row.OwnedType == OwnedEntity && a.Data.Entity(row.OwnedID) == nil {
+		return ErrInvalidFieldValues([]string{"owned"}, map[string]string{"owned": msgChooseOwned})
+	}
+	// Direct holdings of one party add up to at most 100%, and so do the
+	// indirect ones (an owner's stake through other companies): the same
+	// shares appear once in each view.
+	total := row.Percentage
+	for _, o := range a.Data.Ownership {
+		if o.ID != row.ID && o.OwnedType == row.OwnedType && o.OwnedID == row.OwnedID && o.IsDirect == row.IsDirect {
+			total += o.Percentage
 		}
 	}
-	err = s.changeForm(ctx, v, s.now().UTC(), func(a *Application) (Activity, error) {
-		// The parties may have been removed since the page was read.
-		if !(ownerType == OwnerPerson && a.Data.Person(ownerID) != nil ||
-			ownerType == OwnerEntity && a.Data.Entity(ownerID) != nil) {
-			return Activity{}, ErrInvalidFieldValues([]string{"owner"}, map[string]string{"owner": "choose who owns the shares"})
-		}
-		if ownedType == OwnedEntity && a.Data.Entity(ownedID) == nil {
-			return Activity{}, ErrInvalidFieldValues([]string{"owned"}, map[string]string{"owned": "choose which company is owned"})
-		}
-		// Direct holdings of one party add up to at most 100%, and so do
-		// the indirect ones (an owner's stake through other companies):
-		// the same shares appear once in each view.
-		total := pct
-		for _, o := range a.Data.Ownership {
-			if o.ID != id && o.OwnedType == ownedType && o.OwnedID == ownedID && o.IsDirect == in.IsDirect {
-				total += o.Percentage
-			}
-		}
-		if total > 100+1e-9 {
-			return Activity{}, ErrOwnershipOver100(ownedName(a, ownedType, ownedID), total)
-		}
-		i := slices.IndexFunc(a.Data.Ownership, func(o Ownership) bool { return o.ID == id })
-		if i < 0 {
-			if ownershipID != "" {
-				return Activity{}, ErrOwnershipNotFound
-			}
-			a.Data.Ownership = append(a.Data.Ownership, Ownership{ID: id})
-			i = len(a.Data.Ownership) - 1
-		} else if a.Data.Ownership[i].PercentageBand != "" {
-			return Activity{}, ErrRegistryRecord
-		}
-		a.Data.Ownership[i] = Ownership{ID: id, OwnerType: ownerType, OwnerID: ownerID, OwnedType: ownedType, OwnedID: ownedID,
-			Percentage: pct, IsDirect: in.IsDirect, IsNominee: in.IsNominee}
-		return Activity{Action: ActionOwnershipSaved, Detail: id}, nil
-	})
-	return id, err
+	if total > 100+1e-9 {
+		return ErrOwnershipOver100(ownedName(a, row.OwnedType, row.OwnedID), total)
+	}
+	return nil
 }
 
 // ownedName names an owned party for messages.
