@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 )
 
 // PersonInput is the applicant's answers about one person: roles, and the
@@ -145,36 +146,7 @@ func (s *Service) SavePerson(ctx context.Context, v *Visitor, personID string, i
 			problems.Add("roles", "choose at least one role")
 		}
 	}
-	values := map[string]json.RawMessage{}
-	var ids []string
-	for _, f := range v.Form().Fields() {
-		f := f
-		if !f.PersonScoped || f.Type == TypeDocument || existing != nil && registryLockedPersonField(existing, f.ID) || !onPage(in.Values, in.Shown, f.ID) {
-			continue
-		}
-		raw, given := in.Values[f.ID]
-		if !given {
-			raw = json.RawMessage("null")
-		}
-		norm, err := f.Normalize(raw, now)
-		switch {
-		case err != nil:
-			problems.Add(f.ID, err.Error())
-			continue
-		case f.ID == personFullName && norm == nil:
-			problems.Add(f.ID, "is required: enter the person's full name")
-			continue
-		case f.ID == personEmail && norm != nil:
-			var e string
-			_ = json.Unmarshal(norm, &e)
-			if !validEmail(e) {
-				problems.Add(f.ID, "must be an e-mail address such as name@example.com")
-				continue
-			}
-		}
-		ids = append(ids, f.ID)
-		values[f.ID] = norm
-	}
+	ids, values := personValues(v.Form(), existing, in, now, &problems)
 	if err := problems.FieldErr(); err != nil {
 		return "", err
 	}
@@ -210,6 +182,44 @@ func (s *Service) SavePerson(ctx context.Context, v *Visitor, personID string, i
 	return id, err
 }
 
+// personValues checks the person-scoped values of in that the page had,
+// except the ones the register decides for existing (nil for a new
+// person), and returns their ids in form order with the normalized values;
+// each failing value is added to problems.
+func personValues(form *Form, existing *Person, in PersonInput, now time.Time, problems *Problems) ([]string, map[string]json.RawMessage) {
+	values := map[string]json.RawMessage{}
+	var ids []string
+	for _, f := range form.Fields() {
+		if !f.PersonScoped || f.Type == TypeDocument || existing != nil && registryLockedPersonField(existing, f.ID) || !onPage(in.Values, in.Shown, f.ID) {
+			continue
+		}
+		raw, given := in.Values[f.ID]
+		if !given {
+			raw = json.RawMessage("null")
+		}
+		norm, err := f.Normalize(raw, now)
+		switch {
+		case err != nil:
+			problems.Add(f.ID, err.Error())
+			continue
+		case f.ID == personFullName && norm == nil:
+			problems.Add(f.ID, "is required: enter the person's full name")
+			continue
+		case f.ID == personEmail && norm != nil:
+			var e string
+			_ = json.Unmarshal(norm, &e)
+			if !validEmail(e) {
+				problems.Add(f.ID, "must be an e-mail address such as name@example.com")
+				continue
+			}
+		}
+		ids = append(ids, f.ID)
+		values[f.ID] = norm
+	}
+	return ids, values
+}
+
+// normalizeRoles keeps the known roles of in, once each, in display order.
 func normalizeRoles(in []PersonRole) []PersonRole {
 	var out []PersonRole
 	for _, r := range PersonRoles() {
