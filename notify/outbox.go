@@ -57,18 +57,11 @@ func (o *Outbox) Dir() string { return o.dir }
 // carries personal data). The file appears whole or not at all: it is written
 // to a temporary file in the same directory, synced and renamed.
 func (o *Outbox) Send(ctx context.Context, m onboarding.Message) error {
-	e, err := Render(m)
-	if err == nil {
-		err = o.SendEmail(ctx, e)
-	}
-	if err != nil {
-		return sendFailure(err)
-	}
-	return nil
+	return send(ctx, m, o.sendEmail)
 }
 
-// SendEmail writes e as Send writes a message.
-func (o *Outbox) SendEmail(ctx context.Context, m Email) error {
+// sendEmail writes e as Send writes a message.
+func (o *Outbox) sendEmail(ctx context.Context, m Email) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

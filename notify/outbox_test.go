@@ -58,7 +58,7 @@ func TestOutboxSend(t *testing.T) {
 		Text:    "Bonjour Zoë,\n\nvotre code : 123456\nhttps://onboard.example/v/xyz\n",
 		Link:    "https://onboard.example/v/xyz",
 	}
-	if err := o.SendEmail(context.Background(), m); err != nil {
+	if err := o.sendEmail(context.Background(), m); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
 
@@ -118,7 +118,7 @@ func TestOutboxConcurrentSends(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for range n {
-		wg.Go(func() { errs <- o.SendEmail(context.Background(), testMessage()) })
+		wg.Go(func() { errs <- o.sendEmail(context.Background(), testMessage()) })
 	}
 	wg.Wait()
 	close(errs)
@@ -160,7 +160,7 @@ func TestOutboxRefusals(t *testing.T) {
 			o, logs := newTestOutbox(t)
 			m := testMessage()
 			tt.edit(&m)
-			err := o.SendEmail(tt.ctx, m)
+			err := o.sendEmail(tt.ctx, m)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Send error = %v, want %q", err, tt.want)
 			}
@@ -202,7 +202,7 @@ func TestNewOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.SendEmail(context.Background(), testMessage()); err != nil {
+	if err := o.sendEmail(context.Background(), testMessage()); err != nil {
 		t.Fatal(err)
 	}
 	if names := outboxFiles(t, dir); len(names) != 1 {

@@ -163,18 +163,11 @@ func (s *SMTP) Addr() string { return s.addr }
 // address; credentials are only sent over TLS (or to localhost). An error
 // names the step that failed and carries the server's reply.
 func (s *SMTP) Send(ctx context.Context, m onboarding.Message) error {
-	e, err := Render(m)
-	if err == nil {
-		err = s.SendEmail(ctx, e)
-	}
-	if err != nil {
-		return sendFailure(err)
-	}
-	return nil
+	return send(ctx, m, s.sendEmail)
 }
 
-// SendEmail delivers e as Send delivers a message.
-func (s *SMTP) SendEmail(ctx context.Context, e Email) error {
+// sendEmail delivers e as Send delivers a message.
+func (s *SMTP) sendEmail(ctx context.Context, e Email) error {
 	to, msg, err := compose(s.from, e, s.now())
 	if err != nil {
 		return err

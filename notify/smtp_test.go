@@ -139,7 +139,7 @@ func TestSMTPSend(t *testing.T) {
 			}
 			s := newTestSMTP(t, u, pool, 5*time.Second)
 			s.isLoopback = func(net.Addr) bool { return tt.loopback }
-			if err := s.SendEmail(context.Background(), testMessage()); err != nil {
+			if err := s.sendEmail(context.Background(), testMessage()); err != nil {
 				t.Fatalf("Send: %v", err)
 			}
 			ss := srv.session(t)
@@ -171,7 +171,7 @@ func TestSMTPRefusesPlainTextOffLoopback(t *testing.T) {
 	srv := newTestServer(t, serverConfig{cert: cert, auth: true, user: testUser, pass: testPass})
 	s := newTestSMTP(t, credURL("smtp", srv.addr), pool, 5*time.Second)
 	s.isLoopback = func(net.Addr) bool { return false }
-	err := s.SendEmail(context.Background(), testMessage())
+	err := s.sendEmail(context.Background(), testMessage())
 	if err == nil || !strings.Contains(err.Error(), "STARTTLS: server does not offer STARTTLS") {
 		t.Fatalf("Send error = %v, want a refusal naming STARTTLS", err)
 	}
@@ -189,7 +189,7 @@ func TestSMTPRefusesUntrustedCertificate(t *testing.T) {
 	_, otherPool := testCert(t)
 	srv := newTestServer(t, serverConfig{cert: cert, startTLS: true, auth: true, user: testUser, pass: testPass})
 	s := newTestSMTP(t, credURL("smtp", srv.addr), otherPool, 5*time.Second)
-	err := s.SendEmail(context.Background(), testMessage())
+	err := s.sendEmail(context.Background(), testMessage())
 	var uae x509.UnknownAuthorityError
 	if !errors.As(err, &uae) || !strings.Contains(err.Error(), "STARTTLS") {
 		t.Fatalf("Send error = %v, want an unknown-authority error naming STARTTLS", err)
@@ -228,7 +228,7 @@ func TestSMTPRejections(t *testing.T) {
 				pass = "s3cret%2Fp%40ss"
 			}
 			s := newTestSMTP(t, "smtp://"+testUser+":"+pass+"@"+srv.addr, pool, 5*time.Second)
-			err := s.SendEmail(context.Background(), testMessage())
+			err := s.sendEmail(context.Background(), testMessage())
 			if err == nil {
 				t.Fatal("Send succeeded")
 			}
@@ -278,7 +278,7 @@ func TestSMTPSilentServerTimesOut(t *testing.T) {
 				time.AfterFunc(tt.cancel, cancel)
 			}
 			start := time.Now()
-			err := s.SendEmail(ctx, testMessage())
+			err := s.sendEmail(ctx, testMessage())
 			elapsed := time.Since(start)
 			if !errors.Is(err, tt.want) {
 				t.Errorf("Send error = %v, want %v", err, tt.want)
@@ -304,7 +304,7 @@ func TestSMTPRefusesHeaderInjectionBeforeConnecting(t *testing.T) {
 	s := newTestSMTP(t, "smtp://"+addr, nil, time.Second)
 	m := testMessage()
 	m.Subject = "Hi\r\nBcc: eve@example.org"
-	err = s.SendEmail(context.Background(), m)
+	err = s.sendEmail(context.Background(), m)
 	if err == nil || !strings.Contains(err.Error(), "subject contains a line break") {
 		t.Fatalf("Send error = %v, want a header injection refusal", err)
 	}

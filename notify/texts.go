@@ -68,6 +68,19 @@ func greeting(name string) string {
 	return "Hello " + name + ","
 }
 
+// send writes the words of m and hands them to deliver, a transport;
+// its failure comes back as a SendError.
+func send(ctx context.Context, m onboarding.Message, deliver func(context.Context, Email) error) error {
+	e, err := Render(m)
+	if err == nil {
+		err = deliver(ctx, e)
+	}
+	if err != nil {
+		return sendFailure(err)
+	}
+	return nil
+}
+
 // sendFailure wraps a transport's failure with the reason the activity log
 // shows: never the mail server's reply text, which often quotes the
 // recipient's address (the operator's log has it).

@@ -92,12 +92,7 @@ type SignIn struct {
 func (v *Visitor) Form() *Form { return v.Config.Form }
 
 // OrgName is the organization's display name.
-func (v *Visitor) OrgName() string {
-	if v.Org.Name != "" {
-		return v.Org.Name
-	}
-	return v.Org.ID
-}
+func (v *Visitor) OrgName() string { return v.Org.DisplayName() }
 
 // Primary reports whether the visitor is the application's primary participant.
 func (v *Visitor) Primary() bool { return v.Participant.Role == RolePrimary }

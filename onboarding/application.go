@@ -45,11 +45,15 @@ type RegistryDocument struct {
 	FileName     string // offered to downloads
 }
 
+// registryDocumentsCountry is the country whose companies get registry
+// documents (spec 2.1): filings come from Companies House.
+const registryDocumentsCountry = "GB"
+
 // RegistryEligible reports whether an application gets registry documents:
 // a UK company with a company number, on a configuration with registry
 // documents enabled (spec 2.1).
 func RegistryEligible(cfg *Configuration, country, number string) bool {
-	return cfg.RegistryDocuments && country == "GB" && number != ""
+	return cfg.RegistryDocuments && country == registryDocumentsCountry && number != ""
 }
 
 // Primary returns the primary participant, or nil when there is none.

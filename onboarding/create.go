@@ -270,11 +270,7 @@ func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Applic
 	if s.mailer == nil {
 		sendErr = errNoMailer
 	} else {
-		orgName := org.Name
-		if orgName == "" {
-			orgName = org.ID
-		}
-		sendErr = s.mailer.Send(ctx, Invite{To: Recipient{Email: p.Email, Name: p.Name}, OrgName: orgName, Company: app.CompanyName(), Link: link})
+		sendErr = s.mailer.Send(ctx, Invite{To: Recipient{Email: p.Email, Name: p.Name}, OrgName: org.DisplayName(), Company: app.CompanyName(), Link: link})
 	}
 	now := s.now().UTC()
 	system := Actor{Type: ActorSystem}

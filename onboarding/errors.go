@@ -32,6 +32,9 @@ type Error struct {
 	Message string
 	// Details carries per-field or per-key explanations (PATCH errors).
 	Details map[string]string
+	// Fields lists the keys of Details in the order they were found (the
+	// order of the request or form), when that order is known.
+	Fields []string
 	// SuggestedName is the registered company name on a name mismatch.
 	SuggestedName string
 	// Retryable is true when the same request may succeed later.
@@ -118,7 +121,7 @@ func ErrInvalidFieldValues(ids []string, reasons map[string]string) *Error {
 		parts[i] = id + ": " + reasons[id]
 	}
 	e := Errorf(KindInvalid, "Invalid field values — %s", strings.Join(parts, "; "))
-	e.Details = reasons
+	e.Details, e.Fields = reasons, ids
 	return e
 }
 

@@ -33,6 +33,17 @@ func (d *Data) DocumentsOf(personID string) *map[string]Document {
 	return nil
 }
 
+// Document returns the document of field fieldID of the company
+// (personID "") or of the person with personID, if there is one.
+func (d *Data) Document(fieldID, personID string) (Document, bool) {
+	docs := d.DocumentsOf(personID)
+	if docs == nil {
+		return Document{}, false
+	}
+	doc, ok := (*docs)[fieldID]
+	return doc, ok
+}
+
 // documentOwners returns the document maps of the company, every person
 // and every entity, in that order.
 func (d *Data) documentOwners() []map[string]Document {

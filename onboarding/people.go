@@ -27,9 +27,13 @@ func RolesValue(roles []PersonRole) json.RawMessage {
 	return b
 }
 
+// FieldPersonFullName is the person-scoped field of a person's full name:
+// every person has one, and the register decides it for registry people.
+const FieldPersonFullName = "person_full_name"
+
 // Person-scoped fields of the built-in form that map onto Person members.
 const (
-	personFullName    = "person_full_name"
+	personFullName    = FieldPersonFullName
 	personDateOfBirth = "person_date_of_birth"
 	personNationality = "person_nationality"
 	personHomeAddress = "person_home_address"
@@ -119,9 +123,9 @@ func splitName(full string) (first, last string) {
 	return strings.Join(parts[:len(parts)-1], " "), parts[len(parts)-1]
 }
 
-// registryLockedPersonField reports whether a registry person's field comes
-// from the register and stays as it is.
-func registryLockedPersonField(p *Person, id string) bool {
+// Locked reports whether p's field id comes from the register and stays
+// as it is: the full name of a registry person.
+func (p *Person) Locked(id string) bool {
 	return p.Source == SourceRegistry && id == personFullName
 }
 
@@ -190,7 +194,7 @@ func personValues(form *Form, existing *Person, in PersonInput, now time.Time, p
 	values := map[string]json.RawMessage{}
 	var ids []string
 	for _, f := range form.Fields() {
-		if !f.PersonScoped || f.Type == TypeDocument || existing != nil && registryLockedPersonField(existing, f.ID) || !onPage(in.Values, in.Shown, f.ID) {
+		if !f.PersonScoped || f.Type == TypeDocument || existing != nil && existing.Locked(f.ID) || !onPage(in.Values, in.Shown, f.ID) {
 			continue
 		}
 		raw, given := in.Values[f.ID]

@@ -30,20 +30,16 @@ func (p *Problems) Add(key, msg string) {
 	p.all = append(p.all, msg)
 }
 
-// Addf records a formatted message for key, as Add.
-func (p *Problems) Addf(key, format string, args ...any) {
-	p.Add(key, fmt.Sprintf(format, args...))
-}
-
 // Note records one more message under key even when key already has one:
 // for inputs (a configuration, a form file) where every problem is worth
 // reading at once.
 func (p *Problems) Note(key, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
 	if _, ok := p.messages[key]; !ok {
-		p.Addf(key, format, args...)
+		p.Add(key, msg)
 		return
 	}
-	p.all = append(p.all, fmt.Sprintf(format, args...))
+	p.all = append(p.all, msg)
 }
 
 // Has reports whether key has a problem.

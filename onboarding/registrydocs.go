@@ -53,7 +53,7 @@ const RegistryDocumentLinkTTL = 60 * time.Second
 // blob store or its registry cannot fetch the filings of UK companies.
 func (s *Service) RunRegistryDocuments(ctx context.Context) error {
 	// Only UK companies get registry documents (RegistryEligible).
-	if !s.registry.Supports("GB", FeatureFilings) {
+	if !s.registry.Supports(registryDocumentsCountry, FeatureFilings) {
 		return errors.New("registry documents: the registry cannot fetch filings")
 	}
 	if s.blobs == nil {

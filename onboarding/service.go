@@ -24,6 +24,15 @@ type Organization struct {
 	Configs            []*Configuration
 }
 
+// DisplayName is the organization's name as applicants read it: its name,
+// or its id without one.
+func (o *Organization) DisplayName() string {
+	if o.Name != "" {
+		return o.Name
+	}
+	return o.ID
+}
+
 // Configuration decides what an application collects and how it is checked.
 type Configuration struct {
 	ID                string
@@ -112,9 +121,10 @@ type Options struct {
 	// download URLs.
 	Blobs Blobs
 	Links LinkSigner
-	// SessionKey authenticates applicant form sessions and their CSRF
-	// tokens; at least 32 random bytes. Without one the form cannot be
-	// opened.
+	// SessionKey is the secret of applicant access, at least 32 random
+	// bytes: it keys the hashes of e-mail verification codes (the server
+	// signs form sessions with the same secret). Without one the form
+	// cannot be opened.
 	SessionKey []byte
 	// MaxUploadBytes bounds one uploaded document; DefaultMaxUploadBytes
 	// when zero.

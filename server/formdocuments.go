@@ -53,7 +53,7 @@ func (s *Server) docSlots(v *onboarding.Visitor) []docSlot {
 		}
 		add := func(personID, whose string, required bool) {
 			slot := docSlot{Key: docKey(f.ID, personID), FieldID: f.ID, PersonID: personID, Label: f.Label, Description: f.Description, Whose: whose, Required: required}
-			if doc, ok := (*d.DocumentsOf(personID))[f.ID]; ok {
+			if doc, ok := d.Document(f.ID, personID); ok {
 				slot.Doc = &doc
 				if doc.Status != onboarding.DocumentRejected {
 					slot.ViewHref = s.svc.DocumentDownloadPath(&doc)

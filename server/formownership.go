@@ -19,7 +19,7 @@ import (
 func (s *Server) registerOwnershipRoutes(in []echo.MiddlewareFunc) {
 	s.e.GET("/a/:slug/ownership/:id", s.ownershipPage, in...)
 	s.e.POST("/a/:slug/ownership/:id", s.ownershipSave, in...)
-	s.e.POST("/a/:slug/ownership/:id/remove", s.ownershipRemove, in...)
+	s.e.POST("/a/:slug/ownership/:id/remove", s.removeRecord(s.svc.RemoveOwnership), in...)
 }
 
 func (s *Server) ownershipPage(c echo.Context) error {
@@ -89,14 +89,6 @@ func (s *Server) ownershipSave(c echo.Context) error {
 		},
 		notice: "ownership",
 	})
-}
-
-func (s *Server) ownershipRemove(c echo.Context) error {
-	v := visitorOf(c)
-	if err := s.svc.RemoveOwnership(c.Request().Context(), v, c.Param("id")); err != nil {
-		return err
-	}
-	return redirectWith(c, formBase(v)+"/s/people", "removed")
 }
 
 // ownershipForm are the controls of an ownership statement.

@@ -22,10 +22,10 @@ import (
 func (s *Server) registerPeopleRoutes(in []echo.MiddlewareFunc) {
 	s.e.GET("/a/:slug/people/:id", s.personPage, in...)
 	s.e.POST("/a/:slug/people/:id", s.personSave, in...)
-	s.e.POST("/a/:slug/people/:id/remove", s.personRemove, in...)
+	s.e.POST("/a/:slug/people/:id/remove", s.removeRecord(s.svc.RemovePerson), in...)
 	s.e.GET("/a/:slug/entities/:id", s.entityPage, in...)
 	s.e.POST("/a/:slug/entities/:id", s.entitySave, in...)
-	s.e.POST("/a/:slug/entities/:id/remove", s.entityRemove, in...)
+	s.e.POST("/a/:slug/entities/:id/remove", s.removeRecord(s.svc.RemoveEntity), in...)
 }
 
 // peoplePage is the page of the people stage.
@@ -34,7 +34,7 @@ func (s *Server) peoplePage(c echo.Context, v *onboarding.Visitor) error {
 	p.Notice = notice(c)
 	todo := map[string]int{} // person id → details missing
 	for _, m := range v.Missing() {
-		if m.Stage == onboarding.StagePeople && m.PersonID != "" {
+		if f, ok := v.Form().Field(m.FieldID); ok && m.Stage == onboarding.StagePeople && m.PersonID != "" && f.PersonScoped {
 			todo[m.PersonID]++
 		}
 	}
@@ -112,9 +112,9 @@ func personControls(v *onboarding.Visitor, person *onboarding.Person, in *onboar
 		}
 		fv := newFieldView(f, f.ID, raw, errs.at(f.ID))
 		fv.Shown = fp
-		if f.ID == "person_full_name" {
+		if f.ID == onboarding.FieldPersonFullName {
 			fv.Required = true
-			fv.ReadOnly = person != nil && person.Source == onboarding.SourceRegistry
+			fv.ReadOnly = person != nil && person.Locked(f.ID)
 		}
 		out = append(out, fv)
 	}
@@ -137,14 +137,6 @@ func (s *Server) personSave(c echo.Context) error {
 		render: s.renderPerson,
 		notice: "person",
 	})
-}
-
-func (s *Server) personRemove(c echo.Context) error {
-	v := visitorOf(c)
-	if err := s.svc.RemovePerson(c.Request().Context(), v, c.Param("id")); err != nil {
-		return err
-	}
-	return redirectWith(c, formBase(v)+"/s/people", "removed")
 }
 
 // personFields are the person-scoped fields of the form other than documents.
@@ -177,10 +169,10 @@ func roleList(roles []onboarding.PersonRole) string {
 
 // entityTypeLabels name each type of related company.
 var entityTypeLabels = map[onboarding.EntityType]string{
-	"holding_company": "Holding company",
-	"subsidiary":      "Subsidiary",
-	"parent":          "Parent company",
-	"other":           "Other",
+	onboarding.EntityHoldingCompany: "Holding company",
+	onboarding.EntitySubsidiary:     "Subsidiary",
+	onboarding.EntityParent:         "Parent company",
+	onboarding.EntityOther:          "Other",
 }
 
 // entityForm are the controls of a related company.
@@ -244,14 +236,6 @@ func (s *Server) entitySave(c echo.Context) error {
 		render: s.renderEntity,
 		notice: "entity",
 	})
-}
-
-func (s *Server) entityRemove(c echo.Context) error {
-	v := visitorOf(c)
-	if err := s.svc.RemoveEntity(c.Request().Context(), v, c.Param("id")); err != nil {
-		return err
-	}
-	return redirectWith(c, formBase(v)+"/s/people", "removed")
 }
 
 // peopleView is the people stage's data.

@@ -92,7 +92,7 @@ func peopleRows(v *onboarding.Visitor) []summaryRow {
 		pp := &d.People[i]
 		parts := []string{roleList(pp.Roles)}
 		for _, f := range fields {
-			if f.ID == "person_full_name" {
+			if f.ID == onboarding.FieldPersonFullName {
 				continue
 			}
 			if t := valueText(f, onboarding.PersonFieldValue(pp, f.ID)); t != "" {

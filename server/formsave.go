@@ -53,8 +53,9 @@ func (e *formErrors) items() []errorItem {
 
 // fieldErrors turns a validation error into per-control messages and the
 // page's error summary, in the order of controls; reasons about no
-// control follow, in the order of their keys. It returns nil when err is
-// not a validation error about fields.
+// control follow, in the order the domain found them (by key when it does
+// not say). It returns nil when err is not a validation error about
+// fields.
 func fieldErrors(err error, controls []labelled) *formErrors {
 	e := onboarding.AsError(err)
 	if e == nil || e.Kind != onboarding.KindInvalid || len(e.Details) == 0 {
@@ -68,7 +69,11 @@ func fieldErrors(err error, controls []labelled) *formErrors {
 			fe.summary = append(fe.summary, errorItem{Anchor: ctl.ID, Message: m})
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(e.Details)) {
+	order := e.Fields
+	if len(order) != len(e.Details) {
+		order = slices.Sorted(maps.Keys(e.Details))
+	}
+	for _, id := range order {
 		if _, ok := fe.byControl[id]; !ok {
 			fe.byControl[id] = e.Details[id]
 			fe.summary = append(fe.summary, errorItem{Message: e.Details[id]})
@@ -130,4 +135,17 @@ func saveRecord[In any](c echo.Context, p recordPage[In]) error {
 		return err
 	}
 	return redirectWith(c, formBase(v)+"/s/people", p.notice)
+}
+
+// removeRecord is the handler of a people-stage record's remove button
+// (a person, a related company, an ownership row): remove takes the
+// record's id, and the applicant goes back to the people page.
+func (s *Server) removeRecord(remove func(ctx context.Context, v *onboarding.Visitor, id string) error) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := visitorOf(c)
+		if err := remove(c.Request().Context(), v, c.Param("id")); err != nil {
+			return err
+		}
+		return redirectWith(c, formBase(v)+"/s/people", "removed")
+	}
 }

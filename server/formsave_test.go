@@ -10,7 +10,8 @@ import (
 )
 
 // TestFieldErrors: the summary follows the page's controls, then lists
-// reasons about no control in the order of their keys, never map order.
+// reasons about no control in the order the domain found them (by key when
+// it does not say), never map order.
 func TestFieldErrors(t *testing.T) {
 	controls := []labelled{{"name", "Legal name"}, {"type", "Relationship"}, {"country", "Country"}}
 	invalid := func(details map[string]string) error {
@@ -39,6 +40,18 @@ func TestFieldErrors(t *testing.T) {
 					{Message: "is wrong"},
 					{Message: "is late"},
 					{Message: "is odd"},
+				},
+			},
+		},
+		{
+			"controls in page order, then the rest in the order the domain found them",
+			onboarding.ErrInvalidFieldValues([]string{"zeta", "country", "alpha"}, map[string]string{"zeta": "is odd", "country": "is not a code", "alpha": "is wrong"}),
+			&formErrors{
+				byControl: map[string]string{"country": "Country is not a code", "alpha": "is wrong", "zeta": "is odd"},
+				summary: []errorItem{
+					{Anchor: "country", Message: "Country is not a code"},
+					{Message: "is odd"},
+					{Message: "is wrong"},
 				},
 			},
 		},

@@ -35,6 +35,10 @@ var (
 	errIdempotencyMismatch   = &onboarding.Error{Kind: onboarding.KindUnprocessable, Message: "This Idempotency-Key was already used with a different request"}
 )
 
+// errNoResponseStore is the cause, for the log, of a request with an
+// Idempotency-Key to a server built without a ResponseStore.
+var errNoResponseStore = errors.New("server: no ResponseStore to keep responses for Idempotency-Key")
+
 // ResponseStore keeps the responses saved for idempotency keys, as records
 // the server encodes; storage.Store implements it.
 type ResponseStore interface {
@@ -120,6 +124,9 @@ func (r *replays) begin(ctx context.Context, clientID, token, key string, finger
 	}
 	if !validIdempotencyKey(key) {
 		return nil, nil, errIdempotencyKeyInvalid
+	}
+	if r.store == nil {
+		return nil, nil, errNoResponseStore
 	}
 	slot := clientID + "\x00" + key
 	r.mu.Lock()

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -458,7 +459,7 @@ func TestRegistryDocumentsResumeAfterRestart(t *testing.T) {
 		t.Fatal("the second download never started")
 	}
 	cancel() // the server stops while the second download hangs
-	if err := <-done; err != context.Canceled {
+	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("RunRegistryDocuments = %v, want context.Canceled", err)
 	}
 	app, err := store.Application(context.Background(), id)

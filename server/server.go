@@ -23,7 +23,8 @@ import (
 // Options configures a Server.
 type Options struct {
 	Service *onboarding.Service
-	// Responses keeps the responses of requests with an Idempotency-Key.
+	// Responses keeps the responses of requests with an Idempotency-Key;
+	// without it such requests fail with 500 and a logged cause.
 	Responses ResponseStore
 	// Sessions keeps the applicant form's sessions; without it the form
 	// answers that it is not available.

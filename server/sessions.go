@@ -8,12 +8,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"onboard/onboarding"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"onboard/onboarding"
 )
 
 // The applicant form's sessions (DESIGN §5.5): once a participant proved
@@ -138,7 +139,7 @@ func validCSRF(want, got string) bool {
 // newNonce returns a fresh session secret: 16 random bytes, URL-safe.
 func newNonce() string {
 	b := make([]byte, 16)
-	rand.Read(b)
+	rand.Read(b) // never fails (crypto/rand, Go 1.24 and later)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
