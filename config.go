@@ -114,7 +114,11 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText writes the duration as a Go duration string.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// DefaultConfig is the embedded sandbox configuration used when no file is given.
+// DefaultConfig is the embedded sandbox configuration used when no file is
+// given, and the values a file is decoded onto. The decoder fills the
+// existing elements of a list of tables, and the entries of a map, in place:
+// a default of either kind must be set aside in LoadConfig, as the sandbox
+// organization is, or a file's entries would inherit its fields.
 func DefaultConfig() Config {
 	return Config{
 		Environment: "sandbox",
