@@ -189,7 +189,7 @@ func (s *Service) signIn(ctx context.Context, v *Visitor, now time.Time, how str
 // sent application to in_progress (spec §3), once.
 func (s *Service) markOpened(ctx context.Context, v *Visitor, now time.Time, extra ...Activity) error {
 	pid := v.Participant.ID
-	app, err := s.store.UpdateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
 		p := a.participant(pid)
 		if p == nil {
 			return nil, ErrFormNotFound
@@ -245,7 +245,7 @@ func (s *Service) SendVerificationCode(ctx context.Context, v *Visitor) error {
 	}
 	pid := v.Participant.ID
 	hash := s.codeHash(pid, code)
-	app, err := s.store.UpdateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
 		p := a.participant(pid)
 		if p == nil {
 			return nil, ErrFormNotFound
@@ -284,7 +284,7 @@ func (s *Service) VerifyCode(ctx context.Context, v *Visitor, code string) error
 	pid := v.Participant.ID
 	hash := s.codeHash(pid, code)
 	var wrong *Error
-	app, err := s.store.UpdateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
 		wrong = nil
 		p := a.participant(pid)
 		switch {

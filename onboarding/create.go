@@ -104,9 +104,14 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 		log = append(log, Activity{At: now, Action: ActionRegistryPartiesUnavailable, Actor: Actor{Type: ActorSystem},
 			Detail: "officers and persons with significant control could not be fetched; the applicant enters them"})
 	}
-	if err := s.store.CreateApplication(ctx, app, log); err != nil {
+	events, err := s.applicationEvents(nil, app, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.CreateApplication(ctx, app, Changes{Log: log, Events: events}); err != nil {
 		return nil, fmt.Errorf("create application: %w", err)
 	}
+	s.wakeWebhooks()
 	// The application is committed: from here on nothing may fail the
 	// request (a retry would create a second application), and the client
 	// going away must not stop the invite or its bookkeeping.
@@ -276,7 +281,7 @@ func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Applic
 	system := Actor{Type: ActorSystem}
 	if sendErr != nil {
 		s.log.Warn("invite email failed", "application_id", app.ID, "err", sendErr)
-		_, err := s.store.UpdateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
+		_, err := s.updateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
 			return []Activity{{At: now, Action: ActionInviteFailed, Actor: system, Detail: inviteFailure(sendErr)}}, nil
 		})
 		if err != nil {
@@ -284,7 +289,7 @@ func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Applic
 		}
 		return nil, nil
 	}
-	updated, err := s.store.UpdateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
+	updated, err := s.updateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
 		if a.Status == StatusCreated {
 			a.Status = StatusSent
 			a.UpdatedAt = now

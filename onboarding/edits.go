@@ -39,7 +39,7 @@ func editable(v *Visitor) error {
 // checking again that it may change, and refreshes v.
 func (s *Service) changeForm(ctx context.Context, v *Visitor, now time.Time, change func(*Application) (Activity, error)) error {
 	pid := v.Participant.ID
-	app, err := s.store.UpdateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
 		p := a.participant(pid)
 		if p == nil {
 			return nil, ErrNotSignedIn

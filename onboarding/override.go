@@ -107,7 +107,7 @@ func (s *Service) OverrideDocument(ctx context.Context, o DocumentOverride) (*Do
 		result  Document
 		oldBlob string // the file a skip leaves unreferenced
 	)
-	_, err := s.store.UpdateApplication(ctx, o.AppID, func(a *Application) ([]Activity, error) {
+	_, err := s.updateApplication(ctx, o.AppID, func(a *Application) ([]Activity, error) {
 		oldBlob = ""
 		form, err := s.formOf(a)
 		if err != nil {

@@ -128,7 +128,7 @@ func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body [
 	if err := problems.FieldErr(); err != nil {
 		return nil, nil, err
 	}
-	updated, err := s.updateApplication(ctx, k, app.ID, func(a *Application) ([]Activity, error) {
+	updated, err := s.updateOwnApplication(ctx, k, app.ID, func(a *Application) ([]Activity, error) {
 		if !a.Status.Writable() {
 			return nil, ErrCannotUpdate(a.Status)
 		}

@@ -34,7 +34,7 @@ func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string) (
 	}
 	now := s.now().UTC()
 	expires := now.Add(PreAuthTTL)
-	app, err := s.updateApplication(ctx, k, current.ID, func(a *Application) ([]Activity, error) {
+	app, err := s.updateOwnApplication(ctx, k, current.ID, func(a *Application) ([]Activity, error) {
 		if a.Status.Terminal() {
 			return nil, ErrTerminalPreAuth
 		}
@@ -59,11 +59,11 @@ func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string) (
 	}, nil
 }
 
-// updateApplication applies change to an application of k's organization in
+// updateOwnApplication applies change to an application of k's organization in
 // one transaction. A missing application, or another organization's, is
 // ErrApplicationNotFound; domain errors from change come back unchanged.
-func (s *Service) updateApplication(ctx context.Context, k *APIKey, id string, change func(*Application) ([]Activity, error)) (*Application, error) {
-	app, err := s.store.UpdateApplication(ctx, id, func(a *Application) ([]Activity, error) {
+func (s *Service) updateOwnApplication(ctx context.Context, k *APIKey, id string, change func(*Application) ([]Activity, error)) (*Application, error) {
+	app, err := s.updateApplication(ctx, id, func(a *Application) ([]Activity, error) {
 		if a.OrgID != k.OrgID {
 			return nil, ErrApplicationNotFound
 		}

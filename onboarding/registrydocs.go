@@ -205,7 +205,7 @@ func (s *Service) storeFiling(ctx context.Context, country, appID string, f Fili
 		FilingDate: f.FilingDate, FetchedAt: &now, BlobID: blobID, FileName: f.FileName,
 	}
 	added := false
-	_, err = s.store.UpdateApplication(context.WithoutCancel(ctx), appID, func(a *Application) ([]Activity, error) {
+	_, err = s.updateApplication(context.WithoutCancel(ctx), appID, func(a *Application) ([]Activity, error) {
 		added = false
 		if a.RegistryDocumentsStatus != RegistryDocumentsPending {
 			return nil, nil
@@ -231,7 +231,7 @@ func (s *Service) storeFiling(ctx context.Context, country, appID string, f Fili
 // application from the queue in the same transaction.
 func (s *Service) finishRegistryDocuments(ctx context.Context, id string, status RegistryDocumentsStatus, detail string) {
 	now := s.now().UTC()
-	_, err := s.store.UpdateApplication(context.WithoutCancel(ctx), id, func(a *Application) ([]Activity, error) {
+	_, err := s.updateApplication(context.WithoutCancel(ctx), id, func(a *Application) ([]Activity, error) {
 		if a.RegistryDocumentsStatus != RegistryDocumentsPending {
 			return nil, nil
 		}

@@ -57,18 +57,20 @@ func (c *Configuration) AllowsCountry(country string) bool {
 // package implements it over Badger. Methods return ErrNotFound for missing
 // records; every other error is unexpected.
 type Store interface {
-	// CreateApplication stores a new application and its first activity entries.
-	CreateApplication(ctx context.Context, app *Application, log []Activity) error
+	// CreateApplication stores a new application, its first activity
+	// entries and its first events, in one transaction.
+	CreateApplication(ctx context.Context, app *Application, ch Changes) error
 	// Application returns the application with id.
 	Application(ctx context.Context, id string) (*Application, error)
 	// ApplicationBySlug returns the application one of whose participants
 	// has the link slug.
 	ApplicationBySlug(ctx context.Context, slug string) (*Application, error)
 	// UpdateApplication applies change to the stored application atomically
-	// and appends the activity entries it returns. change may run more than
-	// once (on a write conflict) and must depend only on its argument. An
-	// error from change aborts the update and is returned unchanged.
-	UpdateApplication(ctx context.Context, id string, change func(*Application) ([]Activity, error)) (*Application, error)
+	// and writes the activity entries and events it returns in the same
+	// transaction. change may run more than once (on a write conflict) and
+	// must depend only on its argument. An error from change aborts the
+	// update and is returned unchanged.
+	UpdateApplication(ctx context.Context, id string, change func(*Application) (Changes, error)) (*Application, error)
 	// ListApplications returns up to q.Limit applications newest first, and
 	// whether more follow.
 	ListApplications(ctx context.Context, q ListQuery) ([]*Application, bool, error)
@@ -84,6 +86,8 @@ type Store interface {
 	APIKeys(ctx context.Context, orgID string) ([]*APIKey, error)
 	// UpdateAPIKey applies change to the stored key atomically.
 	UpdateAPIKey(ctx context.Context, clientID string, change func(*APIKey) error) (*APIKey, error)
+
+	WebhookStore
 }
 
 // ListQuery selects a page of an organization's applications.
@@ -156,6 +160,7 @@ type Service struct {
 	blobs           Blobs
 	links           LinkSigner
 	docsWake        chan struct{}
+	webhooksWake    chan struct{}
 	sessionKey      []byte
 	maxUpload       int64
 	pageCounter     PageCounter
@@ -212,6 +217,7 @@ func New(opts Options) (*Service, error) {
 		s.maxUpload = DefaultMaxUploadBytes
 	}
 	s.docsWake = make(chan struct{}, 1)
+	s.webhooksWake = make(chan struct{}, 1)
 	s.registryRetries = opts.RegistryRetries
 	s.docsIdle = opts.RegistryDocumentsIdle
 	if s.registryRetries == nil {

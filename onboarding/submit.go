@@ -149,7 +149,7 @@ func (s *Service) Submit(ctx context.Context, v *Visitor) error {
 	}
 	now := s.now().UTC()
 	pid := v.Participant.ID
-	app, err := s.store.UpdateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
 		p := a.participant(pid)
 		if p == nil {
 			return nil, ErrNotSignedIn

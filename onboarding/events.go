@@ -1,0 +1,229 @@
+package onboarding
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// Events (DESIGN §5.7). An event is written to the store in the same
+// transaction as the change that caused it (the transactional outbox), so a
+// change that did not commit emits nothing and a crash after commit loses
+// nothing. Its body is rendered once, at commit: every delivery of it and
+// the events API send exactly those bytes.
+
+// EventType names what happened.
+type EventType string
+
+// The event types.
+const (
+	EventApplicationCreated                  EventType = "application.created"
+	EventApplicationSent                     EventType = "application.sent"
+	EventApplicationOpened                   EventType = "application.opened"
+	EventApplicationSubmitted                EventType = "application.submitted"
+	EventApplicationReferred                 EventType = "application.referred"
+	EventApplicationApproved                 EventType = "application.approved"
+	EventApplicationRejected                 EventType = "application.rejected"
+	EventApplicationRegistryDocumentsUpdated EventType = "application.registry_documents_updated"
+	EventRFIRequestCreated                   EventType = "rfi_request.created"
+	EventRFIRequestOpened                    EventType = "rfi_request.opened"
+	EventRFIRequestCompleted                 EventType = "rfi_request.completed"
+	EventRFIRequestExpired                   EventType = "rfi_request.expired"
+	EventWebhookTest                         EventType = "webhook.test"
+)
+
+// EventTypes returns every event type, in the order DESIGN §5.7 lists them.
+func EventTypes() []EventType {
+	return []EventType{
+		EventApplicationCreated, EventApplicationSent, EventApplicationOpened, EventApplicationSubmitted,
+		EventApplicationReferred, EventApplicationApproved, EventApplicationRejected,
+		EventApplicationRegistryDocumentsUpdated,
+		EventRFIRequestCreated, EventRFIRequestOpened, EventRFIRequestCompleted, EventRFIRequestExpired,
+		EventWebhookTest,
+	}
+}
+
+// ParseEventType returns the event type named s, or the API's error for an
+// unknown one.
+func ParseEventType(s string) (EventType, error) {
+	t := EventType(s)
+	if !slices.Contains(EventTypes(), t) {
+		return "", ErrInvalidEventType(s)
+	}
+	return t, nil
+}
+
+// ErrInvalidEventType is the 400 for an event type that does not exist.
+func ErrInvalidEventType(t string) *Error {
+	return Errorf(KindInvalid, "Invalid event type '%s'", t)
+}
+
+// ErrEventNotFound is the 404 of get event.
+var ErrEventNotFound = &Error{Kind: KindNotFound, Message: "Event not found"}
+
+// EventRetention is how long events stay readable through the events API
+// and redeliverable; the store forgets them after.
+const EventRetention = 30 * 24 * time.Hour
+
+// eventIDPrefix starts every event id: "evt_" and a ULID, so ids sort by
+// time, never contain '.', and say what they are.
+const eventIDPrefix = "evt_"
+
+// Event is a committed fact a partner hears about, by webhook and through
+// the events API.
+type Event struct {
+	ID    string // eventIDPrefix + ULID; the webhook-id of every delivery
+	Type  EventType
+	OrgID string
+	// Subject is the id of the application or RFI request the event is
+	// about (for webhook.test, the event's own id). One endpoint receives
+	// the events of one subject in the order they happened.
+	Subject string
+	// Endpoint, for webhook.test, is the only endpoint the event goes to;
+	// empty, the event goes to every enabled endpoint that wants its type.
+	Endpoint string
+	At       time.Time
+	// Body is the JSON body {"id","type","timestamp","data"}, exactly as
+	// webhooks send it and the events API lists it.
+	Body json.RawMessage
+}
+
+// Seq is the ULID of the event's id: its position in time order. It is
+// zero for an id that is not an event id.
+func (e *Event) Seq() ulid.ULID {
+	id, _ := EventSeq(e.ID)
+	return id
+}
+
+// EventSeq parses an event id into its ULID; ok is false when id is not an
+// event id.
+func EventSeq(id string) (seq ulid.ULID, ok bool) {
+	rest, found := strings.CutPrefix(id, eventIDPrefix)
+	if !found {
+		return ulid.ULID{}, false
+	}
+	seq, err := ulid.ParseStrict(rest)
+	return seq, err == nil
+}
+
+// eventBody is the wire format of an event (DESIGN §5.7).
+type eventBody struct {
+	ID        string    `json:"id"`
+	Type      EventType `json:"type"`
+	Timestamp string    `json:"timestamp"`
+	Data      any       `json:"data"`
+}
+
+// newEvent builds an event of org about subject, happening at, with data
+// as its body's data member.
+func (s *Service) newEvent(t EventType, org, subject string, at time.Time, data any) (*Event, error) {
+	seq, err := s.nextSeq(at)
+	if err != nil {
+		return nil, err
+	}
+	id := eventIDPrefix + seq.String()
+	if subject == "" {
+		subject = id
+	}
+	body, err := json.Marshal(eventBody{ID: id, Type: t, Timestamp: Timestamp(at), Data: data})
+	if err != nil {
+		return nil, fmt.Errorf("render event %s: %w", t, err)
+	}
+	return &Event{ID: id, Type: t, OrgID: org, Subject: subject, At: at, Body: body}, nil
+}
+
+// applicationEvents returns the events an application change emits, from
+// the application before and after it (DESIGN §5.1): each status the
+// change moved it to has its event, in the order of the status machine,
+// and registry documents leaving `pending` emit theirs. A change that moves
+// nothing (a PATCH, a form save) emits none. before is nil for a new
+// application. Every event's data is the application after the change, as
+// get-application shows it, without download links and sensitive fields.
+func (s *Service) applicationEvents(before *Application, after *Application, at time.Time) ([]*Event, error) {
+	var types []EventType
+	from := Status("")
+	fromDocs := RegistryDocumentsStatus("")
+	if before != nil {
+		from, fromDocs = before.Status, before.RegistryDocumentsStatus
+	} else {
+		types = append(types, EventApplicationCreated)
+	}
+	if after.Status != from {
+		switch after.Status {
+		case StatusSent:
+			types = append(types, EventApplicationSent)
+		case StatusInProgress:
+			types = append(types, EventApplicationOpened)
+		case StatusSubmitted:
+			types = append(types, EventApplicationSubmitted)
+		case StatusReview:
+			types = append(types, EventApplicationReferred)
+		case StatusApproved:
+			types = append(types, EventApplicationApproved)
+		case StatusRejected:
+			types = append(types, EventApplicationRejected)
+		}
+	}
+	if fromDocs == RegistryDocumentsPending && after.RegistryDocumentsStatus != RegistryDocumentsPending {
+		types = append(types, EventApplicationRegistryDocumentsUpdated)
+	}
+	if len(types) == 0 {
+		return nil, nil
+	}
+	data, err := s.View(after, ViewOptions{WithoutSensitive: true})
+	if err != nil {
+		return nil, err
+	}
+	events := make([]*Event, len(types))
+	for i, t := range types {
+		if events[i], err = s.newEvent(t, after.OrgID, after.ID, at, data); err != nil {
+			return nil, err
+		}
+	}
+	return events, nil
+}
+
+// Changes are what one change of an application writes beside its record,
+// in the same transaction: activity entries and events.
+type Changes struct {
+	Log    []Activity
+	Events []*Event
+}
+
+// updateApplication applies change to the stored application and commits,
+// in the same transaction, the activity entries it returns and the events
+// the change emits (applicationEvents). Every change of an application goes
+// through here, so no status move can forget its event.
+func (s *Service) updateApplication(ctx context.Context, id string, change func(*Application) ([]Activity, error)) (*Application, error) {
+	emitted := false
+	app, err := s.store.UpdateApplication(ctx, id, func(a *Application) (Changes, error) {
+		before := *a
+		log, err := change(a)
+		if err != nil {
+			return Changes{}, err
+		}
+		events, err := s.applicationEvents(&before, a, s.now().UTC())
+		if err != nil {
+			return Changes{}, err
+		}
+		emitted = len(events) > 0
+		return Changes{Log: log, Events: events}, nil
+	})
+	if err == nil && emitted {
+		s.wakeWebhooks()
+	}
+	return app, err
+}
+
+// wakeWebhooks tells a running RunWebhooks that events were committed.
+func (s *Service) wakeWebhooks() {
+	select {
+	case s.webhooksWake <- struct{}{}:
+	default: // a wake-up is already waiting
+	}
+}
