@@ -41,7 +41,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, spec KeySpec) (string, *APIK
 	if len([]rune(name)) > maxKeyNameRunes {
 		return "", nil, Errorf(KindInvalid, "a key name is at most %d characters", maxKeyNameRunes)
 	}
-	scopes, err := parseScopes(spec.Scopes)
+	scopes, all, err := parseScopes(spec.Scopes)
 	if err != nil {
 		return "", nil, err
 	}
@@ -61,6 +61,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, spec KeySpec) (string, *APIK
 		ClientID:   clientID,
 		OrgID:      spec.OrgID,
 		Name:       name,
+		AllScopes:  all,
 		Scopes:     scopes,
 		SecretHash: hashSecret(secret),
 		CreatedAt:  now,
@@ -76,10 +77,10 @@ func (s *Service) CreateAPIKey(ctx context.Context, spec KeySpec) (string, *APIK
 	return keyPrefix + clientID + "." + secret, k, nil
 }
 
-// parseScopes validates scope names; none means all.
-func parseScopes(names []string) ([]Scope, error) {
+// parseScopes validates scope names; none means all (and all is true).
+func parseScopes(names []string) (scopes []Scope, all bool, err error) {
 	if len(names) == 0 {
-		return AllScopes(), nil
+		return AllScopes(), true, nil
 	}
 	var out []Scope
 	for _, n := range names {
@@ -94,7 +95,7 @@ func parseScopes(names []string) ([]Scope, error) {
 				for i, a := range all {
 					valid[i] = string(a)
 				}
-				return nil, Errorf(KindInvalid, "unknown scope '%s' (valid scopes: %s)", part, strings.Join(valid, ", "))
+				return nil, false, Errorf(KindInvalid, "unknown scope '%s' (valid scopes: %s)", part, strings.Join(valid, ", "))
 			}
 			if !slices.Contains(out, sc) {
 				out = append(out, sc)
@@ -102,9 +103,9 @@ func parseScopes(names []string) ([]Scope, error) {
 		}
 	}
 	if len(out) == 0 {
-		return AllScopes(), nil
+		return AllScopes(), true, nil
 	}
-	return out, nil
+	return out, false, nil
 }
 
 // Authenticate returns the active key that token (the bearer value of the

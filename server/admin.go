@@ -36,8 +36,9 @@ type AdminKey struct {
 
 // AdminKeyOf converts a stored key into its admin view.
 func AdminKeyOf(k *onboarding.APIKey) AdminKey {
-	scopes := make([]string, len(k.Scopes))
-	for i, s := range k.Scopes {
+	list := k.ScopeList()
+	scopes := make([]string, len(list))
+	for i, s := range list {
 		scopes[i] = string(s)
 	}
 	return AdminKey{
