@@ -107,16 +107,16 @@ func TestCursor(t *testing.T) {
 }
 
 func TestParseScopes(t *testing.T) {
-	got, err := parseScopes(nil)
-	if err != nil || len(got) != len(AllScopes()) {
-		t.Errorf("parseScopes(nil) = %v, %v; want all", got, err)
+	got, all, err := parseScopes(nil)
+	if err != nil || !all || len(got) != len(AllScopes()) {
+		t.Errorf("parseScopes(nil) = %v, %v, %v; want all", got, all, err)
 	}
-	got, err = parseScopes([]string{"applications:read,applications:write", "applications:read"})
-	if diff := cmp.Diff([]Scope{ScopeApplicationsRead, ScopeApplicationsWrite}, got); diff != "" || err != nil {
-		t.Errorf("parseScopes(comma list) (-want +got):\n%s %v", diff, err)
+	got, all, err = parseScopes([]string{"applications:read,applications:write", "applications:read"})
+	if diff := cmp.Diff([]Scope{ScopeApplicationsRead, ScopeApplicationsWrite}, got); diff != "" || all || err != nil {
+		t.Errorf("parseScopes(comma list) (-want +got):\n%s %v %v", diff, all, err)
 	}
-	_, err = parseScopes([]string{"admin"})
-	if want := "unknown scope 'admin' (valid scopes: applications:create, applications:read, applications:write, rfi:create)"; err == nil || err.Error() != want {
+	_, _, err = parseScopes([]string{"admin"})
+	if want := "unknown scope 'admin' (valid scopes: applications:create, applications:read, applications:write, rfi:create, events:read)"; err == nil || err.Error() != want {
 		t.Errorf("parseScopes(admin) = %v, want %q", err, want)
 	}
 }

@@ -1,6 +1,7 @@
 package onboarding
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -136,6 +137,18 @@ type Options struct {
 	// PageCounter counts the pages of uploaded PDFs for the max_pages rule
 	// of strict document fields; required, so that no Service skips it.
 	PageCounter PageCounter
+	// Webhooks sends webhook deliveries and checks endpoint URLs; without
+	// one, endpoints cannot be added and RunWebhooks does not run.
+	Webhooks WebhookTransport
+	// RetrySchedule is the pause before each delivery attempt, the first
+	// usually zero; DefaultRetrySchedule when empty.
+	RetrySchedule []time.Duration
+	// WebhookTimeout bounds one attempt (the transport enforces it; the
+	// Service sizes its leases by it); DefaultWebhookTimeout when zero.
+	WebhookTimeout time.Duration
+	// WebhookWorkers bounds the attempts in flight; DefaultWebhookWorkers
+	// when zero.
+	WebhookWorkers int
 }
 
 // DefaultMaxUploadBytes is the upload limit when none is configured (DESIGN §5.9).
@@ -161,6 +174,10 @@ type Service struct {
 	links           LinkSigner
 	docsWake        chan struct{}
 	webhooksWake    chan struct{}
+	webhooks        WebhookTransport
+	retrySchedule   []time.Duration
+	webhookTimeout  time.Duration
+	webhookWorkers  int
 	sessionKey      []byte
 	maxUpload       int64
 	pageCounter     PageCounter
@@ -218,6 +235,13 @@ func New(opts Options) (*Service, error) {
 	}
 	s.docsWake = make(chan struct{}, 1)
 	s.webhooksWake = make(chan struct{}, 1)
+	s.webhooks = opts.Webhooks
+	s.retrySchedule = opts.RetrySchedule
+	if len(s.retrySchedule) == 0 {
+		s.retrySchedule = DefaultRetrySchedule()
+	}
+	s.webhookTimeout = cmp.Or(opts.WebhookTimeout, DefaultWebhookTimeout)
+	s.webhookWorkers = cmp.Or(opts.WebhookWorkers, DefaultWebhookWorkers)
 	s.registryRetries = opts.RegistryRetries
 	s.docsIdle = opts.RegistryDocumentsIdle
 	if s.registryRetries == nil {

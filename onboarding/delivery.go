@@ -1,0 +1,197 @@
+package onboarding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// Webhook delivery (DESIGN §5.7). RunWebhooks claims due deliveries from
+// the store with a lease, sends each through the WebhookTransport on a
+// bounded pool of workers, and records every attempt with what becomes of
+// the delivery: done (a 2xx, a 410, or every attempt used), or due again
+// after the next pause of the retry schedule.
+
+// DefaultRetrySchedule is the pause before each attempt: the first at once,
+// then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after each failure.
+func DefaultRetrySchedule() []time.Duration {
+	return []time.Duration{0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
+}
+
+// Defaults of the delivery pool.
+const (
+	DefaultWebhookTimeout = 15 * time.Second
+	DefaultWebhookWorkers = 16
+	// maxPerEndpoint bounds the attempts one endpoint has in flight, so a
+	// slow or dead endpoint holds at most this many workers.
+	maxPerEndpoint = 4
+	// webhooksRescan is the longest RunWebhooks waits without looking at
+	// the queue (another instance may have queued work).
+	webhooksRescan = time.Minute
+	// maxRetryAfter caps the pause a Retry-After header can ask for.
+	maxRetryAfter = 24 * time.Hour
+	// retryJitter spreads retries by up to this fraction of their pause,
+	// either way, so endpoints recovering from an outage are not hit by
+	// every retry at the same instant.
+	retryJitter = 0.1
+)
+
+// RunWebhooks delivers queued webhook deliveries until ctx ends; deliveries
+// in flight then finish (each within the timeout) before it returns. Work
+// left by a process that died is taken up when its leases lapse. It returns
+// ctx's error, or an error at once when the Service has no transport.
+func (s *Service) RunWebhooks(ctx context.Context) error {
+	if s.webhooks == nil {
+		return errors.New("webhooks: no transport is configured")
+	}
+	owner, err := randomToken(s.random, 12)
+	if err != nil {
+		return err
+	}
+	lease := s.webhookTimeout + 30*time.Second
+	// Attempts run to their end after ctx is cancelled, so that none is cut
+	// off half sent; the transport bounds each by the timeout.
+	sendCtx := context.WithoutCancel(ctx)
+	done := make(chan string, s.webhookWorkers)
+	inFlight := make(map[string]int)
+	running := 0
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		wait := webhooksRescan
+		if free := s.webhookWorkers - running; free > 0 && ctx.Err() == nil {
+			claimed, next, err := s.store.ClaimDeliveries(sendCtx, Claim{
+				Owner: owner, Now: s.now().UTC(), Lease: lease, Limit: free,
+				InFlight: inFlight, MaxPerEndpoint: maxPerEndpoint,
+			})
+			if err != nil {
+				s.log.Error("webhooks: claim deliveries", "err", err)
+				next = s.now().Add(time.Second)
+			}
+			for _, d := range claimed {
+				running++
+				inFlight[d.EndpointID]++
+				go func() {
+					s.deliver(sendCtx, d)
+					done <- d.EndpointID
+				}()
+			}
+			if !next.IsZero() {
+				wait = min(max(next.Sub(s.now()), 0), webhooksRescan)
+			}
+		}
+		if ctx.Err() != nil && running == 0 {
+			return ctx.Err()
+		}
+		resetTimer(timer, wait)
+		select {
+		case <-ctx.Done():
+			if running == 0 {
+				return ctx.Err()
+			}
+			ep := <-done
+			running--
+			inFlight[ep]--
+		case ep := <-done:
+			running--
+			if inFlight[ep]--; inFlight[ep] == 0 {
+				delete(inFlight, ep)
+			}
+		case <-s.webhooksWake:
+		case <-timer.C:
+		}
+	}
+}
+
+func resetTimer(t *time.Timer, d time.Duration) {
+	t.Stop()
+	t.Reset(d)
+}
+
+// deliver makes one attempt of d and records it.
+func (s *Service) deliver(ctx context.Context, d *Delivery) {
+	now := s.now().UTC()
+	ep := d.Endpoint
+	resp, err := s.webhooks.Send(ctx, WebhookRequest{
+		URL: ep.URL, EventID: d.EventID, Body: d.Event.Body, Keys: ep.SigningKeys(now), Timestamp: now,
+	})
+	disabled := ""
+	r := s.judge(d, resp, err, now, &disabled)
+	ferr := s.store.FinishDelivery(context.WithoutCancel(ctx), d, r)
+	switch {
+	case errors.Is(ferr, ErrLeaseLost):
+		s.log.Warn("webhooks: delivery taken over by another worker", "event_id", d.EventID, "endpoint_id", d.EndpointID)
+	case ferr != nil:
+		s.log.Error("webhooks: record attempt", "event_id", d.EventID, "endpoint_id", d.EndpointID, "err", ferr)
+	case disabled != "":
+		s.log.Error("WEBHOOK ENDPOINT DISABLED: its queued deliveries were dropped; fix the receiver, then `onboard webhooks enable` it and redeliver or reconcile from the events API",
+			"endpoint_id", ep.ID, "org", ep.OrgID, "url", ep.URL, "reason", disabled)
+	}
+}
+
+// judge decides what an attempt means (DESIGN §5.7): a 2xx is delivered; a
+// 410 disables the endpoint; anything else is retried on the schedule (a
+// 429 or 503 not before its Retry-After) until every attempt is used, and
+// DisableAfterExhausted events in a row used up disable the endpoint. When
+// the result disables the endpoint, *disabled is set to the reason once
+// the store has applied it.
+func (s *Service) judge(d *Delivery, resp WebhookResponse, sendErr error, now time.Time, disabled *string) DeliveryResult {
+	attempt := d.Attempts + 1
+	line := DeliveryAttempt{
+		EventID: d.EventID, EventType: d.Event.Type, EndpointID: d.EndpointID, OrgID: d.Endpoint.OrgID,
+		Attempt: attempt, At: now, StatusCode: resp.StatusCode, Latency: resp.Latency, Response: string(resp.Body),
+	}
+	disable := func(reason string) func(*Endpoint) {
+		return func(ep *Endpoint) {
+			*disabled = ""
+			if ep.Enabled {
+				ep.Enabled, ep.DisabledReason = false, reason
+				*disabled = reason
+			}
+		}
+	}
+	switch {
+	case sendErr == nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
+		line.Success = true
+		r := DeliveryResult{Attempt: line, Done: true}
+		if d.Endpoint.Exhausted > 0 {
+			r.Endpoint = func(ep *Endpoint) { ep.Exhausted = 0 }
+		}
+		return r
+	case sendErr == nil && resp.StatusCode == http.StatusGone:
+		line.Error = "410 Gone: the endpoint is disabled"
+		return DeliveryResult{Attempt: line, Done: true, Endpoint: disable(DisabledGone)}
+	case sendErr != nil:
+		line.Error = sendErr.Error()
+	default:
+		line.Error = fmt.Sprintf("answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	if attempt >= len(s.retrySchedule) {
+		line.Error += fmt.Sprintf("; gave up after %d attempts", attempt)
+		giveUp := disable(fmt.Sprintf(disabledExhaustedFm, DisableAfterExhausted))
+		return DeliveryResult{Attempt: line, Done: true, Endpoint: func(ep *Endpoint) {
+			*disabled = ""
+			ep.Exhausted++
+			if ep.Exhausted >= DisableAfterExhausted {
+				giveUp(ep)
+			}
+		}}
+	}
+	pause := jitter(s.retrySchedule[attempt])
+	if (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) && resp.RetryAfter > pause {
+		pause = min(resp.RetryAfter, maxRetryAfter)
+	}
+	return DeliveryResult{Attempt: line, RetryAt: now.Add(pause)}
+}
+
+// jitter moves d by a random amount of up to retryJitter of it, either way.
+func jitter(d time.Duration) time.Duration {
+	spread := int64(float64(d) * retryJitter)
+	if spread <= 0 {
+		return d
+	}
+	return d + time.Duration(rand.Int64N(2*spread+1)-spread)
+}
