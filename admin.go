@@ -7,19 +7,30 @@ import (
 	"onboard/server"
 )
 
-// admin is what the operator's commands (keys, docs) need, from the
+// admin is what the operator's commands (keys, docs, webhooks) need, from the
 // running server's admin socket or from the store opened directly.
 type admin interface {
 	CreateKey(context.Context, server.AdminCreateKey) (server.AdminCreatedKey, error)
 	ListKeys(context.Context, string) ([]server.AdminKey, error)
 	RevokeKey(context.Context, string) (server.AdminKey, error)
 	OverrideDocument(context.Context, server.AdminDocumentOverride) (server.AdminDocument, error)
+
+	AddEndpoint(context.Context, server.AdminAddEndpoint) (server.AdminAddedEndpoint, error)
+	ListEndpoints(context.Context, string) ([]server.AdminEndpoint, error)
+	RemoveEndpoint(context.Context, string) error
+	EnableEndpoint(context.Context, string) (server.AdminEndpoint, error)
+	DisableEndpoint(context.Context, string) (server.AdminEndpoint, error)
+	RotateEndpointSecret(context.Context, string) (server.AdminRotatedSecret, error)
+	TestEndpoint(context.Context, string) (server.AdminTestEvent, error)
+	Redeliver(context.Context, server.AdminRedeliver) (server.AdminRedelivery, error)
+	DeliveryAttempts(context.Context, server.AdminDeliveryQuery) ([]server.AdminDeliveryAttempt, error)
 }
 
 // localAdmin runs the admin commands on a store opened by this process.
 type localAdmin struct {
 	server.KeyAdmin
 	server.DocAdmin
+	server.WebhookAdmin
 }
 
 // withAdmin runs fn against the running server when one holds the data
@@ -39,5 +50,5 @@ func (e *env) withAdmin(fn func(context.Context, admin) error) error {
 		return err
 	}
 	defer a.close(e.stderr)
-	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}})
+	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}, server.WebhookAdmin{Service: a.svc}})
 }

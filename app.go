@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"onboard/blobs"
 	"onboard/notify"
@@ -67,7 +69,8 @@ func openApp(cfg Config, log *slog.Logger) (*app, error) {
 }
 
 // newService builds the Service on store with the configured registry,
-// mailer and blob store, and the session key of applicant access.
+// mailer, blob store and webhook transport, and the session key of
+// applicant access.
 func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger) (*onboarding.Service, error) {
 	reg, err := newRegistry(cfg)
 	if err != nil {
@@ -81,11 +84,29 @@ func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organizatio
 	if err != nil {
 		return nil, err
 	}
+	schedule := make([]time.Duration, len(cfg.Webhooks.RetrySchedule))
+	for i, d := range cfg.Webhooks.RetrySchedule {
+		schedule[i] = d.Duration
+	}
 	return onboarding.New(onboarding.Options{
 		Store: store, Registry: reg, Mailer: mailer, Organizations: orgs,
 		PublicURL: cfg.PublicURL, Logger: log, Blobs: files, Links: signer,
 		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
-		PageCounter: pdf.PageCount,
+		PageCounter: pdf.PageCount, Webhooks: newWebhooks(cfg),
+		RetrySchedule: schedule, WebhookTimeout: cfg.Webhooks.Timeout.Duration,
+	})
+}
+
+// newWebhooks returns the webhook transport: https to public addresses
+// only in production, http and loopback too in sandbox (DESIGN §5.7).
+func newWebhooks(cfg Config) *notify.Webhooks {
+	sandbox := cfg.Environment == "sandbox"
+	return notify.NewWebhooks(notify.WebhookOptions{
+		// A User-Agent product version is a token: "(devel)" becomes "devel".
+		UserAgent:    "onboard/" + strings.Trim(version(), "()"),
+		Timeout:      cfg.Webhooks.Timeout.Duration,
+		AllowPrivate: sandbox,
+		AllowHTTP:    sandbox,
 	})
 }
 

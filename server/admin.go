@@ -16,7 +16,7 @@ import (
 )
 
 // The admin socket serves operator commands (keys create/list/revoke, docs
-// force/skip) to the CLI while `serve` holds the data directory. It is a
+// force/skip, the webhooks commands) to the CLI while `serve` holds the data directory. It is a
 // unix socket with mode 0600 in the data directory, so only the operator's
 // account can reach it; its requests run the same Service code as the CLI's
 // direct path.
@@ -187,6 +187,7 @@ func (s *Server) AdminHandler() http.Handler {
 		d, err := docs.OverrideDocument(r.Context(), req)
 		s.adminReply(w, http.StatusOK, d, err)
 	})
+	s.webhookRoutes(mux)
 	return mux
 }
 
@@ -287,6 +288,9 @@ func (c *AdminClient) do(ctx context.Context, method, path string, in, out any) 
 			return fmt.Errorf("admin socket: %s", resp.Status)
 		}
 		return errors.New(e.Error)
+	}
+	if out == nil {
+		return nil
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
 }

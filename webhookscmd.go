@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"onboard/onboarding"
+	"onboard/server"
+)
+
+// WebhooksCmd groups the webhook endpoint commands (DESIGN §4, §5.7).
+type WebhooksCmd struct {
+	Add          WebhooksAddCmd          `cmd:"" help:"Register an endpoint and print its signing secret once."`
+	List         WebhooksListCmd         `cmd:"" help:"List endpoints."`
+	Remove       WebhooksRemoveCmd       `cmd:"" help:"Delete an endpoint; its queued deliveries are dropped."`
+	Enable       WebhooksEnableCmd       `cmd:"" help:"Turn deliveries to an endpoint back on."`
+	Disable      WebhooksDisableCmd      `cmd:"" help:"Stop deliveries to an endpoint; its queued deliveries are dropped."`
+	Test         WebhooksTestCmd         `cmd:"" help:"Send a webhook.test event to an endpoint and print the event id."`
+	RotateSecret WebhooksRotateSecretCmd `cmd:"" help:"Give an endpoint a new signing secret and print it once; the old one keeps signing for 24 hours."`
+	Deliveries   WebhooksDeliveriesCmd   `cmd:"" help:"Show the delivery log, newest first."`
+	Redeliver    WebhooksRedeliverCmd    `cmd:"" help:"Queue an event for delivery again."`
+}
+
+// notDelivering is said on stderr when a command queued a delivery with no
+// server running: only serve delivers.
+const notDelivering = "No onboard server is running on this data directory: the delivery happens when `onboard serve` runs.\n"
+
+// isDirect reports whether a is the store opened by this process rather
+// than a running server.
+func isDirect(a admin) bool {
+	_, ok := a.(localAdmin)
+	return ok
+}
+
+// WebhooksAddCmd registers an endpoint.
+type WebhooksAddCmd struct {
+	Org         string   `help:"Organization the endpoint belongs to." required:"" placeholder:"ORG"`
+	URL         string   `help:"Where deliveries are POSTed; https in production." name:"url" required:"" placeholder:"URL"`
+	Event       []string `help:"Event type to receive (repeatable), such as application.submitted. Default: every type." placeholder:"TYPE"`
+	Description string   `help:"A note on who receives the deliveries (at most 200 characters)." placeholder:"TEXT"`
+}
+
+// Run prints the secret alone on stdout and the endpoint on stderr.
+func (c *WebhooksAddCmd) Run(e *env) error {
+	req := server.AdminAddEndpoint{OrgID: c.Org, URL: c.URL, Events: c.Event, Description: c.Description}
+	return e.withAdmin(func(ctx context.Context, a admin) error {
+		added, err := a.AddEndpoint(ctx, req)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout, added.Secret)
+		ep := added.Endpoint
+		desc := ""
+		if ep.Description != "" {
+			desc = fmt.Sprintf(", description %q", ep.Description)
+		}
+		fmt.Fprintf(e.stderr, "Added webhook endpoint %s for organization %q: %s (events: %s%s).\nThe signing secret above is shown only once: store it now.\n",
+			ep.ID, ep.OrgID, ep.URL, eventsOf(ep), desc)
+		return nil
+	})
+}
+
+// eventsOf is an endpoint's event filter as the commands show it.
+func eventsOf(ep server.AdminEndpoint) string {
+	if len(ep.Events) == 0 {
+		return "all"
+	}
+	return strings.Join(ep.Events, ",")
+}
+
+// WebhooksListCmd lists endpoints.
+type WebhooksListCmd struct {
+	Org  string `help:"Only this organization's endpoints." placeholder:"ORG"`
+	JSON bool   `help:"Print JSON instead of a table." name:"json"`
+}
+
+// Run prints one line per endpoint, oldest first.
+func (c *WebhooksListCmd) Run(e *env) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
+		eps, err := a.ListEndpoints(ctx, c.Org)
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			return printJSON(e.stdout, eps)
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tORG\tURL\tEVENTS\tCREATED\tSTATUS\tDESCRIPTION")
+		for _, ep := range eps {
+			status := "enabled"
+			if !ep.Enabled {
+				status = "disabled: " + ep.DisabledReason
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ep.ID, ep.OrgID, ep.URL, eventsOf(ep),
+				when(&ep.CreatedAt), status, ep.Description)
+		}
+		return tw.Flush()
+	})
+}
+
+// printJSON writes v as one indented JSON document.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// endpointArg is the argument of the commands that act on one endpoint.
+type endpointArg struct {
+	ID string `arg:"" name:"ID" help:"The endpoint's id (we_...), as webhooks list shows it."`
+}
+
+// WebhooksRemoveCmd deletes an endpoint.
+type WebhooksRemoveCmd struct{ endpointArg }
+
+// Run removes the endpoint.
+func (c *WebhooksRemoveCmd) Run(e *env) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
+		if err := a.RemoveEndpoint(ctx, c.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Removed webhook endpoint %s; its queued deliveries were dropped.\n", c.ID)
+		return nil
+	})
+}
+
+// WebhooksEnableCmd enables an endpoint.
+type WebhooksEnableCmd struct{ endpointArg }
+
+// Run enables the endpoint.
+func (c *WebhooksEnableCmd) Run(e *env) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
+		ep, err := a.EnableEndpoint(ctx, c.ID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Enabled webhook endpoint %s (%s).\n", ep.ID, ep.URL)
+		fmt.Fprintf(e.stderr, "Events committed while it was disabled are not sent: queue one again with `onboard webhooks redeliver EVENT_ID --endpoint %s`, or the partner reads them from the events API.\n", ep.ID)
+		return nil
+	})
+}
+
+// WebhooksDisableCmd disables an endpoint.
+type WebhooksDisableCmd struct{ endpointArg }
+
+// Run disables the endpoint.
+func (c *WebhooksDisableCmd) Run(e *env) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
+		ep, err := a.DisableEndpoint(ctx, c.ID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Disabled webhook endpoint %s (%s); its queued deliveries were dropped.\n", ep.ID, ep.URL)
+		return nil
+	})
+}
+
+// WebhooksTestCmd sends a webhook.test event.
+type WebhooksTestCmd struct{ endpointArg }
+
+// Run queues the test event and prints its id alone on stdout.
+func (c *WebhooksTestCmd) Run(e *env) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
+		queued, err := a.TestEndpoint(ctx, c.ID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout, queued.EventID)
+		fmt.Fprintf(e.stderr, "Queued a %s event for webhook endpoint %s; follow it with `onboard webhooks deliveries --event %s`.\n",
+			onboarding.EventWebhookTest, queued.EndpointID, queued.EventID)
+		if isDirect(a) {
+			fmt.Fprint(e.stderr, notDelivering)
+		}
+		return nil
+	})
+}
+
+// WebhooksRotateSecretCmd rotates an endpoint's signing secret.
+type WebhooksRotateSecretCmd struct{ endpointArg }
+
+// Run prints the new secret alone on stdout, and on stderr until when the
+// old one keeps signing.
+func (c *WebhooksRotateSecretCmd) Run(e *env) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
+		rotated, err := a.RotateEndpointSecret(ctx, c.ID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout, rotated.Secret)
+		fmt.Fprintf(e.stderr, "Rotated the signing secret of webhook endpoint %s (%s).\nThe secret above is shown only once: store it now.\n",
+			rotated.Endpoint.ID, rotated.Endpoint.URL)
+		if !rotated.PreviousUntil.IsZero() {
+			fmt.Fprintf(e.stderr, "The previous secret keeps signing deliveries beside the new one for %d hours, until %s.\n",
+				int(onboarding.SecretOverlap/time.Hour), rotated.PreviousUntil.UTC().Format(time.RFC3339))
+		}
+		return nil
+	})
+}
+
+// WebhooksDeliveriesCmd shows the delivery log.
+type WebhooksDeliveriesCmd struct {
+	Endpoint string `help:"Only the attempts of this endpoint." placeholder:"ID"`
+	Event    string `help:"Only the attempts of this event." placeholder:"EVENT_ID"`
+	Failed   bool   `help:"Only failed attempts."`
+	Limit    int    `help:"At most this many attempts (default 100)." default:"100" placeholder:"N"`
+	JSON     bool   `help:"Print JSON instead of a table." name:"json"`
+}
+
+// Run prints one line per attempt, newest first.
+func (c *WebhooksDeliveriesCmd) Run(e *env) error {
+	if c.Limit < 1 {
+		return fmt.Errorf("--limit must be at least 1")
+	}
+	q := server.AdminDeliveryQuery{EndpointID: c.Endpoint, EventID: c.Event, FailedOnly: c.Failed, Limit: c.Limit}
+	return e.withAdmin(func(ctx context.Context, a admin) error {
+		lines, err := a.DeliveryAttempts(ctx, q)
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			return printJSON(e.stdout, lines)
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "AT\tEVENT\tTYPE\tENDPOINT\tATTEMPT\tSTATUS\tLATENCY\tRESULT")
+		for _, l := range lines {
+			status, result := "-", "ok"
+			if l.StatusCode != 0 {
+				status = strconv.Itoa(l.StatusCode)
+			}
+			if !l.Success {
+				result = l.Error
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%dms\t%s\n", when(&l.At), l.EventID, l.EventType, l.EndpointID,
+				l.Attempt, status, l.LatencyMS, result)
+		}
+		return tw.Flush()
+	})
+}
+
+// WebhooksRedeliverCmd queues an event again.
+type WebhooksRedeliverCmd struct {
+	EventID  string `arg:"" name:"EVENT_ID" help:"The event's id (evt_...), as webhooks deliveries and the events API show it."`
+	Endpoint string `help:"Only to this endpoint. Default: every enabled endpoint that wants the event." placeholder:"ID"`
+}
+
+// Run queues the event and says for which endpoints.
+func (c *WebhooksRedeliverCmd) Run(e *env) error {
+	return e.withAdmin(func(ctx context.Context, a admin) error {
+		queued, err := a.Redeliver(ctx, server.AdminRedeliver{EventID: c.EventID, EndpointID: c.Endpoint})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Queued event %s for delivery to %s.\n", queued.EventID, strings.Join(queued.Endpoints, ", "))
+		if isDirect(a) {
+			fmt.Fprint(e.stderr, notDelivering)
+		}
+		return nil
+	})
+}
