@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -438,5 +440,53 @@ func waitQueued(t *testing.T, e *env, n int) {
 			t.Fatalf("%d deliveries queued, want %d", got, n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWebhookCapture writes real deliveries, with the secrets that sign
+// them, to $ONBOARD_WEBHOOK_CAPTURE (a temporary file without it), so that
+// .ci/run can verify them with a second implementation of Standard
+// Webhooks, the standardwebhooks npm package: one delivery signed with one
+// secret, and one during a rotation, signed with both.
+func TestWebhookCapture(t *testing.T) {
+	e, rcv, ep := newWebhookEnv(t, envOptions{})
+	ctx := context.Background()
+	secret := onboarding.FormatSecret(ep.Secrets[0].Key)
+	type capture struct {
+		Secrets []string          `json:"secrets"`
+		Headers map[string]string `json:"headers"`
+		Body    string            `json:"body"`
+	}
+	captureOf := func(d webhooktest.Delivery, secrets ...string) capture {
+		return capture{Secrets: secrets, Body: string(d.Body), Headers: map[string]string{
+			"webhook-id": d.ID, "webhook-timestamp": d.Timestamp, "webhook-signature": d.Signature,
+		}}
+	}
+	if _, err := e.svc.TestEndpoint(ctx, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	one := rcv.Next(t, wait)
+	wantVerified(t, one, "webhook.test", secret)
+	rotated, _, err := e.svc.RotateEndpointSecret(ctx, ep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.SetSecrets(rotated, secret)
+	if _, err := e.svc.TestEndpoint(ctx, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	two := rcv.Next(t, wait)
+	wantVerified(t, two, "webhook.test", rotated, secret)
+
+	path := os.Getenv("ONBOARD_WEBHOOK_CAPTURE")
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "capture.json")
+	}
+	b, err := json.MarshalIndent([]capture{captureOf(one, secret), captureOf(two, rotated, secret)}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ package webhooktest
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -67,8 +68,20 @@ type Receiver struct {
 // and answers 204 until told otherwise. It stops when the test ends.
 func New(t testing.TB, secrets ...string) *Receiver {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewOn(t, ln, secrets...)
+}
+
+// NewOn is New on a listener of the test's, such as one on the address a
+// receiver that went away had.
+func NewOn(t testing.TB, ln net.Listener, secrets ...string) *Receiver {
+	t.Helper()
 	r := &Receiver{got: make(chan Delivery, 4096), secrets: secrets}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	r.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(r.serve)}}
+	r.srv.Start()
 	r.URL = r.srv.URL
 	t.Cleanup(r.srv.Close)
 	return r
