@@ -92,8 +92,8 @@ type envOptions struct {
 	// loopback allowed) and the real clock (receivers check signature
 	// timestamps against it).
 	webhooks []time.Duration
-	// transport replaces the webhook transport of the job (production
-	// address checks, say).
+	// transport is the webhook transport (production address checks,
+	// say); without it, and without webhooks, endpoints cannot be added.
 	transport onboarding.WebhookTransport
 }
 
@@ -162,8 +162,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		SessionKey:      bytes.Repeat([]byte{9}, 32), MaxUploadBytes: opts.maxUpload,
 		PageCounter: pdf.PageCount,
 	}
+	o.Webhooks = opts.transport
 	if opts.webhooks != nil {
-		o.Webhooks = opts.transport
 		if o.Webhooks == nil {
 			o.Webhooks = notify.NewWebhooks(notify.WebhookOptions{UserAgent: "onboard/test", Timeout: 2 * time.Second, AllowPrivate: true, AllowHTTP: true})
 		}
