@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/notify"
 	"onboard/notify/webhooktest"
 	"onboard/onboarding"
 )
@@ -488,5 +489,46 @@ func TestWebhookCapture(t *testing.T) {
 	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWebhookProductionRefusesPrivateAddresses checks the production
+// transport's address rule at registration and again at every delivery:
+// an endpoint stored while its name pointed elsewhere (DNS rebinding) is
+// refused when it now resolves to a loopback address, and the receiver is
+// never reached.
+func TestWebhookProductionRefusesPrivateAddresses(t *testing.T) {
+	production := notify.NewWebhooks(notify.WebhookOptions{UserAgent: "onboard/test", Timeout: 2 * time.Second, AllowHTTP: true})
+	e := newEnv(t, envOptions{webhooks: []time.Duration{0}, transport: production})
+	rcv := webhooktest.New(t)
+	ctx := context.Background()
+	port := rcv.URL[strings.LastIndexByte(rcv.URL, ':')+1:]
+	for _, u := range []string{rcv.URL, "http://localhost:" + port + "/hooks"} {
+		_, _, err := e.svc.AddEndpoint(ctx, onboarding.EndpointSpec{OrgID: "acme", URL: u})
+		if err == nil || !strings.HasPrefix(err.Error(), "Invalid webhook URL: ") || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("AddEndpoint(%s) = %v, want a loopback refusal", u, err)
+		}
+	}
+	ep := &onboarding.Endpoint{ID: "we_01JD0000000000000000000000", OrgID: "acme", URL: "http://localhost:" + port + "/hooks",
+		Enabled: true, CreatedAt: time.Now(), Secrets: []onboarding.SigningSecret{{Key: make([]byte, 32)}}}
+	if err := e.store.CreateEndpoint(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, "acme", `{"primary_contact":{"email":"ciara@emerald.example","name":"Ciara"},"country":"IE","company_number":"100001","company_name":"Emerald Software DAC"}`)
+	waitQueued(t, e, 0)
+	log, err := e.svc.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 {
+		t.Fatalf("%d attempts logged, want 2: %+v", len(log), log)
+	}
+	for _, l := range log {
+		if l.Success || l.StatusCode != 0 || !strings.Contains(l.Error, "127.0.0.1") {
+			t.Errorf("attempt %+v, want a refusal naming 127.0.0.1", l)
+		}
+	}
+	if n := len(rcv.All()); n != 0 {
+		t.Errorf("the receiver got %d deliveries through a refused address", n)
 	}
 }
