@@ -12,6 +12,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/oklog/ulid/v2 v2.1.2
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	golang.org/x/text v0.43.0
 )
 

@@ -1,9 +1,14 @@
 // Package notify owns onboard's outbound messages: the e-mail sent to
-// applicants (invites, verification codes) and, later, webhook delivery to
+// applicants (invites, verification codes) and webhook delivery to
 // partners.
 //
 // E-mail has two transports implementing onboarding.Mailer: SMTP, which talks
 // to a relay over STARTTLS or implicit TLS, and Outbox, the sandbox transport
 // that writes each message as an .eml file and logs its link. Both build the
 // same RFC 5322 bytes, so what the sandbox shows is what production sends.
+//
+// Webhooks implements onboarding.WebhookTransport: one signed POST per
+// attempt (Standard Webhooks), no redirects, no proxy, no cookies, and in
+// production an address check at connect time, so that a receiver's name
+// can never be made to point the server at its own network.
 package notify

@@ -51,7 +51,9 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lease := s.webhookTimeout + 30*time.Second
+	// A claim outlives the attempt it covers (bounded by the timeout) and
+	// the write that records it.
+	lease := s.webhookTimeout + 10*time.Second
 	// Attempts run to their end after ctx is cancelled, so that none is cut
 	// off half sent; the transport bounds each by the timeout.
 	sendCtx := context.WithoutCancel(ctx)

@@ -113,6 +113,9 @@ type Form struct {
 	fields []Field
 	index  map[string]int // field id -> position in fields
 	stages []Stage        // built once from fields
+	// sensitive lists the ids of the Sensitive fields in form order, for
+	// View to leave out without going through the catalog each time.
+	sensitive []string
 }
 
 // ID returns the form's id, for example "standard".
@@ -184,5 +187,10 @@ func NewForm(id string, fields []Field) (*Form, error) {
 		return nil, err
 	}
 	form.stages = form.buildStages()
+	for _, f := range form.fields {
+		if f.Sensitive {
+			form.sensitive = append(form.sensitive, f.ID)
+		}
+	}
 	return form, nil
 }

@@ -48,7 +48,7 @@ func (s *Server) refreshPreAuth(c echo.Context) error {
 	return writeJSON(c, http.StatusCreated, preAuthResponse{
 		PreAuthCode:     res.Code,
 		Link:            res.Link,
-		ExpiresAt:       timestamp(res.ExpiresAt),
+		ExpiresAt:       onboarding.Timestamp(res.ExpiresAt),
 		ParticipantID:   res.ParticipantID,
 		AlreadyVerified: res.AlreadyVerified,
 	})
@@ -76,7 +76,11 @@ func (s *Server) getApplication(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, s.renderApplication(app))
+	view, err := s.svc.View(app, onboarding.ViewOptions{Links: true})
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, view)
 }
 
 // getDocument handles GET /api/external/applications/:id/documents/:docId (spec 4.7).

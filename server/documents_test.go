@@ -151,7 +151,7 @@ func testDocuments() []seedDoc {
 func wantDocument(d onboarding.Document) map[string]any {
 	m := map[string]any{
 		"file_id": d.FileID, "file_name": d.FileName, "file_type": d.FileType,
-		"uploaded_at": timestamp(d.UploadedAt), "status": string(d.Status),
+		"uploaded_at": onboarding.Timestamp(d.UploadedAt), "status": string(d.Status),
 	}
 	if d.AcceptanceReason != "" {
 		m["acceptance_reason"] = d.AcceptanceReason
@@ -160,7 +160,7 @@ func wantDocument(d onboarding.Document) map[string]any {
 		m["user_override_reason"] = d.UserOverrideReason
 	}
 	if d.OverriddenAt != nil {
-		m["overridden_at"] = timestamp(*d.OverriddenAt)
+		m["overridden_at"] = onboarding.Timestamp(*d.OverriddenAt)
 	}
 	return m
 }

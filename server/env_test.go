@@ -27,13 +27,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// clock is a settable time source shared by the service and the server.
+// clock is a settable time source shared by the service and the server;
+// a real clock follows the wall clock instead.
 type clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu   sync.Mutex
+	t    time.Time
+	real bool
 }
 
 func (c *clock) Now() time.Time {
+	if c.real {
+		return time.Now()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.t
@@ -82,6 +87,14 @@ type envOptions struct {
 	deterministic bool              // seeded randomness, for golden files
 	jobs          bool              // run the registry documents job
 	maxUpload     int64             // 0: the default 25 MiB
+	// webhooks, when set, is the retry schedule of a webhook delivery job
+	// running beside the server, with the real HTTP transport (sandbox:
+	// loopback allowed) and the real clock (receivers check signature
+	// timestamps against it).
+	webhooks []time.Duration
+	// transport is the webhook transport (production address checks,
+	// say); without it, and without webhooks, endpoints cannot be added.
+	transport onboarding.WebhookTransport
 }
 
 // env is the whole stack: real Badger in a temp dir, the fixture registry,
@@ -127,7 +140,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{t: testNow}
+	clk := &clock{t: testNow, real: opts.webhooks != nil}
 	mail := &mailbox{}
 	var mailer onboarding.Mailer = mail
 	if opts.mailer != nil {
@@ -148,6 +161,14 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		RegistryRetries: []time.Duration{time.Millisecond},
 		SessionKey:      bytes.Repeat([]byte{9}, 32), MaxUploadBytes: opts.maxUpload,
 		PageCounter: pdf.PageCount,
+	}
+	o.Webhooks = opts.transport
+	if opts.webhooks != nil {
+		if o.Webhooks == nil {
+			o.Webhooks = notify.NewWebhooks(notify.WebhookOptions{UserAgent: "onboard/test", Timeout: 2 * time.Second, AllowPrivate: true, AllowHTTP: true})
+		}
+		o.RetrySchedule = opts.webhooks
+		o.WebhookTimeout = 2 * time.Second
 	}
 	if opts.deterministic {
 		o.Random = rand.NewChaCha8([32]byte{1, 2, 3})
@@ -177,6 +198,15 @@ func newEnv(t testing.TB, opts envOptions) *env {
 			_ = svc.RunRegistryDocuments(ctx)
 		}()
 		t.Cleanup(func() { cancel(); <-done }) // before the store closes
+	}
+	if opts.webhooks != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = svc.RunWebhooks(ctx)
+		}()
+		t.Cleanup(func() { cancel(); <-done })
 	}
 	if tt, ok := t.(*testing.T); ok {
 		e.t = tt

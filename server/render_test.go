@@ -52,7 +52,11 @@ func TestSummaryDocumentsAreOrderedAndFiltered(t *testing.T) {
 			t.Fatalf("documents (-want +got):\n%s", diff)
 		}
 	}
-	if _, ok := s.renderDocuments(app.Data.Documents)["bank_statement"]; ok {
+	view, err := s.svc.View(app, onboarding.ViewOptions{Links: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := view.Data.Documents["bank_statement"]; ok {
 		t.Errorf("a rejected document is rendered")
 	}
 }

@@ -24,9 +24,10 @@ func parseAppID(id string) (uuid.UUID, error) {
 	return u, nil
 }
 
-// CreateApplication stores app, its index entries and its first activity
-// entries in one transaction.
-func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Application, log []onboarding.Activity) error {
+// CreateApplication stores app, its index entries, its first activity
+// entries and its first events (queued for the endpoints that want them) in
+// one transaction.
+func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Application, ch onboarding.Changes) error {
 	id, err := uuid.Parse(app.ID)
 	if err != nil {
 		return fmt.Errorf("create application: bad id %q: %w", app.ID, err)
@@ -35,7 +36,7 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	if err != nil {
 		return err
 	}
-	acts, err := s.encodeActivity(id, log)
+	acts, err := s.encodeActivity(id, ch.Log)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,10 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 				return err
 			}
 		}
-		return setAll(txn, acts)
+		if err := setAll(txn, acts); err != nil {
+			return err
+		}
+		return s.writeEvents(txn, ch.Events)
 	})
 }
 
@@ -75,9 +79,10 @@ func (s *Store) Application(_ context.Context, id string) (*onboarding.Applicati
 }
 
 // UpdateApplication applies change to the stored application, rewrites the
-// index entries that changed and appends the activity entries, all in one
-// transaction retried on write conflicts.
-func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*onboarding.Application) ([]onboarding.Activity, error)) (*onboarding.Application, error) {
+// index entries that changed, appends the activity entries and writes the
+// events (queued for the endpoints that want them), all in one transaction
+// retried on write conflicts.
+func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*onboarding.Application) (onboarding.Changes, error)) (*onboarding.Application, error) {
 	u, err := parseAppID(id)
 	if err != nil {
 		return nil, err
@@ -94,7 +99,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 		}
 		oldIx := appIndexes(&app, u)
 		oldID, oldOrg, oldSeq := app.ID, app.OrgID, app.Seq
-		log, err := change(&app)
+		ch, err := change(&app)
 		if err != nil {
 			return err
 		}
@@ -119,11 +124,14 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 				}
 			}
 		}
-		acts, err := s.encodeActivity(u, log)
+		acts, err := s.encodeActivity(u, ch.Log)
 		if err != nil {
 			return err
 		}
 		if err := setAll(txn, acts); err != nil {
+			return err
+		}
+		if err := s.writeEvents(txn, ch.Events); err != nil {
 			return err
 		}
 		result = &app

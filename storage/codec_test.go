@@ -52,6 +52,19 @@ func TestRecordEncodingIsStable(t *testing.T) {
 			Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "abc", Name: "ci"}, Fields: []string{"industry"}, Detail: "d"},
 		"api_key": &onboarding.APIKey{ClientID: "abc", OrgID: "acme", Name: "ci", Scopes: []onboarding.Scope{onboarding.ScopeApplicationsRead},
 			SecretHash: []byte{9, 9}, CreatedAt: at, ExpiresAt: &later, LastUsedAt: &later, RevokedAt: &later},
+		"event": &onboarding.Event{ID: "evt_01KAJ6F4G0000000000000000A", Type: onboarding.EventApplicationSent, OrgID: "acme",
+			Subject: "e6dacf7e-ad57-49c6-995a-093d1c6825e5", Endpoint: "we_01KAJ6F4G0000000000000000B", At: at,
+			Body: json.RawMessage(`{"id":"evt_01KAJ6F4G0000000000000000A","type":"application.sent","timestamp":"2026-11-21T09:30:00Z","data":{}}`)},
+		"endpoint": &onboarding.Endpoint{ID: "we_01KAJ6F4G0000000000000000B", OrgID: "acme", URL: "https://hooks.example.com/onboard",
+			Description: "CRM", Events: []onboarding.EventType{onboarding.EventApplicationSent}, Enabled: false, DisabledReason: "410 Gone",
+			Secrets:   []onboarding.SigningSecret{{Key: []byte{1, 2}, CreatedAt: later}, {Key: []byte{3}, CreatedAt: at, ExpiresAt: &later}},
+			CreatedAt: at, Exhausted: 2},
+		"queued_delivery": &queuedDelivery{EventID: "evt_01KAJ6F4G0000000000000000A", EventType: onboarding.EventApplicationSent,
+			EndpointID: "we_01KAJ6F4G0000000000000000B", Subject: "e6dacf7e-ad57-49c6-995a-093d1c6825e5", Attempts: 3, NextAt: at,
+			Owner: "worker-1", LeaseUntil: later},
+		"delivery_attempt": &onboarding.DeliveryAttempt{EventID: "evt_01KAJ6F4G0000000000000000A", EventType: onboarding.EventApplicationSent,
+			EndpointID: "we_01KAJ6F4G0000000000000000B", OrgID: "acme", Attempt: 2, At: at, StatusCode: 503, Latency: 1500 * time.Millisecond,
+			Error: "HTTP 503", Response: "busy"},
 		// The server encodes its saved responses itself (SaveResponse
 		// stores them as given); the record keeps the layout of earlier
 		// versions so that saved responses replay across an upgrade.

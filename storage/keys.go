@@ -1,6 +1,10 @@
 package storage
 
 import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
@@ -27,6 +31,33 @@ import (
 //	i/<clientID>\x00<idempotencyKey>              saved response of an idempotent POST (24 h TTL)
 //	m/schema                                      schema version of this data directory
 //
+// Events and webhooks (DESIGN §5.7). Event ids are "evt_" + ULID and are
+// keyed by that ULID (onboarding.EventSeq); endpoint ids, event types,
+// subjects and the event ids of the log indexes are opaque strings without
+// 0x00 (the domain makes them of ids, ULIDs and fixed names). The three event
+// families and the three delivery-log families carry a Badger expiry
+// (event.At + onboarding.EventRetention, line.At +
+// onboarding.DeliveryLogRetention), so they vanish together.
+//
+//	e/<seq:16>                                       event record (expires)
+//	xe/<orgID>\x00<seq:16>                           → (empty): an organization's events (expires)
+//	xet/<orgID>\x00<type>\x00<seq:16>                → (empty): the same, per event type (expires)
+//	w/<endpointID>                                   webhook endpoint record
+//	xw/<orgID>\x00<endpointID>                       → (empty): an organization's endpoints
+//	q/<endpointID>\x00<subject>\x00<seq:16>          delivery of one event to one endpoint; the
+//	                                                 deliveries of one subject sort in event order
+//	qh/<endpointID>\x00<subject>                     → <seq:16>: the head of that queue, the one
+//	                                                 delivery of the subject that may be attempted
+//	xq/<due:8><endpointID>\x00<subject>\x00<seq:16>  → (empty): when a queue head is due (big-endian
+//	                                                 unix nanoseconds); the rest is its q/ key
+//	d/<ulid:16>                                      delivery log line, by attempt time (expires)
+//	xdw/<endpointID>\x00<ulid:16>                    → (empty): an endpoint's log lines (expires)
+//	xde/<eventID>\x00<ulid:16>                       → (empty): an event's log lines (expires)
+//
+// Only queue heads are in xq/: a due time is the head's NextAt, or its
+// LeaseUntil while it is claimed, so a claim seeks xq/ from its start to
+// now and never meets a delivery waiting behind an earlier one.
+//
 // Index entries are written and removed in the same transaction as their
 // record (see appIndexes). Record values start with a one-byte codec version
 // (codec.go). The xp/ family is retired (prefixRetiredPreAuthIndex).
@@ -41,6 +72,18 @@ const (
 	prefixOrgKeyIndex = "xk/"
 	prefixIdempotency = "i/"
 	keySchema         = "m/schema"
+
+	prefixEvent            = "e/"
+	prefixOrgEventIndex    = "xe/"
+	prefixTypeEventIndex   = "xet/"
+	prefixEndpoint         = "w/"
+	prefixOrgEndpointIndex = "xw/"
+	prefixDelivery         = "q/"
+	prefixQueueHead        = "qh/"
+	prefixDueIndex         = "xq/"
+	prefixAttempt          = "d/"
+	prefixEndpointAttempts = "xdw/"
+	prefixEventAttempts    = "xde/"
 )
 
 // prefixRetiredPreAuthIndex is the family xp/<sha256(preAuthCode):32> →
@@ -142,4 +185,118 @@ func idempotencyKey(clientID, key string) []byte {
 	b = append(b, clientID...)
 	b = append(b, sep)
 	return append(b, key...)
+}
+
+func eventKey(seq ulid.ULID) []byte {
+	return append([]byte(prefixEvent), seq[:]...)
+}
+
+func orgEventPrefix(org string) []byte {
+	b := make([]byte, 0, len(prefixOrgEventIndex)+len(org)+1+16)
+	b = append(b, prefixOrgEventIndex...)
+	b = append(b, org...)
+	return append(b, sep)
+}
+
+func typeEventPrefix(org string, t onboarding.EventType) []byte {
+	b := make([]byte, 0, len(prefixTypeEventIndex)+len(org)+len(t)+2+16)
+	b = append(b, prefixTypeEventIndex...)
+	b = append(b, org...)
+	b = append(b, sep)
+	b = append(b, t...)
+	return append(b, sep)
+}
+
+// eventListPrefix is the index prefix that lists org's events, of one type
+// or (t "") of all.
+func eventListPrefix(org string, t onboarding.EventType) []byte {
+	if t == "" {
+		return orgEventPrefix(org)
+	}
+	return typeEventPrefix(org, t)
+}
+
+func endpointKey(id string) []byte {
+	return append([]byte(prefixEndpoint), id...)
+}
+
+func orgEndpointPrefix(org string) []byte {
+	b := append([]byte(prefixOrgEndpointIndex), org...)
+	return append(b, sep)
+}
+
+func orgEndpointKey(org, id string) []byte {
+	return append(orgEndpointPrefix(org), id...)
+}
+
+// endpointQueuePrefix covers every delivery queued for the endpoint.
+func endpointQueuePrefix(endpointID string) []byte {
+	b := append([]byte(prefixDelivery), endpointID...)
+	return append(b, sep)
+}
+
+// subjectQueuePrefix covers the deliveries of one subject to one endpoint,
+// in event order.
+func subjectQueuePrefix(endpointID, subject string) []byte {
+	b := make([]byte, 0, len(prefixDelivery)+len(endpointID)+len(subject)+2+16)
+	b = append(b, prefixDelivery...)
+	b = append(b, endpointID...)
+	b = append(b, sep)
+	b = append(b, subject...)
+	return append(b, sep)
+}
+
+func deliveryKey(endpointID, subject string, seq ulid.ULID) []byte {
+	return append(subjectQueuePrefix(endpointID, subject), seq[:]...)
+}
+
+func queueHeadKey(endpointID, subject string) []byte {
+	b := make([]byte, 0, len(prefixQueueHead)+len(endpointID)+1+len(subject))
+	b = append(b, prefixQueueHead...)
+	b = append(b, endpointID...)
+	b = append(b, sep)
+	return append(b, subject...)
+}
+
+// dueKey is the due-index entry of the queue head stored at delivery (a q/ key).
+func dueKey(due time.Time, delivery []byte) []byte {
+	rest := delivery[len(prefixDelivery):]
+	b := make([]byte, 0, len(prefixDueIndex)+8+len(rest))
+	b = append(b, prefixDueIndex...)
+	b = binary.BigEndian.AppendUint64(b, dueNanos(due))
+	return append(b, rest...)
+}
+
+// parseDueKey splits a due-index key into its due time and the q/ key of
+// the delivery it schedules.
+func parseDueKey(k []byte) (time.Time, []byte, error) {
+	if len(k) < len(prefixDueIndex)+8+2+len(ulid.ULID{}) || string(k[:len(prefixDueIndex)]) != prefixDueIndex {
+		return time.Time{}, nil, fmt.Errorf("due index key %x: malformed", k)
+	}
+	n := binary.BigEndian.Uint64(k[len(prefixDueIndex):])
+	delivery := append([]byte(prefixDelivery), k[len(prefixDueIndex)+8:]...)
+	return time.Unix(0, int64(n)).UTC(), delivery, nil
+}
+
+// dueNanos is t as the due index orders it: unix nanoseconds, with times
+// before 1970 as 0.
+func dueNanos(t time.Time) uint64 {
+	if t.Before(time.Unix(0, 0)) {
+		return 0
+	}
+	return uint64(t.UnixNano())
+}
+
+func attemptKey(id ulid.ULID) []byte {
+	return append([]byte(prefixAttempt), id[:]...)
+}
+
+func endpointAttemptPrefix(endpointID string) []byte {
+	b := append([]byte(prefixEndpointAttempts), endpointID...)
+	return append(b, sep)
+}
+
+func eventAttemptPrefix(eventID string) []byte {
+	b := append([]byte(prefixEventAttempts), eventID...)
+	return append(b, sep)
 }

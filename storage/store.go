@@ -5,6 +5,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -29,9 +31,12 @@ import (
 //	1: the first release
 //	2: adds the xr/ index of applications with pending registry documents
 //	3: drops the xp/ index of pre-auth code hashes, which nothing read
-const schemaVersion = "3"
+//	4: marks the API keys created without a scope list AllScopes; adds the
+//	   event, endpoint, delivery queue and delivery log families (keys.go),
+//	   which need no migration
+const schemaVersion = "4"
 
-// migrationBatch bounds the keys one migration transaction deletes, keeping
+// migrationBatch bounds the keys one migration transaction deletes or reads, keeping
 // it well within Badger's transaction size limit.
 const migrationBatch = 1000
 
@@ -46,6 +51,9 @@ type Options struct {
 	Logger *slog.Logger // Badger's own messages at warning and above; default discard
 	// GCInterval is how often value-log garbage collection runs; default 5 minutes.
 	GCInterval time.Duration
+	// Now is the time of the delivery log lines the store writes itself
+	// (deliveries dropped when an endpoint is disabled); default time.Now.
+	Now func() time.Time
 }
 
 // Store is the Badger-backed onboarding.Store.
@@ -53,6 +61,7 @@ type Store struct {
 	db   *badger.DB
 	lock *os.File // holds an exclusive flock while the Store is open
 	log  *slog.Logger
+	now  func() time.Time
 
 	seqMu sync.Mutex
 	seq   *ulid.MonotonicEntropy
@@ -78,6 +87,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.GCInterval <= 0 {
 		opts.GCInterval = 5 * time.Minute
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create database directory: %w", err)
 	}
@@ -99,7 +111,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
-	s := &Store{db: db, lock: lock, log: opts.Logger, seq: ulid.Monotonic(rand.Reader, 0), stop: make(chan struct{})}
+	s := &Store{db: db, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), stop: make(chan struct{})}
 	if err := s.checkSchema(); err != nil {
 		db.Close()
 		lock.Close()
@@ -174,7 +186,15 @@ func (s *Store) checkSchema() error {
 		if err := s.dropRetiredPreAuthIndex(ctx); err != nil {
 			return fmt.Errorf("migrate schema 2 to 3: %w", err)
 		}
-		return s.setSchema(ctx, "3")
+		if err := s.setSchema(ctx, "3"); err != nil {
+			return fmt.Errorf("migrate schema 2 to 3: %w", err)
+		}
+		fallthrough
+	case "3":
+		if err := s.markAllScopeKeys(ctx); err != nil {
+			return fmt.Errorf("migrate schema 3 to 4: %w", err)
+		}
+		return s.setSchema(ctx, "4")
 	}
 	return fmt.Errorf("data directory has schema version %q; this onboard reads version %s", v, schemaVersion)
 }
@@ -262,6 +282,83 @@ func (s *Store) dropRetiredPreAuthIndex(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// scopesBeforeSchema4 returns the scopes of onboard before schema 4: every
+// key stored before then that carries all of them was created without a
+// scope list.
+func scopesBeforeSchema4() []onboarding.Scope {
+	return []onboarding.Scope{
+		onboarding.ScopeApplicationsCreate, onboarding.ScopeApplicationsRead,
+		onboarding.ScopeApplicationsWrite, onboarding.ScopeRFICreate,
+	}
+}
+
+// markAllScopeKeys sets AllScopes on every API key that carries all of
+// scopesBeforeSchema4() (schema 3 → 4), so that a key created with every
+// scope keeps every scope later versions add. It reads at most
+// migrationBatch keys per transaction, resuming after the last one read.
+func (s *Store) markAllScopeKeys(ctx context.Context) error {
+	prefix := []byte(prefixKey)
+	old := scopesBeforeSchema4()
+	after := []byte(nil)
+	for {
+		var last []byte
+		err := s.update(ctx, func(txn *badger.Txn) error {
+			last = nil
+			opts := badger.DefaultIteratorOptions
+			opts.Prefix = prefix
+			it := txn.NewIterator(opts)
+			type rec struct {
+				key []byte
+				k   onboarding.APIKey
+			}
+			var marked []rec
+			seek := prefix
+			if after != nil {
+				seek = after
+			}
+			read := 0
+			for it.Seek(seek); it.ValidForPrefix(prefix) && read < migrationBatch; it.Next() {
+				key := it.Item().KeyCopy(nil)
+				if after != nil && bytes.Equal(key, after) {
+					continue
+				}
+				read++
+				last = key
+				var k onboarding.APIKey
+				if err := it.Item().Value(func(b []byte) error { return decode(b, &k) }); err != nil {
+					it.Close()
+					return err
+				}
+				if !k.AllScopes && hasScopes(&k, old) {
+					k.AllScopes = true
+					marked = append(marked, rec{key, k})
+				}
+			}
+			it.Close()
+			for _, m := range marked {
+				if err := setRecord(txn, m.key, &m.k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil || last == nil {
+			return err
+		}
+		after = last
+	}
+}
+
+// hasScopes reports whether k lists every one of scopes.
+func hasScopes(k *onboarding.APIKey, scopes []onboarding.Scope) bool {
+	for _, sc := range scopes {
+		if !slices.Contains(k.Scopes, sc) {
+			return false
+		}
+	}
+	return true
 }
 
 // gcLoop runs value-log GC until Close: each round rewrites files while at

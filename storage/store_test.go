@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func openTestStore(t *testing.T, dir string) *Store {
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // newApp builds an application created at t0+i seconds.
-func newApp(t *testing.T, org string, i int, status onboarding.Status) *onboarding.Application {
+func newApp(t testing.TB, org string, i int, status onboarding.Status) *onboarding.Application {
 	t.Helper()
 	at := t0.Add(time.Duration(i) * time.Second)
 	return &onboarding.Application{
@@ -69,6 +70,18 @@ func TestKeys(t *testing.T) {
 		{"activity", activityKey(id, seq), append(append([]byte("v/"), id[:]...), seq[:]...)},
 		{"api key", apiKeyKey("abc123"), []byte("k/abc123")},
 		{"org key index", orgKeyIndexKey("acme", "abc123"), []byte("xk/acme\x00abc123")},
+		{"event", eventKey(seq), append([]byte("e/"), seq[:]...)},
+		{"org event index", append(orgEventPrefix("acme"), seq[:]...), append([]byte("xe/acme\x00"), seq[:]...)},
+		{"type event index", append(typeEventPrefix("acme", onboarding.EventApplicationSent), seq[:]...), append([]byte("xet/acme\x00application.sent\x00"), seq[:]...)},
+		{"events of all types", eventListPrefix("acme", ""), []byte("xe/acme\x00")},
+		{"endpoint", endpointKey("we_1"), []byte("w/we_1")},
+		{"org endpoint index", orgEndpointKey("acme", "we_1"), []byte("xw/acme\x00we_1")},
+		{"delivery", deliveryKey("we_1", "app", seq), append([]byte("q/we_1\x00app\x00"), seq[:]...)},
+		{"queue head", queueHeadKey("we_1", "app"), []byte("qh/we_1\x00app")},
+		{"due index", dueKey(time.Unix(0, 0x0102), deliveryKey("we_1", "app", seq)), append([]byte("xq/\x00\x00\x00\x00\x00\x00\x01\x02we_1\x00app\x00"), seq[:]...)},
+		{"delivery log", attemptKey(seq), append([]byte("d/"), seq[:]...)},
+		{"delivery log by endpoint", append(endpointAttemptPrefix("we_1"), seq[:]...), append([]byte("xdw/we_1\x00"), seq[:]...)},
+		{"delivery log by event", append(eventAttemptPrefix("evt_1"), seq[:]...), append([]byte("xde/evt_1\x00"), seq[:]...)},
 	}
 	for _, tt := range tests {
 		if !bytes.Equal(tt.got, tt.want) {
@@ -79,6 +92,26 @@ func TestKeys(t *testing.T) {
 	if bytes.HasPrefix(orgIndexKey("acme2", seq), orgIndexPrefix("acme")) {
 		t.Errorf("org index of acme2 falls under the prefix of acme")
 	}
+	// Nor an endpoint the other's deliveries.
+	if bytes.HasPrefix(deliveryKey("we_10", "app", seq), endpointQueuePrefix("we_1")) {
+		t.Errorf("queue of we_10 falls under the prefix of we_1")
+	}
+	due, delivery, err := parseDueKey(dueKey(t0, deliveryKey("we_1", "app", seq)))
+	if err != nil || !due.Equal(t0) || !bytes.Equal(delivery, deliveryKey("we_1", "app", seq)) {
+		t.Errorf("parseDueKey = %v, %q, %v", due, delivery, err)
+	}
+	// No family's prefix starts another's, so no prefix scan crosses families.
+	families := []string{prefixApp, prefixOrgIndex, prefixStatusIndex, prefixSlugIndex, prefixPendingDocs, prefixActivity, prefixKey,
+		prefixOrgKeyIndex, prefixIdempotency, "m/", prefixRetiredPreAuthIndex, prefixEvent, prefixOrgEventIndex, prefixTypeEventIndex,
+		prefixEndpoint, prefixOrgEndpointIndex, prefixDelivery, prefixQueueHead, prefixDueIndex, prefixAttempt, prefixEndpointAttempts,
+		prefixEventAttempts}
+	for i, a := range families {
+		for j, b := range families {
+			if i != j && strings.HasPrefix(b, a) {
+				t.Errorf("family %q starts with family %q", b, a)
+			}
+		}
+	}
 }
 
 func TestApplicationRoundTrip(t *testing.T) {
@@ -87,7 +120,7 @@ func TestApplicationRoundTrip(t *testing.T) {
 	defer s.Close()
 	app := newApp(t, "acme", 1, onboarding.StatusCreated)
 	act := []onboarding.Activity{{At: t0, Action: onboarding.ActionCreated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}}}
-	if err := s.CreateApplication(ctx, app, act); err != nil {
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: act}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Application(ctx, app.ID)
@@ -97,7 +130,7 @@ func TestApplicationRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(app, got); diff != "" {
 		t.Errorf("Application() mismatch (-want +got):\n%s", diff)
 	}
-	if err := s.CreateApplication(ctx, app, nil); !errors.Is(err, errDuplicate) {
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); !errors.Is(err, errDuplicate) {
 		t.Errorf("CreateApplication(duplicate) = %v, want errDuplicate", err)
 	}
 	if _, err := s.Application(ctx, uuid.NewString()); !errors.Is(err, onboarding.ErrNotFound) {
@@ -154,7 +187,7 @@ func TestUpdateKeepsIndexesConsistent(t *testing.T) {
 	defer s.Close()
 	a, b := newApp(t, "acme", 1, onboarding.StatusCreated), newApp(t, "acme", 2, onboarding.StatusSent)
 	for _, app := range []*onboarding.Application{a, b} {
-		if err := s.CreateApplication(ctx, app, nil); err != nil {
+		if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -162,10 +195,10 @@ func TestUpdateKeepsIndexesConsistent(t *testing.T) {
 		t.Fatalf("indexes after create (-want +got):\n%s", diff)
 	}
 	hash := bytes.Repeat([]byte{7}, 32)
-	updated, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) ([]onboarding.Activity, error) {
+	updated, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) (onboarding.Changes, error) {
 		app.Status = onboarding.StatusInProgress
 		app.Participants[0].PreAuthHash = hash
-		return []onboarding.Activity{{At: t0, Action: onboarding.ActionPreAuthIssued}}, nil
+		return onboarding.Changes{Log: []onboarding.Activity{{At: t0, Action: onboarding.ActionPreAuthIssued}}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -177,9 +210,9 @@ func TestUpdateKeepsIndexesConsistent(t *testing.T) {
 		t.Errorf("indexes after status and pre-auth change (-want +got):\n%s", diff)
 	}
 	// A new code changes no index entry.
-	updated, err = s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) ([]onboarding.Activity, error) {
+	updated, err = s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) (onboarding.Changes, error) {
 		app.Participants[0].PreAuthHash = bytes.Repeat([]byte{8}, 32)
-		return nil, nil
+		return onboarding.Changes{}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -189,9 +222,9 @@ func TestUpdateKeepsIndexesConsistent(t *testing.T) {
 	}
 	// A failing change writes nothing.
 	boom := errors.New("boom")
-	if _, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) ([]onboarding.Activity, error) {
+	if _, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) (onboarding.Changes, error) {
 		app.Status = onboarding.StatusApproved
-		return nil, boom
+		return onboarding.Changes{}, boom
 	}); !errors.Is(err, boom) {
 		t.Errorf("UpdateApplication(failing change) = %v, want boom", err)
 	}
@@ -199,13 +232,13 @@ func TestUpdateKeepsIndexesConsistent(t *testing.T) {
 	if got.Status != onboarding.StatusInProgress {
 		t.Errorf("status after failed change = %s, want in_progress", got.Status)
 	}
-	if _, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) ([]onboarding.Activity, error) {
+	if _, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) (onboarding.Changes, error) {
 		app.OrgID = "other"
-		return nil, nil
+		return onboarding.Changes{}, nil
 	}); err == nil {
 		t.Errorf("UpdateApplication(changing the organization) succeeded, want an error")
 	}
-	if _, err := s.UpdateApplication(ctx, uuid.NewString(), func(*onboarding.Application) ([]onboarding.Activity, error) { return nil, nil }); !errors.Is(err, onboarding.ErrNotFound) {
+	if _, err := s.UpdateApplication(ctx, uuid.NewString(), func(*onboarding.Application) (onboarding.Changes, error) { return onboarding.Changes{}, nil }); !errors.Is(err, onboarding.ErrNotFound) {
 		t.Errorf("UpdateApplication(unknown) = %v, want ErrNotFound", err)
 	}
 	logged, _ := s.Activity(ctx, a.ID)
@@ -233,12 +266,12 @@ func TestListApplications(t *testing.T) {
 			status = onboarding.StatusCreated
 		}
 		a := newApp(t, "acme", i, status)
-		if err := s.CreateApplication(ctx, a, nil); err != nil {
+		if err := s.CreateApplication(ctx, a, onboarding.Changes{}); err != nil {
 			t.Fatal(err)
 		}
 		acme = append([]*onboarding.Application{a}, acme...)
 		// Another organization's applications interleave in time.
-		if err := s.CreateApplication(ctx, newApp(t, "acme2", i, status), nil); err != nil {
+		if err := s.CreateApplication(ctx, newApp(t, "acme2", i, status), onboarding.Changes{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -302,12 +335,12 @@ func TestListCostIsIndependentOfSize(t *testing.T) {
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
 	for i := 0; i < 2000; i++ {
-		if err := s.CreateApplication(ctx, newApp(t, "big", i, onboarding.StatusSent), nil); err != nil {
+		if err := s.CreateApplication(ctx, newApp(t, "big", i, onboarding.StatusSent), onboarding.Changes{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := 0; i < 3; i++ {
-		if err := s.CreateApplication(ctx, newApp(t, "small", i, onboarding.StatusSent), nil); err != nil {
+		if err := s.CreateApplication(ctx, newApp(t, "small", i, onboarding.StatusSent), onboarding.Changes{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -326,7 +359,7 @@ func TestConcurrentUpdatesAllApply(t *testing.T) {
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
 	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, app, nil); err != nil {
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
 	}
 	const writers = 16
@@ -336,9 +369,9 @@ func TestConcurrentUpdatesAllApply(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+			_, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 				a.Data.Fields[fmt.Sprintf("f%02d", i)] = json.RawMessage(`true`)
-				return []onboarding.Activity{{At: t0, Action: onboarding.ActionFieldsUpdated}}, nil
+				return onboarding.Changes{Log: []onboarding.Activity{{At: t0, Action: onboarding.ActionFieldsUpdated}}}, nil
 			})
 			errs <- err
 		}()
@@ -406,12 +439,12 @@ func TestCloseAndReopen(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStore(t, dir)
 	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, app, []onboarding.Activity{{At: t0, Action: onboarding.ActionCreated}}); err != nil {
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{{At: t0, Action: onboarding.ActionCreated}}}); err != nil {
 		t.Fatal(err)
 	}
-	updated, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+	updated, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 		a.Status = onboarding.StatusSent
-		return []onboarding.Activity{{At: t0, Action: onboarding.ActionInviteSent}}, nil
+		return onboarding.Changes{Log: []onboarding.Activity{{At: t0, Action: onboarding.ActionInviteSent}}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -501,13 +534,13 @@ func TestPendingRegistryDocuments(t *testing.T) {
 		if app == done {
 			app.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
 		}
-		if err := s.CreateApplication(ctx, app, nil); err != nil {
+		if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.UpdateApplication(ctx, done.ID, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+	if _, err := s.UpdateApplication(ctx, done.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 		a.RegistryDocumentsStatus = onboarding.RegistryDocumentsPartial
-		return nil, nil
+		return onboarding.Changes{}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -538,7 +571,7 @@ func TestMigrateSchema1(t *testing.T) {
 	pending.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
 	done.RegistryDocumentsStatus = onboarding.RegistryDocumentsComplete
 	for _, app := range []*onboarding.Application{pending, done} {
-		if err := s.CreateApplication(ctx, app, nil); err != nil {
+		if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -590,7 +623,7 @@ func TestMigrateSchema2(t *testing.T) {
 	withCode.Participants[0].PreAuthHash = bytes.Repeat([]byte{7}, 32)
 	withCode.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
 	for _, app := range []*onboarding.Application{withCode, other} {
-		if err := s.CreateApplication(ctx, app, []onboarding.Activity{{At: t0, Action: onboarding.ActionCreated}}); err != nil {
+		if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{{At: t0, Action: onboarding.ActionCreated}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -663,4 +696,78 @@ func keysWithPrefix(t *testing.T, s *Store, prefix string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestMigrateSchema3 opens a version 3 data directory, whose keys were
+// stored without AllScopes (more of them than one migration transaction
+// reads): those that carry every scope version 3 knew, in any order, were
+// created without a scope list and become AllScopes; the others keep
+// exactly their scopes. The version moves to 4.
+func TestMigrateSchema3(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	all3 := []onboarding.Scope{onboarding.ScopeApplicationsCreate, onboarding.ScopeApplicationsRead, onboarding.ScopeApplicationsWrite, onboarding.ScopeRFICreate}
+	// v3Key is the API key record as version 3 stored it.
+	type v3Key struct {
+		ClientID, OrgID, Name string
+		Scopes                []onboarding.Scope
+		SecretHash            []byte
+		CreatedAt             time.Time
+		ExpiresAt, LastUsedAt *time.Time
+		RevokedAt             *time.Time
+	}
+	scopeSets := [][]onboarding.Scope{
+		all3,
+		{onboarding.ScopeRFICreate, onboarding.ScopeApplicationsWrite, onboarding.ScopeApplicationsRead, onboarding.ScopeApplicationsCreate},
+		{onboarding.ScopeApplicationsRead},
+		all3[:3],
+		nil,
+	}
+	want := map[string]bool{} // client id → AllScopes after the migration
+	n := 2*migrationBatch + 1
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		for i := 0; i < n; i++ {
+			k := v3Key{ClientID: fmt.Sprintf("c%05d", i), OrgID: "acme", Name: "ci", Scopes: scopeSets[i%len(scopeSets)], SecretHash: []byte{1}, CreatedAt: t0}
+			want[k.ClientID] = i%len(scopeSets) < 2
+			if err := setRecord(txn, apiKeyKey(k.ClientID), &k); err != nil {
+				return err
+			}
+			if err := txn.Set(orgKeyIndexKey(k.OrgID, k.ClientID), nil); err != nil {
+				return err
+			}
+		}
+		return txn.Set([]byte(keySchema), []byte("3"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openTestStore(t, dir)
+	defer s.Close()
+	keys, err := s.APIKeys(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != n {
+		t.Fatalf("%d keys after migration, want %d", len(keys), n)
+	}
+	got := map[string]bool{}
+	for i, k := range keys {
+		got[k.ClientID] = k.AllScopes
+		if i < len(scopeSets) && !cmp.Equal(k.Scopes, scopeSets[i]) {
+			t.Errorf("key %s scopes = %v, want them kept: %v", k.ClientID, k.Scopes, scopeSets[i])
+		}
+		if k.Has(onboarding.ScopeEventsRead) != want[k.ClientID] {
+			t.Errorf("key %s (scopes %v) has events:read = %v", k.ClientID, k.Scopes, !want[k.ClientID])
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("AllScopes after migration (-want +got):\n%s", diff)
+	}
+	if v, _, err := s.schema(); err != nil || v != "4" {
+		t.Errorf("schema after migration = %q, %v; want 4", v, err)
+	}
 }

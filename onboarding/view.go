@@ -1,0 +1,303 @@
+package onboarding
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+)
+
+// The partner's view of an application (spec 2.1–2.6): what get-application
+// returns and what application events carry. These types are the API's wire
+// format, kept separate from the records (Application, Person, ...) so that
+// renaming a record field can never change the API.
+
+// TimestampLayout is the layout of every API timestamp: ISO 8601 in UTC with
+// millisecond precision.
+const TimestampLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// Timestamp formats t as an API timestamp.
+func Timestamp(t time.Time) string { return t.UTC().Format(TimestampLayout) }
+
+// OptionalTimestamp formats t as an API timestamp, or returns nil (JSON
+// null) when t is nil.
+func OptionalTimestamp(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := Timestamp(*t)
+	return &s
+}
+
+// ApplicationView is an application as the partner sees it (spec 2.1).
+type ApplicationView struct {
+	ID           string            `json:"id"`
+	ConfigID     string            `json:"config_id"`
+	Status       Status            `json:"status"`
+	Link         string            `json:"link,omitempty"`
+	Data         DataView          `json:"data"`
+	Participants []ParticipantView `json:"participants"`
+	// Present only for registry-eligible applications (spec 2.1).
+	RegistryDocuments       *[]RegistryDocumentView `json:"registry_documents,omitempty"`
+	RegistryDocumentsStatus RegistryDocumentsStatus `json:"registry_documents_status,omitempty"`
+	CreatedAt               string                  `json:"created_at"`
+	UpdatedAt               string                  `json:"updated_at"`
+	SubmittedAt             *string                 `json:"submitted_at"`
+	CompletedAt             *string                 `json:"completed_at"`
+}
+
+// DataView is what the application collected (spec 2.2).
+type DataView struct {
+	Fields    map[string]json.RawMessage `json:"fields"`
+	People    []PersonView               `json:"people"`
+	Entities  []EntityView               `json:"entities"`
+	Ownership []OwnershipView            `json:"ownership"`
+	Documents map[string]DocumentView    `json:"documents"`
+	Meta      MetaView                   `json:"meta"`
+}
+
+// PersonView is a director, UBO or shareholder (spec 2.2).
+type PersonView struct {
+	ID          string                  `json:"id"`
+	Source      Source                  `json:"source"`
+	Roles       []PersonRole            `json:"roles"`
+	FullName    string                  `json:"full_name"`
+	FirstName   string                  `json:"first_name"`
+	LastName    string                  `json:"last_name"`
+	Email       string                  `json:"email,omitempty"`
+	PhoneNumber string                  `json:"phone_number,omitempty"`
+	DateOfBirth string                  `json:"date_of_birth,omitempty"`
+	Nationality string                  `json:"nationality,omitempty"`
+	HomeAddress *Address                `json:"home_address,omitempty"`
+	Documents   map[string]DocumentView `json:"documents"`
+}
+
+// EntityView is a related legal entity (spec 2.2).
+type EntityView struct {
+	ID        string                  `json:"id"`
+	Source    Source                  `json:"source"`
+	Name      string                  `json:"name"`
+	Type      EntityType              `json:"type"`
+	Country   string                  `json:"country,omitempty"`
+	Documents map[string]DocumentView `json:"documents"`
+}
+
+// OwnershipView is one ownership relationship (spec 2.2).
+type OwnershipView struct {
+	ID             string    `json:"id"`
+	OwnerType      PartyType `json:"owner_type"`
+	OwnerID        string    `json:"owner_id"`
+	OwnedType      PartyType `json:"owned_type"`
+	OwnedID        string    `json:"owned_id,omitempty"`
+	Percentage     float64   `json:"percentage"`
+	PercentageBand string    `json:"percentage_band,omitempty"`
+	IsDirect       bool      `json:"is_direct"`
+	IsNominee      bool      `json:"is_nominee"`
+}
+
+// DocumentView is a document of the company, a person or an entity
+// (spec 2.5).
+type DocumentView struct {
+	FileID             string         `json:"file_id"`
+	FileName           string         `json:"file_name"`
+	FileType           string         `json:"file_type"`
+	UploadedAt         string         `json:"uploaded_at"`
+	Status             DocumentStatus `json:"status"`
+	AcceptanceReason   string         `json:"acceptance_reason,omitempty"`
+	UserOverrideReason string         `json:"user_override_reason,omitempty"`
+	OverriddenAt       *string        `json:"overridden_at,omitempty"`
+	DownloadURL        string         `json:"download_url,omitempty"`
+}
+
+// MetaView is the application's metadata (spec 2.2).
+type MetaView struct {
+	PrimaryContact       *ContactView     `json:"primary_contact,omitempty"`
+	RegistrySources      []RegistrySource `json:"registry_sources,omitempty"`
+	WebsiteFavicon       string           `json:"website_favicon,omitempty"`
+	WebExtractedIndustry string           `json:"web_extracted_industry,omitempty"`
+}
+
+// ContactView is the company's primary contact (spec 2.2, meta).
+type ContactView struct {
+	Name  *string `json:"name"`
+	Email string  `json:"email"`
+	Role  string  `json:"role,omitempty"`
+}
+
+// RegistryDocumentView is a filing fetched from the company registry
+// (spec 2.6).
+type RegistryDocumentView struct {
+	ID           string         `json:"id"`
+	Source       RegistrySource `json:"source"`
+	DocumentType string         `json:"document_type"`
+	FilingDate   *string        `json:"filing_date"`
+	FetchedAt    *string        `json:"fetched_at"`
+	DownloadURL  string         `json:"download_url,omitempty"`
+}
+
+// ParticipantView is someone who completes the form (spec 2.3, as
+// get-application shows it).
+type ParticipantView struct {
+	Email string          `json:"email"`
+	Name  *string         `json:"name"`
+	Role  ParticipantRole `json:"role"`
+	Link  string          `json:"link"`
+}
+
+// ViewOptions says what View leaves out.
+type ViewOptions struct {
+	// Links gives every document and registry document that has a file a
+	// fresh signed download_url; without it none carries one.
+	Links bool
+	// WithoutSensitive leaves out every value of a field that the
+	// application's form marks Sensitive: the field's key in data.fields and
+	// in the documents maps, and for a person-scoped field the person member
+	// it is stored in (spec §6: webhook payloads never carry them). The name
+	// members are always on the wire: a sensitive person_full_name leaves
+	// them empty.
+	WithoutSensitive bool
+}
+
+// View renders app as the partner sees it. With WithoutSensitive the
+// application's form must be known: when it is not, View fails rather than
+// risk showing a sensitive value.
+func (s *Service) View(app *Application, opts ViewOptions) (ApplicationView, error) {
+	var sensitive []string
+	var form *Form
+	if opts.WithoutSensitive {
+		var err error
+		if form, err = s.formOf(app); err != nil {
+			return ApplicationView{}, err
+		}
+		sensitive = form.sensitive
+	}
+	d := app.Data
+	out := ApplicationView{
+		ID:       app.ID,
+		ConfigID: app.ConfigID,
+		Status:   app.Status,
+		Link:     s.ParticipantLink(app, app.Primary()),
+		Data: DataView{
+			Fields:    viewFields(d.Fields, sensitive),
+			People:    make([]PersonView, 0, len(d.People)),
+			Entities:  make([]EntityView, 0, len(d.Entities)),
+			Ownership: make([]OwnershipView, 0, len(d.Ownership)),
+			Documents: s.viewDocuments(d.Documents, opts.Links, sensitive),
+		},
+		Participants: make([]ParticipantView, 0, len(app.Participants)),
+		CreatedAt:    Timestamp(app.CreatedAt),
+		UpdatedAt:    Timestamp(app.UpdatedAt),
+		SubmittedAt:  OptionalTimestamp(app.SubmittedAt),
+		CompletedAt:  OptionalTimestamp(app.CompletedAt),
+	}
+	for _, p := range d.People {
+		if len(sensitive) > 0 {
+			p.Fields = nil // not shown, and shared with app: clearing below must not reach it
+			for _, id := range sensitive {
+				if f, _ := form.Field(id); f.PersonScoped {
+					setPersonField(&p, id, nil)
+				}
+			}
+		}
+		out.Data.People = append(out.Data.People, PersonView{
+			ID: p.ID, Source: p.Source, Roles: p.Roles, FullName: p.FullName, FirstName: p.FirstName,
+			LastName: p.LastName, Email: p.Email, PhoneNumber: p.PhoneNumber, DateOfBirth: p.DateOfBirth,
+			Nationality: p.Nationality, HomeAddress: p.HomeAddress, Documents: s.viewDocuments(p.Documents, opts.Links, sensitive),
+		})
+	}
+	for _, e := range d.Entities {
+		out.Data.Entities = append(out.Data.Entities, EntityView{
+			ID: e.ID, Source: e.Source, Name: e.Name, Type: e.Type, Country: e.Country, Documents: s.viewDocuments(e.Documents, opts.Links, sensitive),
+		})
+	}
+	for _, o := range d.Ownership {
+		out.Data.Ownership = append(out.Data.Ownership, OwnershipView{
+			ID: o.ID, OwnerType: o.OwnerType, OwnerID: o.OwnerID, OwnedType: o.OwnedType, OwnedID: o.OwnedID,
+			Percentage: o.Percentage, PercentageBand: o.PercentageBand, IsDirect: o.IsDirect, IsNominee: o.IsNominee,
+		})
+	}
+	if app.RegistryDocumentsStatus != "" {
+		// Spec 2.1: the list stays empty until retrieval has completed,
+		// even when some filings are already stored.
+		docs := []RegistryDocumentView{}
+		if app.RegistryDocumentsStatus != RegistryDocumentsPending {
+			docs = make([]RegistryDocumentView, len(app.RegistryDocuments))
+			for i, rd := range app.RegistryDocuments {
+				docs[i] = RegistryDocumentView{
+					ID: rd.ID, Source: rd.Source, DocumentType: rd.DocumentType,
+					FilingDate: optionalString(rd.FilingDate), FetchedAt: OptionalTimestamp(rd.FetchedAt),
+				}
+				if opts.Links {
+					docs[i].DownloadURL = s.RegistryDocumentURL(rd)
+				}
+			}
+		}
+		out.RegistryDocuments = &docs
+		out.RegistryDocumentsStatus = app.RegistryDocumentsStatus
+	}
+	m := d.Meta
+	out.Data.Meta = MetaView{RegistrySources: m.RegistrySources, WebsiteFavicon: m.WebsiteFavicon, WebExtractedIndustry: m.WebExtractedIndustry}
+	if m.PrimaryContact != nil {
+		out.Data.Meta.PrimaryContact = &ContactView{Name: optionalString(m.PrimaryContact.Name), Email: m.PrimaryContact.Email, Role: m.PrimaryContact.Role}
+	}
+	for i := range app.Participants {
+		p := &app.Participants[i]
+		out.Participants = append(out.Participants, ParticipantView{
+			Email: p.Email, Name: optionalString(p.Name), Role: p.Role, Link: s.ParticipantLink(app, p),
+		})
+	}
+	return out, nil
+}
+
+// viewFields returns the field values to show: fields itself (never nil),
+// or a copy without the sensitive ids when it has any of them.
+func viewFields(fields map[string]json.RawMessage, sensitive []string) map[string]json.RawMessage {
+	if fields == nil {
+		return map[string]json.RawMessage{}
+	}
+	for _, id := range sensitive {
+		if _, ok := fields[id]; ok {
+			fields = maps.Clone(fields)
+			for _, id := range sensitive {
+				delete(fields, id)
+			}
+			break
+		}
+	}
+	return fields
+}
+
+// viewDocuments renders the visible documents of the company, a person or
+// an entity (spec 2.5), leaving out those of the sensitive field ids; with
+// links, each that has a file gets a fresh download_url.
+func (s *Service) viewDocuments(docs map[string]Document, links bool, sensitive []string) map[string]DocumentView {
+	out := make(map[string]DocumentView, len(docs))
+	for id, d := range docs {
+		if !d.Visible() || slices.Contains(sensitive, id) {
+			continue
+		}
+		dv := DocumentView{
+			FileID:             d.FileID,
+			FileName:           d.FileName,
+			FileType:           d.FileType,
+			UploadedAt:         Timestamp(d.UploadedAt),
+			Status:             d.Status,
+			AcceptanceReason:   d.AcceptanceReason,
+			UserOverrideReason: d.UserOverrideReason,
+			OverriddenAt:       OptionalTimestamp(d.OverriddenAt),
+		}
+		if links {
+			dv.DownloadURL = s.DocumentURL(&d, DocumentLinkTTL)
+		}
+		out[id] = dv
+	}
+	return out
+}
+
+// optionalString returns nil (JSON null) for "", else a pointer to s.
+func optionalString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

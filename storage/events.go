@@ -1,0 +1,156 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/oklog/ulid/v2"
+
+	"onboard/onboarding"
+)
+
+// writeEvents stores events and their index entries, expiring after
+// onboarding.EventRetention, and queues each for every endpoint of its
+// organization that wants it: the transactional outbox. The organization's
+// endpoints are read once per organization; with none, that is one short
+// prefix seek.
+func (s *Store) writeEvents(txn *badger.Txn, events []*onboarding.Event) error {
+	endpoints := map[string][]*onboarding.Endpoint{}
+	for _, e := range events {
+		eps, read := endpoints[e.OrgID]
+		if !read {
+			var err error
+			if eps, err = orgEndpoints(txn, e.OrgID); err != nil {
+				return err
+			}
+			endpoints[e.OrgID] = eps
+		}
+		if err := writeEvent(txn, e); err != nil {
+			return err
+		}
+		for _, ep := range eps {
+			if ep.Wants(e) {
+				if err := enqueue(txn, ep, e, e.At, false); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// writeEvent stores one event record and its two index entries.
+func writeEvent(txn *badger.Txn, e *onboarding.Event) error {
+	seq, ok := onboarding.EventSeq(e.ID)
+	if !ok {
+		return fmt.Errorf("store event: %q is not an event id", e.ID)
+	}
+	key := eventKey(seq)
+	if _, err := txn.Get(key); err == nil {
+		return fmt.Errorf("store event %s: %w", e.ID, errDuplicate)
+	} else if !errors.Is(err, badger.ErrKeyNotFound) {
+		return err
+	}
+	rec, err := encode(e)
+	if err != nil {
+		return err
+	}
+	exp := expiresAt(e.At, onboarding.EventRetention)
+	for _, ent := range []*badger.Entry{
+		badger.NewEntry(key, rec),
+		badger.NewEntry(append(orgEventPrefix(e.OrgID), seq[:]...), nil),
+		badger.NewEntry(append(typeEventPrefix(e.OrgID, e.Type), seq[:]...), nil),
+	} {
+		ent.ExpiresAt = exp
+		if err := txn.SetEntry(ent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expiresAt is Badger's expiry (unix seconds) of a record written for
+// something that happened at and is kept for ret.
+func expiresAt(at time.Time, ret time.Duration) uint64 {
+	return uint64(max(at.Add(ret).Unix(), 1))
+}
+
+// AddEvent stores an event that no application change caused (webhook.test)
+// and queues it for the endpoints that want it, in one transaction.
+func (s *Store) AddEvent(ctx context.Context, e *onboarding.Event) error {
+	return s.update(ctx, func(txn *badger.Txn) error {
+		return s.writeEvents(txn, []*onboarding.Event{e})
+	})
+}
+
+// Event returns the event with id, or onboarding.ErrNotFound when there is
+// none or it expired.
+func (s *Store) Event(_ context.Context, id string) (*onboarding.Event, error) {
+	seq, ok := onboarding.EventSeq(id)
+	if !ok {
+		return nil, onboarding.ErrNotFound
+	}
+	var e onboarding.Event
+	if err := s.view(func(txn *badger.Txn) error { return getRecord(txn, eventKey(seq), &e) }); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// Events walks the organization's (or organization and type) event index
+// backwards from q.Before, reading q.Limit+1 entries at most, like
+// ListApplications. A Before that is not an event id is
+// onboarding.ErrInvalidCursor.
+func (s *Store) Events(_ context.Context, q onboarding.EventQuery) ([]*onboarding.Event, bool, error) {
+	prefix := eventListPrefix(q.OrgID, q.Type)
+	seek := append(bytes.Clone(prefix), 0xff)
+	var before []byte
+	if q.Before != "" {
+		seq, ok := onboarding.EventSeq(q.Before)
+		if !ok {
+			return nil, false, onboarding.ErrInvalidCursor
+		}
+		before = append(bytes.Clone(prefix), seq[:]...)
+		seek = before
+	}
+	events := make([]*onboarding.Event, 0, max(q.Limit, 0))
+	more := false
+	err := s.view(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Reverse = true
+		opts.Prefix = prefix
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
+			k := it.Item().Key()
+			if before != nil && bytes.Equal(k, before) {
+				continue
+			}
+			if len(k) != len(prefix)+len(ulid.ULID{}) {
+				return fmt.Errorf("event index entry %x: malformed", k)
+			}
+			if len(events) == q.Limit {
+				more = true
+				return nil
+			}
+			var e onboarding.Event
+			switch err := getRecord(txn, eventKey(ulid.ULID(k[len(prefix):])), &e); {
+			case errors.Is(err, onboarding.ErrNotFound):
+				continue // expired between reading the index and the record
+			case err != nil:
+				return err
+			}
+			events = append(events, &e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return events, more, nil
+}

@@ -1,0 +1,178 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"onboard/onboarding"
+)
+
+// TestEventsCommitWithTheirChange checks the transactional outbox: the
+// events of a create or an update are stored and queued with it, and those
+// of a change that fails are not.
+func TestEventsCommitWithTheirChange(t *testing.T) {
+	ctx := context.Background()
+	h := newHooks(t)
+	ep := h.endpoint("acme")
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	created := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.now)
+	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{created}}); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	tests := []struct {
+		name    string
+		event   *onboarding.Event
+		fail    error
+		stored  bool
+		wantErr error
+	}{
+		{"an update commits its event", h.event(onboarding.EventApplicationSent, "acme", app.ID, h.at(time.Second)), nil, true, nil},
+		{"a failing update writes none", h.event(onboarding.EventApplicationOpened, "acme", app.ID, h.at(2*time.Second)), boom, false, boom},
+	}
+	want := []string{pair(ep.ID, created.ID)}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := h.s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+				a.Status = onboarding.StatusSent
+				return onboarding.Changes{Events: []*onboarding.Event{tt.event}}, tt.fail
+			})
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("UpdateApplication = %v, want %v", err, tt.wantErr)
+			}
+			got, err := h.s.Event(ctx, tt.event.ID)
+			if tt.stored {
+				want = append(want, pair(ep.ID, tt.event.ID))
+				if err != nil {
+					t.Fatalf("Event = %v", err)
+				}
+				if diff := cmp.Diff(tt.event, got); diff != "" {
+					t.Errorf("stored event (-want +got):\n%s", diff)
+				}
+			} else if !errors.Is(err, onboarding.ErrNotFound) {
+				t.Errorf("Event = %+v, %v; want ErrNotFound", got, err)
+			}
+			if diff := cmp.Diff(slices.Sorted(slices.Values(want)), h.queuedPairs()); diff != "" {
+				t.Errorf("queue (-want +got):\n%s", diff)
+			}
+		})
+	}
+	got, err := h.s.Event(ctx, created.ID)
+	if err != nil || !cmp.Equal(created, got) {
+		t.Errorf("Event(created) = %+v, %v", got, err)
+	}
+	// A create that fails stores none of its events.
+	dup := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.at(3*time.Second))
+	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{dup}}); !errors.Is(err, errDuplicate) {
+		t.Fatalf("CreateApplication(duplicate) = %v", err)
+	}
+	if _, err := h.s.Event(ctx, dup.ID); !errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("event of a failed create: %v, want ErrNotFound", err)
+	}
+	for _, id := range []string{"", "evt_nope", "app_01KAJ6F4G0000000000000000A"} {
+		if _, err := h.s.Event(ctx, id); !errors.Is(err, onboarding.ErrNotFound) {
+			t.Errorf("Event(%q) = %v, want ErrNotFound", id, err)
+		}
+	}
+}
+
+// TestExpiredEventsAreInvisible stores an event that happened longer ago
+// than EventRetention: it cannot be read, listed or redelivered, and the
+// delivery it was queued for is dropped with a log line when claimed.
+func TestExpiredEventsAreInvisible(t *testing.T) {
+	ctx := context.Background()
+	h := newHooks(t)
+	ep := h.endpoint("acme")
+	old := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(-31*24*time.Hour))
+	fresh := h.event(onboarding.EventApplicationSent, "acme", "app-2", h.at(-29*24*time.Hour))
+	h.add(old, fresh)
+	if _, err := h.s.Event(ctx, old.ID); !errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("Event(expired) = %v, want ErrNotFound", err)
+	}
+	if _, err := h.s.Event(ctx, fresh.ID); err != nil {
+		t.Errorf("Event(29 days old) = %v", err)
+	}
+	for _, typ := range []onboarding.EventType{"", onboarding.EventApplicationSent} {
+		got, more, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Type: typ, Limit: 10})
+		if err != nil || more || len(got) != 1 || got[0].ID != fresh.ID {
+			t.Errorf("Events(type %q) = %v more=%v err=%v; want only the fresh one", typ, eventIDs(got), more, err)
+		}
+	}
+	if _, err := h.s.Redeliver(ctx, old.ID, "", h.now); !errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("Redeliver(expired) = %v, want ErrNotFound", err)
+	}
+	claimed, _ := h.claim("w1", h.now, 10)
+	if diff := cmp.Diff([]string{pair(ep.ID, fresh.ID)}, pairs(claimed)); diff != "" {
+		t.Errorf("claimed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{pair(ep.ID, fresh.ID)}, h.queuedPairs()); diff != "" {
+		t.Errorf("queue after the claim (-want +got):\n%s", diff)
+	}
+	lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: old.ID})
+	want := []onboarding.DeliveryAttempt{{EventID: old.ID, EventType: old.Type, EndpointID: ep.ID, OrgID: "acme", At: h.now,
+		Error: "not delivered: the event expired"}}
+	if diff := cmp.Diff(want, lines); err != nil || diff != "" {
+		t.Errorf("log of the expired event (-want +got):\n%s%v", diff, err)
+	}
+}
+
+func eventIDs(events []*onboarding.Event) []string {
+	out := []string{}
+	for _, e := range events {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+// TestEvents lists an organization's events newest first, by type, in
+// pages, next to another organization's.
+func TestEvents(t *testing.T) {
+	ctx := context.Background()
+	h := newHooks(t)
+	types := []onboarding.EventType{onboarding.EventApplicationCreated, onboarding.EventApplicationSent, onboarding.EventApplicationCreated,
+		onboarding.EventWebhookTest, onboarding.EventApplicationCreated, onboarding.EventApplicationSent, onboarding.EventApplicationCreated}
+	var acme, created []string // newest first
+	for i, typ := range types {
+		e := h.event(typ, "acme", "", h.at(time.Duration(i)*time.Second))
+		h.add(e, h.event(typ, "acme2", "", h.at(time.Duration(i)*time.Second)))
+		acme = append([]string{e.ID}, acme...)
+		if typ == onboarding.EventApplicationCreated {
+			created = append([]string{e.ID}, created...)
+		}
+	}
+	tests := []struct {
+		name     string
+		q        onboarding.EventQuery
+		want     []string
+		wantMore bool
+	}{
+		{"all", onboarding.EventQuery{OrgID: "acme", Limit: 100}, acme, false},
+		{"first page", onboarding.EventQuery{OrgID: "acme", Limit: 3}, acme[:3], true},
+		{"after a cursor", onboarding.EventQuery{OrgID: "acme", Before: acme[2], Limit: 3}, acme[3:6], true},
+		{"last page", onboarding.EventQuery{OrgID: "acme", Before: acme[5], Limit: 3}, acme[6:], false},
+		{"limit equal to the rest", onboarding.EventQuery{OrgID: "acme", Before: acme[3], Limit: 3}, acme[4:], false},
+		{"by type", onboarding.EventQuery{OrgID: "acme", Type: onboarding.EventApplicationCreated, Limit: 100}, created, false},
+		{"by type, paged", onboarding.EventQuery{OrgID: "acme", Type: onboarding.EventApplicationCreated, Before: created[0], Limit: 2}, created[1:3], true},
+		{"a type with none", onboarding.EventQuery{OrgID: "acme", Type: onboarding.EventRFIRequestExpired, Limit: 10}, []string{}, false},
+		{"an organization with none", onboarding.EventQuery{OrgID: "acm", Limit: 10}, []string{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, more, err := h.s.Events(ctx, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, eventIDs(got)); diff != "" || more != tt.wantMore {
+				t.Errorf("events (-want +got):\n%s more=%v, want %v", diff, more, tt.wantMore)
+			}
+		})
+	}
+	if _, _, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Before: "nope", Limit: 3}); !errors.Is(err, onboarding.ErrInvalidCursor) {
+		t.Errorf("Events(bad cursor) = %v, want ErrInvalidCursor", err)
+	}
+}
