@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -93,12 +94,13 @@ func (c *WebhooksListCmd) Run(e *env) error {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tORG\tURL\tEVENTS\tCREATED\tSTATUS\tDESCRIPTION")
 		for _, ep := range eps {
-			status := "enabled"
+			status, desc := "enabled", cmp.Or(ep.Description, "-")
 			if !ep.Enabled {
-				status = "disabled: " + ep.DisabledReason
+				// "disabled: by the operator", "disabled: the endpoint answered 410 Gone"
+				status = "disabled: " + strings.TrimPrefix(ep.DisabledReason, "disabled ")
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ep.ID, ep.OrgID, ep.URL, eventsOf(ep),
-				when(&ep.CreatedAt), status, ep.Description)
+				when(&ep.CreatedAt), status, desc)
 		}
 		return tw.Flush()
 	})
