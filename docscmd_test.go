@@ -94,7 +94,7 @@ func seedDocs(t *testing.T, data string) docsSeed {
 					Status: onboarding.DocumentRejected, RejectReason: "The file could not be read as a PDF.", BlobID: id, Size: size,
 				}}
 			}
-			if err := store.CreateApplication(ctx, app, nil); err != nil {
+			if err := store.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -31,6 +31,9 @@ const (
 	// webhooksRescan is the longest RunWebhooks waits without looking at
 	// the queue (another instance may have queued work).
 	webhooksRescan = time.Minute
+	// heldBackPause is how long RunWebhooks waits, at most, when the only
+	// due deliveries are held back by their endpoint's in-flight limit.
+	heldBackPause = 100 * time.Millisecond
 	// maxRetryAfter caps the pause a Retry-After header can ask for.
 	maxRetryAfter = 24 * time.Hour
 	// retryJitter spreads retries by up to this fraction of their pause,
@@ -83,6 +86,12 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 			}
 			if !next.IsZero() {
 				wait = min(max(next.Sub(s.now()), 0), webhooksRescan)
+				if wait == 0 && len(claimed) == 0 {
+					// Due deliveries wait for a free slot of their
+					// endpoint: an attempt that finishes wakes the loop
+					// sooner than this.
+					wait = heldBackPause
+				}
 			}
 		}
 		if ctx.Err() != nil && running == 0 {

@@ -185,9 +185,9 @@ func (e *formEnv) create() string {
 // browser would meanwhile, without recording activity.
 func (e *formEnv) seed(id string, change func(a *onboarding.Application)) {
 	e.t.Helper()
-	_, err := e.store.UpdateApplication(context.Background(), id, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+	_, err := e.store.UpdateApplication(context.Background(), id, func(a *onboarding.Application) (onboarding.Changes, error) {
 		change(a)
-		return nil, nil
+		return onboarding.Changes{}, nil
 	})
 	if err != nil {
 		e.t.Fatal(err)

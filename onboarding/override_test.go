@@ -109,7 +109,7 @@ func (e *overrideEnv) seedApp(t *testing.T, org string, status onboarding.Status
 		Status: status, Data: data, CreatedAt: created, UpdatedAt: created,
 		Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: uuid.NewString(), Email: "a@example.com", Role: onboarding.RolePrimary}},
 	}
-	if err := e.store.CreateApplication(context.Background(), app, nil); err != nil {
+	if err := e.store.CreateApplication(context.Background(), app, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
 	}
 	return app
@@ -412,9 +412,9 @@ func TestOverrideDocumentErrors(t *testing.T) {
 func TestOverrideDocumentRemovedConfiguration(t *testing.T) {
 	e := newOverrideEnv(t)
 	app := e.seedApp(t, "acme", onboarding.StatusInProgress, onboarding.Data{})
-	if _, err := e.store.UpdateApplication(context.Background(), app.ID, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+	if _, err := e.store.UpdateApplication(context.Background(), app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 		a.ConfigID = "gone"
-		return nil, nil
+		return onboarding.Changes{}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func (e *env) seedDocuments(t testing.TB, id string, docs []seedDoc) []seedDoc {
 		}
 		out[i] = sd
 	}
-	_, err := e.store.UpdateApplication(ctx, id, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+	_, err := e.store.UpdateApplication(ctx, id, func(a *onboarding.Application) (onboarding.Changes, error) {
 		for _, sd := range out {
 			var docs *map[string]onboarding.Document
 			switch sd.owner {
@@ -74,12 +74,12 @@ func (e *env) seedDocuments(t testing.TB, id string, docs []seedDoc) []seedDoc {
 				docs = &a.Data.Documents
 			case ownerPerson:
 				if sd.index >= len(a.Data.People) {
-					return nil, fmt.Errorf("application has %d people; no person %d", len(a.Data.People), sd.index)
+					return onboarding.Changes{}, fmt.Errorf("application has %d people; no person %d", len(a.Data.People), sd.index)
 				}
 				docs = &a.Data.People[sd.index].Documents
 			case ownerEntity:
 				if sd.index >= len(a.Data.Entities) {
-					return nil, fmt.Errorf("application has %d entities; no entity %d", len(a.Data.Entities), sd.index)
+					return onboarding.Changes{}, fmt.Errorf("application has %d entities; no entity %d", len(a.Data.Entities), sd.index)
 				}
 				docs = &a.Data.Entities[sd.index].Documents
 			}
@@ -88,7 +88,7 @@ func (e *env) seedDocuments(t testing.TB, id string, docs []seedDoc) []seedDoc {
 			}
 			(*docs)[sd.field] = sd.doc
 		}
-		return nil, nil
+		return onboarding.Changes{}, nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -102,9 +102,9 @@ func TestList(t *testing.T) {
 	// A status filter lists only that status, and its cursor pages within it.
 	ctx := context.Background()
 	for _, id := range want[:4] {
-		if _, err := e.store.UpdateApplication(ctx, id, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+		if _, err := e.store.UpdateApplication(ctx, id, func(a *onboarding.Application) (onboarding.Changes, error) {
 			a.Status = onboarding.StatusInProgress
-			return nil, nil
+			return onboarding.Changes{}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -19,9 +19,9 @@ func TestPatchErrors(t *testing.T) {
 		id     string
 		status onboarding.Status
 	}{{submitted, onboarding.StatusSubmitted}} {
-		if _, err := e.store.UpdateApplication(context.Background(), st.id, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+		if _, err := e.store.UpdateApplication(context.Background(), st.id, func(a *onboarding.Application) (onboarding.Changes, error) {
 			a.Status = st.status
-			return nil, nil
+			return onboarding.Changes{}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -204,9 +204,9 @@ func TestPatchAllowedStatuses(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	for _, st := range onboarding.Statuses() {
 		id := e.create(t, "acme", "")
-		if _, err := e.store.UpdateApplication(context.Background(), id, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+		if _, err := e.store.UpdateApplication(context.Background(), id, func(a *onboarding.Application) (onboarding.Changes, error) {
 			a.Status = st
-			return nil, nil
+			return onboarding.Changes{}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}

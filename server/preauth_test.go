@@ -60,9 +60,9 @@ func TestRefreshPreAuthErrors(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
 	setStatus := func(id string, st onboarding.Status) {
-		if _, err := e.store.UpdateApplication(ctx, id, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+		if _, err := e.store.UpdateApplication(ctx, id, func(a *onboarding.Application) (onboarding.Changes, error) {
 			a.Status = st
-			return nil, nil
+			return onboarding.Changes{}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -71,9 +71,9 @@ func TestRefreshPreAuthErrors(t *testing.T) {
 	setStatus(approved, onboarding.StatusApproved)
 	setStatus(rejected, onboarding.StatusRejected)
 	setStatus(submitted, onboarding.StatusSubmitted)
-	if _, err := e.store.UpdateApplication(ctx, orphan, func(a *onboarding.Application) ([]onboarding.Activity, error) {
+	if _, err := e.store.UpdateApplication(ctx, orphan, func(a *onboarding.Application) (onboarding.Changes, error) {
 		a.Participants[0].Role = onboarding.RoleCollaborator
-		return nil, nil
+		return onboarding.Changes{}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}

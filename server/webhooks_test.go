@@ -131,7 +131,7 @@ func TestWebhookEventsFollowTheirCauses(t *testing.T) {
 		t.Errorf("a sensitive value is in the body:\n%s", opened.Body)
 	}
 
-	a.post("/s/company", url.Values{"registered_address.line1": {"1 Grand Canal Sq"}, "registered_address.city": {"Dublin"}, "registered_address.country": {"IE"}})
+	a.post("/s/company", url.Values{"industry": {"software"}, "registered_address.line1": {"1 Grand Canal Sq"}, "registered_address.city": {"Dublin"}, "registered_address.country": {"IE"}})
 	a.post("/s/business", url.Values{"business_description": {"Software"}})
 	a.post("/people/new", url.Values{"roles": {"director"}, "person_full_name": {"Ciara Byrne"}})
 	ciara := personID(t, e.apiApp(t, id), "Ciara Byrne")
@@ -154,10 +154,7 @@ func TestWebhookEventsFollowTheirCauses(t *testing.T) {
 	}
 
 	// Each event was delivered once, and the log says so.
-	attempts, err := e.svc.DeliveryAttempts(context.Background(), onboarding.AttemptQuery{EndpointID: ep.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	attempts := waitAttempts(t, e, onboarding.AttemptQuery{EndpointID: ep.ID}, 4)
 	var types []string
 	for i := len(attempts) - 1; i >= 0; i-- {
 		if !attempts[i].Success || attempts[i].Attempt != 1 || attempts[i].StatusCode != http.StatusNoContent {
@@ -214,10 +211,7 @@ func TestWebhookRetries(t *testing.T) {
 	if sent.Event.Type != "application.sent" {
 		t.Errorf("after the retries came %s, want application.sent", sent.Event.Type)
 	}
-	log, err := e.svc.DeliveryAttempts(context.Background(), onboarding.AttemptQuery{EndpointID: ep.ID, EventID: first.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := waitAttempts(t, e, onboarding.AttemptQuery{EndpointID: ep.ID, EventID: first.ID}, 3)
 	if len(log) != 3 {
 		t.Fatalf("%d log lines for the created event, want 3: %+v", len(log), log)
 	}
@@ -420,6 +414,27 @@ func waitForEndpoint(t *testing.T, e *env, id string, ok func(*onboarding.Endpoi
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("endpoint %s never reached the state: %+v", id, ep)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitAttempts polls the delivery log until q finds at least n lines, and
+// returns them: the receiver has an attempt a moment before its line is
+// written.
+func waitAttempts(t *testing.T, e *env, q onboarding.AttemptQuery, n int) []onboarding.DeliveryAttempt {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		lines, err := e.svc.DeliveryAttempts(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lines) >= n {
+			return lines
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d delivery log lines for %+v, want %d", len(lines), q, n)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
