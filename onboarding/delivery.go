@@ -25,8 +25,9 @@ func DefaultRetrySchedule() []time.Duration {
 const (
 	DefaultWebhookTimeout = 15 * time.Second
 	DefaultWebhookWorkers = 16
-	// maxPerEndpoint bounds the attempts one endpoint has in flight, so a
-	// slow or dead endpoint holds at most this many workers.
+	// maxPerEndpoint bounds the attempts in flight to an endpoint whose
+	// last attempt failed, so a slow or dead endpoint holds at most this
+	// many workers.
 	maxPerEndpoint = 4
 	// webhooksRescan is the longest RunWebhooks waits without looking at
 	// the queue (another instance may have queued work).
@@ -46,6 +47,11 @@ const (
 // in flight then finish (each within the timeout) before it returns. Work
 // left by a process that died is taken up when its leases lapse. It returns
 // ctx's error, or an error at once when the Service has no transport.
+//
+// Every claim is a durable write, so a busy pool claims in batches: it
+// waits until a quarter of its workers are free. A healthy endpoint may
+// use every worker; one whose last attempt failed (down, slow, answering
+// errors) gets at most maxPerEndpoint, so it never delays the others.
 func (s *Service) RunWebhooks(ctx context.Context) error {
 	if s.webhooks == nil {
 		return errors.New("webhooks: no transport is configured")
@@ -57,20 +63,33 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 	// A claim outlives the attempt it covers (bounded by the timeout) and
 	// the write that records it.
 	lease := s.webhookTimeout + 10*time.Second
+	batch := max(1, s.webhookWorkers/4)
 	// Attempts run to their end after ctx is cancelled, so that none is cut
 	// off half sent; the transport bounds each by the timeout.
 	sendCtx := context.WithoutCancel(ctx)
-	done := make(chan string, s.webhookWorkers)
+	type finished struct {
+		endpoint string
+		ok       bool
+	}
+	done := make(chan finished, s.webhookWorkers)
 	inFlight := make(map[string]int)
+	failing := make(map[string]bool)
+	maxInFlight := func(endpoint string) int {
+		if failing[endpoint] {
+			return maxPerEndpoint
+		}
+		return s.webhookWorkers
+	}
 	running := 0
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		wait := webhooksRescan
-		if free := s.webhookWorkers - running; free > 0 && ctx.Err() == nil {
+		free := s.webhookWorkers - running
+		if ctx.Err() == nil && free > 0 && (running == 0 || free >= batch) {
 			claimed, next, err := s.store.ClaimDeliveries(sendCtx, Claim{
 				Owner: owner, Now: s.now().UTC(), Lease: lease, Limit: free,
-				InFlight: inFlight, MaxPerEndpoint: maxPerEndpoint,
+				InFlight: inFlight, MaxInFlight: maxInFlight,
 			})
 			if err != nil {
 				s.log.Error("webhooks: claim deliveries", "err", err)
@@ -79,10 +98,7 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 			for _, d := range claimed {
 				running++
 				inFlight[d.EndpointID]++
-				go func() {
-					s.deliver(sendCtx, d)
-					done <- d.EndpointID
-				}()
+				go func() { done <- finished{d.EndpointID, s.deliver(sendCtx, d)} }()
 			}
 			if !next.IsZero() {
 				wait = min(max(next.Sub(s.now()), 0), webhooksRescan)
@@ -100,16 +116,19 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 		resetTimer(timer, wait)
 		select {
 		case <-ctx.Done():
-			if running == 0 {
-				return ctx.Err()
+			if running > 0 {
+				<-done
+				running--
 			}
-			ep := <-done
+		case f := <-done:
 			running--
-			inFlight[ep]--
-		case ep := <-done:
-			running--
-			if inFlight[ep]--; inFlight[ep] == 0 {
-				delete(inFlight, ep)
+			if inFlight[f.endpoint]--; inFlight[f.endpoint] == 0 {
+				delete(inFlight, f.endpoint)
+			}
+			if f.ok {
+				delete(failing, f.endpoint)
+			} else {
+				failing[f.endpoint] = true
 			}
 		case <-s.webhooksWake:
 		case <-timer.C:
@@ -122,8 +141,9 @@ func resetTimer(t *time.Timer, d time.Duration) {
 	t.Reset(d)
 }
 
-// deliver makes one attempt of d and records it.
-func (s *Service) deliver(ctx context.Context, d *Delivery) {
+// deliver makes one attempt of d and records it; it reports whether the
+// endpoint took the delivery.
+func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
 	now := s.now().UTC()
 	ep := d.Endpoint
 	resp, err := s.webhooks.Send(ctx, WebhookRequest{
@@ -141,6 +161,7 @@ func (s *Service) deliver(ctx context.Context, d *Delivery) {
 		s.log.Error("WEBHOOK ENDPOINT DISABLED: its queued deliveries were dropped; fix the receiver, then `onboard webhooks enable` it and redeliver or reconcile from the events API",
 			"endpoint_id", ep.ID, "org", ep.OrgID, "url", ep.URL, "reason", disabled)
 	}
+	return r.Attempt.Success
 }
 
 // judge decides what an attempt means (DESIGN §5.7): a 2xx is delivered; a

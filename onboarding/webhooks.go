@@ -131,11 +131,12 @@ type Claim struct {
 	Now   time.Time
 	Lease time.Duration
 	Limit int
-	// InFlight counts the deliveries each endpoint has running now; no
-	// endpoint is given more than MaxPerEndpoint in all, so one slow
-	// endpoint cannot take every worker.
-	InFlight       map[string]int
-	MaxPerEndpoint int
+	// InFlight counts the deliveries each endpoint has running now, and
+	// MaxInFlight says how many an endpoint may have running in all (nil:
+	// no limit): no endpoint is given more, so a slow one cannot take
+	// every worker. ClaimDeliveries only reads both.
+	InFlight    map[string]int
+	MaxInFlight func(endpointID string) int
 }
 
 // DeliveryResult is what an attempt leaves: its log line, and what becomes

@@ -256,7 +256,7 @@ func (s *Store) dropEndpointQueue(txn *badger.Txn, ep *onboarding.Endpoint, logg
 // due entry to its lease's end. On the way it drops the queues of
 // endpoints that are gone (silently) or disabled (logged), and deliveries
 // whose event expired (logged); it passes over heads of endpoints at
-// c.MaxPerEndpoint and heads leased to another owner until their lease
+// c.MaxInFlight and heads leased to another owner until their lease
 // lapses. next is the earliest due time left in the index after the
 // claim: of a delivery passed over or not reached, or of a lease it took
 // (zero when nothing is queued); after 4*c.Limit entries passed over or
@@ -330,7 +330,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 				continue
 			}
 			if q.Owner != "" && q.Owner != c.Owner && q.LeaseUntil.After(c.Now) ||
-				c.MaxPerEndpoint > 0 && c.InFlight[ep.ID]+mine[ep.ID] >= c.MaxPerEndpoint {
+				c.MaxInFlight != nil && c.InFlight[ep.ID]+mine[ep.ID] >= c.MaxInFlight(ep.ID) {
 				skipped++
 				unclaimed(due)
 				continue

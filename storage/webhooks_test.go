@@ -538,7 +538,7 @@ func TestRedeliverBehindTheHead(t *testing.T) {
 	}
 }
 
-// TestClaimLimits checks c.Limit, c.MaxPerEndpoint (counting the caller's
+// TestClaimLimits checks c.Limit, c.MaxInFlight (counting the caller's
 // in-flight deliveries and this claim's, without changing the caller's
 // map) and the report of when to come back.
 func TestClaimLimits(t *testing.T) {
@@ -551,7 +551,7 @@ func TestClaimLimits(t *testing.T) {
 	h.add(h.event(onboarding.EventApplicationCreated, "acme", "app-8", h.at(time.Hour)))
 	inFlight := map[string]int{busy.ID: 1}
 	claimed, next, err := h.s.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: "w1", Now: h.at(time.Minute), Lease: time.Minute,
-		Limit: 10, InFlight: inFlight, MaxPerEndpoint: 2})
+		Limit: 10, InFlight: inFlight, MaxInFlight: func(string) int { return 2 }})
 	if err != nil {
 		t.Fatal(err)
 	}
