@@ -98,11 +98,10 @@ func listen(cfg Config) (api, admin net.Listener, err error) {
 
 // serveWithJobs runs the server until ctx ends, with the Service's
 // background jobs beside it: registry documents and webhook delivery. The
-// jobs run until the server has stopped, so that what its last requests
-// queued is still picked up. An application the registry job was fetching
-// stays pending and resumes on the next start; webhook attempts in flight
-// finish (each within the webhook timeout), and deliveries still queued
-// are sent after the next start.
+// jobs run until the server has stopped. An application the registry job
+// was fetching stays pending and resumes on the next start; webhook
+// attempts in flight finish (each within the webhook timeout), and
+// deliveries still queued are sent after the next start.
 func serveWithJobs(ctx context.Context, srv *server.Server, svc *onboarding.Service, api, admin net.Listener, log *slog.Logger) error {
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var jobs sync.WaitGroup
