@@ -254,8 +254,8 @@ func TestLoadConfigOverlay(t *testing.T) {
 		{"limits.burst", "[limits]\nburst = 5", func(c *Config) { c.Limits.Burst = 5 }},
 		{"limits.rate_per_second", "[limits]\nrate_per_second = 2.5", func(c *Config) { c.Limits.RatePerSecond = 2.5 }},
 		{"limits.rate_per_second integer", "[limits]\nrate_per_second = 0", func(c *Config) { c.Limits.RatePerSecond = 0 }},
-		{"webhooks.retry_schedule", "[webhooks]\nretry_schedule = [\"1s\", \"1m\"]", func(c *Config) {
-			c.Webhooks.RetrySchedule = []Duration{{time.Second}, {time.Minute}}
+		{"webhooks.retry_schedule", "[webhooks]\nretry_schedule = [\"0s\", \"1m\"]", func(c *Config) {
+			c.Webhooks.RetrySchedule = []Duration{{0}, {time.Minute}}
 		}},
 		{"webhooks.timeout", "[webhooks]\ntimeout = \"2s\"", func(c *Config) { c.Webhooks.Timeout = Duration{2 * time.Second} }},
 	}
@@ -395,6 +395,10 @@ func TestValidate(t *testing.T) {
 			[]string{"limits.max_json_bytes must be at least 1024", "limits.max_upload_bytes must be at least 1024"}},
 		{"negative retry delay", func(c *Config) { c.Webhooks.RetrySchedule = []Duration{{0}, {-time.Second}} },
 			[]string{"webhooks.retry_schedule[1] must not be negative"}},
+		{"no attempts", func(c *Config) { c.Webhooks.RetrySchedule = []Duration{} },
+			[]string{"webhooks.retry_schedule must list at least one attempt"}},
+		{"a delayed first attempt", func(c *Config) { c.Webhooks.RetrySchedule = []Duration{{time.Second}, {time.Minute}} },
+			[]string{`webhooks.retry_schedule[0] must be "0s": the first attempt is made as soon as the event commits`}},
 		{"zero webhooks.timeout", func(c *Config) { c.Webhooks.Timeout = Duration{} },
 			[]string{"webhooks.timeout must be positive"}},
 		{"no organizations", func(c *Config) { c.Organizations = nil },

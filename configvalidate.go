@@ -120,6 +120,12 @@ func (l *LimitsConfig) validate(p *onboarding.Problems) {
 
 // validate checks the [webhooks] table.
 func (w *WebhooksConfig) validate(p *onboarding.Problems) {
+	switch {
+	case len(w.RetrySchedule) == 0:
+		p.Note("webhooks", "webhooks.retry_schedule must list at least one attempt")
+	case w.RetrySchedule[0].Duration != 0:
+		p.Note("webhooks", "webhooks.retry_schedule[0] must be \"0s\": the first attempt is made as soon as the event commits")
+	}
 	for i, d := range w.RetrySchedule {
 		if d.Duration < 0 {
 			p.Note("webhooks", "webhooks.retry_schedule[%d] must not be negative", i)
