@@ -25,9 +25,9 @@ func DefaultRetrySchedule() []time.Duration {
 const (
 	DefaultWebhookTimeout = 15 * time.Second
 	DefaultWebhookWorkers = 16
-	// maxPerEndpoint bounds the attempts in flight to an endpoint whose
-	// last attempt failed, so a slow or dead endpoint holds at most this
-	// many workers.
+	// maxPerEndpoint bounds the attempts in flight to an endpoint not known
+	// to be healthy, so a slow or dead endpoint holds at most this many
+	// workers.
 	maxPerEndpoint = 4
 	// webhooksRescan is the longest RunWebhooks waits without looking at
 	// the queue (another instance may have queued work).
@@ -49,9 +49,10 @@ const (
 // ctx's error, or an error at once when the Service has no transport.
 //
 // Every claim is a durable write, so a busy pool claims in batches: it
-// waits until a quarter of its workers are free. A healthy endpoint may
-// use every worker; one whose last attempt failed (down, slow, answering
-// errors) gets at most maxPerEndpoint, so it never delays the others.
+// waits until a quarter of its workers are free. An endpoint whose last
+// attempt succeeded may use every worker; any other (its last attempt
+// failed, or none finished yet) gets at most maxPerEndpoint, so one that is
+// down, slow or answering errors never delays the others.
 func (s *Service) RunWebhooks(ctx context.Context) error {
 	if s.webhooks == nil {
 		return errors.New("webhooks: no transport is configured")
@@ -73,12 +74,12 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 	}
 	done := make(chan finished, s.webhookWorkers)
 	inFlight := make(map[string]int)
-	failing := make(map[string]bool)
+	healthy := make(map[string]bool)
 	maxInFlight := func(endpoint string) int {
-		if failing[endpoint] {
-			return maxPerEndpoint
+		if healthy[endpoint] {
+			return s.webhookWorkers
 		}
-		return s.webhookWorkers
+		return maxPerEndpoint
 	}
 	running := 0
 	timer := time.NewTimer(0)
@@ -126,9 +127,9 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 				delete(inFlight, f.endpoint)
 			}
 			if f.ok {
-				delete(failing, f.endpoint)
+				healthy[f.endpoint] = true
 			} else {
-				failing[f.endpoint] = true
+				delete(healthy, f.endpoint)
 			}
 		case <-s.webhooksWake:
 		case <-timer.C:

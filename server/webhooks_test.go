@@ -312,26 +312,28 @@ func TestWebhookOrderPerApplication(t *testing.T) {
 }
 
 // TestWebhookDeadEndpointBesideHealthy checks that an endpoint that never
-// answers does not delay another endpoint's deliveries.
+// answers does not delay another endpoint's deliveries, even when it has
+// more deliveries due than there are workers.
 func TestWebhookDeadEndpointBesideHealthy(t *testing.T) {
-	e, healthy, _ := newWebhookEnv(t, envOptions{})
+	slow := notify.NewWebhooks(notify.WebhookOptions{UserAgent: "onboard/test", Timeout: 10 * time.Second, AllowPrivate: true, AllowHTTP: true})
+	e, healthy, _ := newWebhookEnv(t, envOptions{transport: slow})
 	dead := webhooktest.New(t)
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
 	dead.Answer(func(*webhooktest.Delivery, int) webhooktest.Answer { return webhooktest.Answer{Hold: hold} })
 	e.addEndpoint(t, dead.URL)
+	const apps = onboarding.DefaultWebhookWorkers + 4
 	start := time.Now()
-	for range 6 {
+	for range apps {
 		e.create(t, "acme", `{"primary_contact":{"email":"ciara@emerald.example","name":"Ciara"},"country":"IE","company_number":"100001","company_name":"Emerald Software DAC"}`)
 	}
-	for range 12 {
+	for range 2 * apps {
 		healthy.Next(t, wait)
 	}
-	// Every attempt to the dead endpoint takes the 2 s timeout; the
-	// healthy one got all twelve events well before even one of those
-	// ended.
-	if took := time.Since(start); took > 1500*time.Millisecond {
-		t.Errorf("the healthy endpoint's 12 deliveries took %v beside a dead endpoint", took)
+	// Every attempt to the dead endpoint hangs for the 10 s timeout; the
+	// healthy one got all its events long before even one of those ended.
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the healthy endpoint's %d deliveries took %v beside a dead endpoint", 2*apps, took)
 	}
 }
 
