@@ -549,3 +549,45 @@ func TestWebhookProductionRefusesPrivateAddresses(t *testing.T) {
 		t.Errorf("the receiver got %d deliveries through a refused address", n)
 	}
 }
+
+// TestWebhookEndpointDisabledAfterFiveExhaustedEvents checks that an
+// endpoint that fails every attempt of five events in a row is disabled,
+// and that the rest of its queue is dropped with a log line each.
+func TestWebhookEndpointDisabledAfterFiveExhaustedEvents(t *testing.T) {
+	e, rcv, ep := newWebhookEnv(t, envOptions{webhooks: []time.Duration{0}})
+	rcv.Answer(func(*webhooktest.Delivery, int) webhooktest.Answer {
+		return webhooktest.Answer{Status: http.StatusInternalServerError}
+	})
+	for range 3 {
+		e.create(t, "acme", `{"primary_contact":{"email":"ciara@emerald.example","name":"Ciara"},"country":"IE","company_number":"100001","company_name":"Emerald Software DAC"}`)
+	}
+	got := waitForEndpoint(t, e, ep.ID, func(ep *onboarding.Endpoint) bool { return !ep.Enabled })
+	if got.DisabledReason != "5 events in a row failed every delivery attempt" || got.Exhausted != onboarding.DisableAfterExhausted {
+		t.Errorf("endpoint after = reason %q, exhausted %d", got.DisabledReason, got.Exhausted)
+	}
+	waitQueued(t, e, 0)
+	lines := waitAttempts(t, e, onboarding.AttemptQuery{EndpointID: ep.ID}, 5)
+	attempted, dropped := 0, 0
+	for _, l := range lines {
+		switch {
+		case l.StatusCode == http.StatusInternalServerError && strings.HasSuffix(l.Error, "; gave up after 1 attempts"):
+			attempted++
+		case l.StatusCode == 0 && strings.HasPrefix(l.Error, "not delivered: the endpoint was disabled"):
+			dropped++
+		default:
+			t.Errorf("log line %+v", l)
+		}
+	}
+	// Deliveries of different applications run side by side, so the sixth
+	// event may be in flight when the fifth disables the endpoint (then it
+	// is both attempted and dropped), queued and dropped, or committed
+	// after the endpoint was disabled and never queued for it.
+	if attempted < 5 || attempted > 6 || dropped > 1 || len(rcv.All()) < attempted {
+		t.Errorf("%d attempted, %d dropped, %d received; want 5 or 6 attempted, at most one dropped", attempted, dropped, len(rcv.All()))
+	}
+	// Enabling it again gives it a fresh count.
+	enabled, err := e.svc.EnableEndpoint(context.Background(), ep.ID)
+	if err != nil || !enabled.Enabled || enabled.Exhausted != 0 || enabled.DisabledReason != "" {
+		t.Errorf("EnableEndpoint = %+v, %v", enabled, err)
+	}
+}
