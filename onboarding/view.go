@@ -211,6 +211,7 @@ func (s *Service) View(app *Application, opts ViewOptions) (ApplicationView, err
 		})
 	}
 	for _, o := range d.Ownership {
+		//lint:ignore S1016 the wire type is kept apart from the record on purpose (see ApplicationView)
 		out.Data.Ownership = append(out.Data.Ownership, OwnershipView{
 			ID: o.ID, OwnerType: o.OwnerType, OwnerID: o.OwnerID, OwnedType: o.OwnedType, OwnedID: o.OwnedID,
 			Percentage: o.Percentage, PercentageBand: o.PercentageBand, IsDirect: o.IsDirect, IsNominee: o.IsNominee,
