@@ -2,12 +2,8 @@ package onboarding
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strconv"
-
-	"github.com/oklog/ulid/v2"
 )
 
 // The events API (DESIGN §5.7): an organization's events of the last
@@ -28,7 +24,7 @@ func (s *Service) ListEvents(ctx context.Context, k *APIKey, typ, limit, cursor 
 	if err := Authorize(k, ScopeEventsRead); err != nil {
 		return nil, err
 	}
-	q := EventQuery{OrgID: k.OrgID, Limit: DefaultListLimit}
+	q := EventQuery{OrgID: k.OrgID}
 	if typ != "" {
 		t, err := ParseEventType(typ)
 		if err != nil {
@@ -36,19 +32,16 @@ func (s *Service) ListEvents(ctx context.Context, k *APIKey, typ, limit, cursor 
 		}
 		q.Type = t
 	}
-	if limit != "" {
-		n, err := strconv.Atoi(limit)
-		if err != nil || n < 1 || n > MaxListLimit {
-			return nil, ErrInvalidLimit
-		}
-		q.Limit = n
+	var err error
+	if q.Limit, err = parseLimit(limit); err != nil {
+		return nil, err
 	}
 	if cursor != "" {
-		before, err := decodeEventCursor(cursor, q.Type)
+		before, err := decodeCursor(cursor, string(q.Type))
 		if err != nil {
 			return nil, err
 		}
-		q.Before = before
+		q.Before = eventIDPrefix + before.String()
 	}
 	events, more, err := s.store.Events(ctx, q)
 	if err != nil {
@@ -56,7 +49,7 @@ func (s *Service) ListEvents(ctx context.Context, k *APIKey, typ, limit, cursor 
 	}
 	page := &EventPage{Events: events, HasMore: more}
 	if more && len(events) > 0 {
-		page.NextCursor = encodeEventCursor(events[len(events)-1].Seq(), q.Type)
+		page.NextCursor = encodeCursor(events[len(events)-1].Seq(), string(q.Type))
 	}
 	return page, nil
 }
@@ -80,27 +73,4 @@ func (s *Service) GetEvent(ctx context.Context, k *APIKey, id string) (*Event, e
 		return nil, ErrEventNotFound
 	}
 	return e, nil
-}
-
-// An event cursor is base64url(version, event ULID, type filter): it names
-// the last event returned, and is only valid with the same type filter.
-func encodeEventCursor(seq ulid.ULID, t EventType) string {
-	b := make([]byte, 0, 1+16+len(t))
-	b = append(b, cursorVersion)
-	b = append(b, seq[:]...)
-	b = append(b, t...)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeEventCursor(c string, t EventType) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) < 17 || b[0] != cursorVersion || EventType(b[17:]) != t {
-		return "", ErrInvalidCursor
-	}
-	var seq ulid.ULID
-	copy(seq[:], b[1:17])
-	if seq == (ulid.ULID{}) {
-		return "", ErrInvalidCursor
-	}
-	return eventIDPrefix + seq.String(), nil
 }

@@ -86,8 +86,8 @@ func TestValidEmail(t *testing.T) {
 func TestCursor(t *testing.T) {
 	seq := ulid.Make()
 	for _, st := range []Status{"", StatusSent} {
-		c := encodeCursor(seq, st)
-		got, err := decodeCursor(c, st)
+		c := encodeCursor(seq, string(st))
+		got, err := decodeCursor(c, string(st))
 		if err != nil || got != seq {
 			t.Errorf("decodeCursor(encodeCursor(%s, %q)) = %s, %v", seq, st, got, err)
 		}
@@ -95,7 +95,7 @@ func TestCursor(t *testing.T) {
 		if st == StatusCreated {
 			other = ""
 		}
-		if _, err := decodeCursor(c, other); !errors.Is(err, ErrInvalidCursor) {
+		if _, err := decodeCursor(c, string(other)); !errors.Is(err, ErrInvalidCursor) {
 			t.Errorf("cursor for %q accepted with filter %q", st, other)
 		}
 	}

@@ -32,7 +32,7 @@ func (s *Service) ListApplications(ctx context.Context, k *APIKey, status, limit
 	if err := Authorize(k, ScopeApplicationsRead); err != nil {
 		return nil, err
 	}
-	q := ListQuery{OrgID: k.OrgID, Limit: DefaultListLimit}
+	q := ListQuery{OrgID: k.OrgID}
 	if status != "" {
 		st, err := ParseStatus(status)
 		if err != nil {
@@ -40,15 +40,12 @@ func (s *Service) ListApplications(ctx context.Context, k *APIKey, status, limit
 		}
 		q.Status = st
 	}
-	if limit != "" {
-		n, err := strconv.Atoi(limit)
-		if err != nil || n < 1 || n > MaxListLimit {
-			return nil, ErrInvalidLimit
-		}
-		q.Limit = n
+	var err error
+	if q.Limit, err = parseLimit(limit); err != nil {
+		return nil, err
 	}
 	if cursor != "" {
-		before, err := decodeCursor(cursor, q.Status)
+		before, err := decodeCursor(cursor, string(q.Status))
 		if err != nil {
 			return nil, err
 		}
@@ -60,25 +57,26 @@ func (s *Service) ListApplications(ctx context.Context, k *APIKey, status, limit
 	}
 	page := &ListPage{Applications: apps, HasMore: more}
 	if more && len(apps) > 0 {
-		page.NextCursor = encodeCursor(apps[len(apps)-1].Seq, q.Status)
+		page.NextCursor = encodeCursor(apps[len(apps)-1].Seq, string(q.Status))
 	}
 	return page, nil
 }
 
-// A cursor is base64url(version, seq, status filter): it names the last
-// application returned, and is only valid with the same status filter.
-func encodeCursor(seq ulid.ULID, status Status) string {
-	b := make([]byte, 0, 1+16+len(status))
+// A cursor is base64url(version, seq, filter): it names the last item
+// returned (an application's Seq, an event's ULID), and is only valid with
+// the same filter (a status, an event type, or none).
+func encodeCursor(seq ulid.ULID, filter string) string {
+	b := make([]byte, 0, 1+16+len(filter))
 	b = append(b, cursorVersion)
 	b = append(b, seq[:]...)
-	b = append(b, status...)
+	b = append(b, filter...)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeCursor(c string, status Status) (ulid.ULID, error) {
+func decodeCursor(c string, filter string) (ulid.ULID, error) {
 	var seq ulid.ULID
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) < 17 || b[0] != cursorVersion || Status(b[17:]) != status {
+	if err != nil || len(b) < 17 || b[0] != cursorVersion || string(b[17:]) != filter {
 		return seq, ErrInvalidCursor
 	}
 	copy(seq[:], b[1:17])
@@ -86,6 +84,19 @@ func decodeCursor(c string, status Status) (ulid.ULID, error) {
 		return seq, ErrInvalidCursor
 	}
 	return seq, nil
+}
+
+// parseLimit reads a list's limit parameter (spec 4.3): empty is the
+// default page size.
+func parseLimit(raw string) (int, error) {
+	if raw == "" {
+		return DefaultListLimit, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > MaxListLimit {
+		return 0, ErrInvalidLimit
+	}
+	return n, nil
 }
 
 // GetApplication returns an application of k's organization.
