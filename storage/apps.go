@@ -41,6 +41,7 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 		return err
 	}
 	ix := appIndexes(app, id)
+	defer s.due.lower(eventDues(ch.Events))
 	return s.update(ctx, func(txn *badger.Txn) error {
 		key := appKey(id)
 		for _, k := range append([][]byte{key}, keysOf(ix)...) {
@@ -91,7 +92,9 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	lock.Lock()
 	defer lock.Unlock()
 	var result *onboarding.Application
+	var dues dueWrites // of the last attempt's events
 	err = s.update(ctx, func(txn *badger.Txn) error {
+		dues = dueWrites{}
 		key := appKey(u)
 		var app onboarding.Application
 		if err := getRecord(txn, key, &app); err != nil {
@@ -131,12 +134,14 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 		if err := setAll(txn, acts); err != nil {
 			return err
 		}
+		dues = eventDues(ch.Events)
 		if err := s.writeEvents(txn, ch.Events); err != nil {
 			return err
 		}
 		result = &app
 		return nil
 	})
+	s.due.lower(dues)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,8 @@ import (
 // onboarding.EventRetention, and queues each for every endpoint of its
 // organization that wants it: the transactional outbox. The organization's
 // endpoints are read once per organization; with none, that is one short
-// prefix seek.
+// prefix seek. Once the transaction is over, the caller lowers the due
+// floor to eventDues(events).
 func (s *Store) writeEvents(txn *badger.Txn, events []*onboarding.Event) error {
 	endpoints := map[string][]*onboarding.Endpoint{}
 	for _, e := range events {
@@ -82,8 +83,10 @@ func expiresAt(at time.Time, ret time.Duration) uint64 {
 // AddEvent stores an event that no application change caused (webhook.test)
 // and queues it for the endpoints that want it, in one transaction.
 func (s *Store) AddEvent(ctx context.Context, e *onboarding.Event) error {
+	events := []*onboarding.Event{e}
+	defer s.due.lower(eventDues(events))
 	return s.update(ctx, func(txn *badger.Txn) error {
-		return s.writeEvents(txn, []*onboarding.Event{e})
+		return s.writeEvents(txn, events)
 	})
 }
 

@@ -55,8 +55,10 @@ import (
 //	xde/<eventID>\x00<ulid:16>                       → (empty): an event's log lines (expires)
 //
 // Only queue heads are in xq/: a due time is the head's NextAt, or its
-// LeaseUntil while it is claimed, so a claim seeks xq/ from its start to
-// now and never meets a delivery waiting behind an earlier one.
+// LeaseUntil while it is claimed, so a claim walks xq/ up to now and never
+// meets a delivery waiting behind an earlier one. It starts at the Store's
+// due floor (duefloor.go), not at the start of xq/, whose front is mostly
+// deleted entries.
 //
 // Index entries are written and removed in the same transaction as their
 // record (see appIndexes). Record values start with a one-byte codec version
@@ -258,13 +260,23 @@ func queueHeadKey(endpointID, subject string) []byte {
 	return append(b, subject...)
 }
 
-// dueKey is the due-index entry of the queue head stored at delivery (a q/ key).
+// dueKey is the due-index entry of the queue head stored at delivery (a q/
+// key). A transaction that writes one lowers the Store's due floor to its
+// due time once it is over (duefloor.go).
 func dueKey(due time.Time, delivery []byte) []byte {
 	rest := delivery[len(prefixDelivery):]
 	b := make([]byte, 0, len(prefixDueIndex)+8+len(rest))
 	b = append(b, prefixDueIndex...)
 	b = binary.BigEndian.AppendUint64(b, dueNanos(due))
 	return append(b, rest...)
+}
+
+// dueFloorKey is where the due index's entries due at nanos (dueNanos) or
+// later start.
+func dueFloorKey(nanos uint64) []byte {
+	b := make([]byte, 0, len(prefixDueIndex)+8)
+	b = append(b, prefixDueIndex...)
+	return binary.BigEndian.AppendUint64(b, nanos)
 }
 
 // parseDueKey splits a due-index key into its due time and the q/ key of

@@ -129,15 +129,15 @@ func moveDue(txn *badger.Txn, key []byte, from, to time.Time) error {
 }
 
 // promote makes the first delivery still queued for (endpointID, subject)
-// its head, due at the later of now and its NextAt, and returns that time;
-// with none left it removes the queue's head key and returns zero. The old
-// head must already be deleted.
-func promote(txn *badger.Txn, endpointID, subject string, now time.Time) (time.Time, error) {
+// its head, due at the later of now and its NextAt, and returns the due
+// entry it wrote; with none left it removes the queue's head key and
+// writes none. The old head must already be deleted.
+func promote(txn *badger.Txn, endpointID, subject string, now time.Time) (dueWrites, error) {
 	// Reading the head key makes this transaction conflict with one that
 	// queues behind the head meanwhile (enqueue), which the walk below
 	// cannot see.
 	if _, err := txn.Get(queueHeadKey(endpointID, subject)); err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
-		return time.Time{}, err
+		return dueWrites{}, err
 	}
 	prefix := subjectQueuePrefix(endpointID, subject)
 	opts := badger.DefaultIteratorOptions
@@ -147,35 +147,36 @@ func promote(txn *badger.Txn, endpointID, subject string, now time.Time) (time.T
 	it.Seek(prefix)
 	if !it.ValidForPrefix(prefix) {
 		it.Close()
-		return time.Time{}, txn.Delete(queueHeadKey(endpointID, subject))
+		return dueWrites{}, txn.Delete(queueHeadKey(endpointID, subject))
 	}
 	key := it.Item().KeyCopy(nil)
 	var q queuedDelivery
 	err := it.Item().Value(func(b []byte) error { return decode(b, &q) })
 	it.Close()
 	if err != nil {
-		return time.Time{}, err
+		return dueWrites{}, err
 	}
 	if q.NextAt.Before(now) {
 		q.NextAt = now
 	}
 	if err := setRecord(txn, key, &q); err != nil {
-		return time.Time{}, err
+		return dueWrites{}, err
 	}
 	if err := txn.Set(queueHeadKey(endpointID, subject), key[len(prefix):]); err != nil {
-		return time.Time{}, err
+		return dueWrites{}, err
 	}
-	return q.NextAt, txn.Set(dueKey(q.NextAt, key), nil)
+	return dueWrites{any: true, earliest: q.NextAt}, txn.Set(dueKey(q.NextAt, key), nil)
 }
 
 // finishHead deletes the head stored at key and its xq/ entry, and promotes
-// the next delivery of its subject (promote).
-func finishHead(txn *badger.Txn, key []byte, q *queuedDelivery, now time.Time) (time.Time, error) {
+// the next delivery of its subject (promote), returning the due entry
+// written for it.
+func finishHead(txn *badger.Txn, key []byte, q *queuedDelivery, now time.Time) (dueWrites, error) {
 	if err := txn.Delete(key); err != nil {
-		return time.Time{}, err
+		return dueWrites{}, err
 	}
 	if err := txn.Delete(dueKey(q.due(), key)); err != nil {
-		return time.Time{}, err
+		return dueWrites{}, err
 	}
 	return promote(txn, q.EndpointID, q.Subject, now)
 }
@@ -251,21 +252,29 @@ func (s *Store) dropEndpointQueue(txn *badger.Txn, ep *onboarding.Endpoint, logg
 	return s.dropQueue(txn, endpointQueuePrefix(ep.ID), ep, logged, at)
 }
 
-// ClaimDeliveries walks the due index from its start to c.Now in one
-// transaction and leases up to c.Limit heads to c.Owner, moving each one's
-// due entry to its lease's end. On the way it drops the queues of
-// endpoints that are gone (silently) or disabled (logged), and deliveries
-// whose event expired (logged); it passes over heads of endpoints at
-// c.MaxInFlight and heads leased to another owner until their lease
-// lapses. next is the earliest due time left in the index after the
-// claim: of a delivery passed over or not reached, or of a lease it took
-// (zero when nothing is queued); after 4*c.Limit entries passed over or
-// dropped the walk stops and next is c.Now, so that the caller comes back.
+// ClaimDeliveries walks the due index from the Store's due floor
+// (duefloor.go) to c.Now in one transaction and leases up to c.Limit heads
+// to c.Owner, moving each one's due entry to its lease's end. On the way it
+// drops the queues of endpoints that are gone (silently) or disabled
+// (logged), and deliveries whose event expired (logged); it passes over
+// heads of endpoints at c.MaxInFlight and heads leased to another owner
+// until their lease lapses. next is the earliest due time left in the
+// index after the claim: of a delivery passed over or not reached, or of a
+// lease it took (zero when nothing is queued); after 4*c.Limit entries
+// passed over or dropped the walk stops and next is c.Now, so that the
+// caller comes back.
 func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onboarding.Delivery, time.Time, error) {
 	var claimed []*onboarding.Delivery
 	var next time.Time
+	// The floor is read before the transaction takes its snapshot; met is
+	// the key of the first entry the walk meets, and own the earliest due
+	// entry the claim writes (duefloor.go).
+	floor, others := s.due.beginClaim()
+	var met []byte
+	var own dueWrites
 	err := s.update(ctx, func(txn *badger.Txn) error {
-		claimed, next = nil, time.Time{}
+		claimed, next, met, own = nil, time.Time{}, dueFloorKey(dueNanos(c.Now)), dueWrites{}
+		first := true
 		// next is the earliest due entry left in the index: those passed
 		// over, the first not reached, heads promoted on the way (which the
 		// walk may not see) and the leases taken.
@@ -283,11 +292,14 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 		opts.PrefetchValues = false
 		it := txn.NewIterator(opts)
 		defer it.Close()
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		for it.Seek(floor); it.ValidForPrefix(prefix); it.Next() {
 			dk := it.Item().KeyCopy(nil)
 			due, key, err := parseDueKey(dk)
 			if err != nil {
 				return err
+			}
+			if first {
+				met, first = dk, false
 			}
 			if due.After(c.Now) || len(claimed) >= c.Limit {
 				unclaimed(due)
@@ -348,8 +360,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 				if err != nil {
 					return err
 				}
-				if !promoted.IsZero() {
-					unclaimed(promoted)
+				if promoted.any {
+					unclaimed(promoted.earliest)
+					own.add(promoted)
 				}
 				continue
 			} else if err != nil {
@@ -365,6 +378,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 			if err := txn.Set(dueKey(q.LeaseUntil, key), nil); err != nil {
 				return err
 			}
+			own.note(q.LeaseUntil)
 			unclaimed(q.LeaseUntil)
 			mine[ep.ID]++
 			epCopy := *ep
@@ -375,6 +389,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 		}
 		return nil
 	})
+	s.due.endClaim(others, err == nil, met, own)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -396,8 +411,9 @@ func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r on
 	}
 	key := deliveryKey(d.EndpointID, d.Subject, seq)
 	lost, more := false, false
+	var dues dueWrites
 	err := s.update(ctx, func(txn *badger.Txn) error {
-		lost, more = false, false
+		lost, more, dues = false, false, dueWrites{}
 		if err := s.writeAttempt(txn, &r.Attempt); err != nil {
 			return err
 		}
@@ -414,9 +430,11 @@ func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r on
 			return nil
 		}
 		if r.Done {
-			if _, err := finishHead(txn, key, &q, r.Attempt.At); err != nil {
+			promoted, err := finishHead(txn, key, &q, r.Attempt.At)
+			if err != nil {
 				return err
 			}
+			dues.add(promoted)
 		} else {
 			old := q.due()
 			q.Attempts++
@@ -427,6 +445,7 @@ func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r on
 			if err := moveDue(txn, key, old, r.RetryAt); err != nil {
 				return err
 			}
+			dues.note(r.RetryAt)
 		}
 		if r.Endpoint == nil {
 			return nil
@@ -453,6 +472,7 @@ func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r on
 		}
 		return nil
 	})
+	s.due.lower(dues)
 	if err != nil {
 		return err
 	}
@@ -481,8 +501,9 @@ func (s *Store) Redeliver(ctx context.Context, eventID, endpointID string, at ti
 		return nil, onboarding.ErrNotFound
 	}
 	var queued []string
+	var dues dueWrites
 	err := s.update(ctx, func(txn *badger.Txn) error {
-		queued = nil
+		queued, dues = nil, dueWrites{}
 		var e onboarding.Event
 		if err := getRecord(txn, eventKey(seq), &e); err != nil {
 			return err
@@ -515,9 +536,11 @@ func (s *Store) Redeliver(ctx context.Context, eventID, endpointID string, at ti
 				return err
 			}
 			queued = append(queued, ep.ID)
+			dues.note(at)
 		}
 		return nil
 	})
+	s.due.lower(dues)
 	if err != nil {
 		return nil, err
 	}

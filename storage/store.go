@@ -71,6 +71,10 @@ type Store struct {
 	// concurrent updates queue instead of failing with write conflicts.
 	appLocks [64]sync.Mutex
 
+	// due bounds the due index from below, so that a claim need not walk
+	// its deleted front (duefloor.go).
+	due dueFloor
+
 	stop      chan struct{}
 	done      sync.WaitGroup
 	closeOnce sync.Once

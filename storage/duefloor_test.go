@@ -1,0 +1,279 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/go-cmp/cmp"
+
+	"onboard/onboarding"
+)
+
+// floor returns the store's due floor.
+func (h *hooks) floor() []byte {
+	h.s.due.mu.Lock()
+	defer h.s.due.mu.Unlock()
+	return bytes.Clone(h.s.due.key)
+}
+
+// raiseFloor makes a claim at at that takes nothing (limit 0), which
+// raises the due floor, and checks that the floor is then past every entry
+// due at below: the write that follows must lower it to be claimed.
+func (h *hooks) raiseFloor(at, below time.Time) {
+	h.t.Helper()
+	h.claim("raiser", at, 0)
+	if f := h.floor(); bytes.Compare(f, dueFloorKey(dueNanos(below)+1)) < 0 {
+		h.t.Fatalf("the floor %x is not past the entries due at %v", f, below)
+	}
+}
+
+// longClaim claims up to limit deliveries for owner at at with a
+// three-hour lease.
+func (h *hooks) longClaim(owner string, at time.Time, limit int) []*onboarding.Delivery {
+	h.t.Helper()
+	got, _, err := h.s.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: owner, Now: at, Lease: 3 * time.Hour, Limit: limit})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return got
+}
+
+// dueEntry is the due-index key of e's delivery to ep while it is due at.
+func dueEntry(ep *onboarding.Endpoint, e *onboarding.Event, at time.Time) []byte {
+	return dueKey(at, deliveryKey(ep.ID, e.Subject, e.Seq()))
+}
+
+// TestClaimsFindEntriesBelowTheFloor raises the due floor past the time a
+// delivery is then queued for, by every path that writes a due entry: the
+// write must lower the floor, or the delivery would never be claimed.
+// Times go backwards on purpose.
+func TestClaimsFindEntriesBelowTheFloor(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		// queue raises the floor (raiseFloor) and then queues a
+		// delivery below it; it returns the delivery and when to claim.
+		queue func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time)
+	}{
+		{"an event in the past", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
+			e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(-time.Hour))
+			h.raiseFloor(h.now, e.At)
+			h.add(e)
+			return pair(ep.ID, e.ID), e.At
+		}},
+		{"a new application's event", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
+			app := newApp(t, "acme", 1, onboarding.StatusCreated)
+			e := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.now)
+			h.raiseFloor(h.at(time.Hour), e.At)
+			if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{e}}); err != nil {
+				t.Fatal(err)
+			}
+			return pair(ep.ID, e.ID), e.At
+		}},
+		{"an application change's event", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
+			app := newApp(t, "acme", 1, onboarding.StatusCreated)
+			if err := h.s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
+				t.Fatal(err)
+			}
+			e := h.event(onboarding.EventApplicationSent, "acme", app.ID, h.now)
+			h.raiseFloor(h.at(time.Hour), e.At)
+			if _, err := h.s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+				return onboarding.Changes{Events: []*onboarding.Event{e}}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return pair(ep.ID, e.ID), e.At
+		}},
+		{"a redelivery", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
+			e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
+			h.add(e)
+			for _, d := range h.longClaim("w1", h.now, 10) {
+				if err := h.finish(d, h.now, onboarding.DeliveryResult{Done: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.raiseFloor(h.at(time.Hour), h.at(time.Minute))
+			if _, err := h.s.Redeliver(ctx, e.ID, ep.ID, h.at(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			return pair(ep.ID, e.ID), h.at(time.Minute)
+		}},
+		{"a retry", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
+			e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
+			h.add(e)
+			claimed := h.longClaim("w1", h.now, 10)
+			// The floor rises to the lease's end, the only entry left.
+			h.raiseFloor(h.at(time.Hour), h.at(time.Minute))
+			if err := h.finish(claimed[0], h.now, onboarding.DeliveryResult{RetryAt: h.at(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+			return pair(ep.ID, e.ID), h.at(time.Minute)
+		}},
+		{"the next of a subject", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
+			first := h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now)
+			second := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
+			h.add(first, second)
+			claimed := h.longClaim("w1", h.now, 10)
+			h.raiseFloor(h.at(time.Hour), h.at(time.Minute))
+			if err := h.finish(claimed[0], h.at(time.Minute), onboarding.DeliveryResult{Done: true}); err != nil {
+				t.Fatal(err)
+			}
+			return pair(ep.ID, second.ID), h.at(time.Minute)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHooks(t)
+			ep := h.endpoint("acme")
+			want, at := tt.queue(t, h, ep)
+			claimed, _ := h.claim("w2", at, 10)
+			if diff := cmp.Diff([]string{want}, pairs(claimed)); diff != "" {
+				t.Errorf("claim at %v (-want +got):\n%s", at, diff)
+			}
+			h.queued()
+		})
+	}
+}
+
+// TestWriteDuringAClaim commits an entry while a claim is in flight, after
+// the claim's snapshot, earlier than anything the claim's walk met: the
+// claim must not raise the floor past it.
+func TestWriteDuringAClaim(t *testing.T) {
+	h := newHooks(t)
+	ep := h.endpoint("acme")
+	late := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(time.Hour))
+	early := h.event(onboarding.EventApplicationSent, "acme", "app-2", h.now)
+	h.add(late)
+	// The claim begins: it reads the floor, then its transaction takes
+	// its snapshot.
+	from, others := h.s.due.beginClaim()
+	snap := h.s.db.NewTransaction(false)
+	defer snap.Discard()
+	// Meanwhile early is queued, and AddEvent returns.
+	h.add(early)
+	// The claim's walk meets late's entry first, and the claim commits.
+	prefix := []byte(prefixDueIndex)
+	it := snap.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	it.Seek(from)
+	if !it.ValidForPrefix(prefix) {
+		t.Fatal("the claim's snapshot has no due entry")
+	}
+	met := it.Item().KeyCopy(nil)
+	it.Close()
+	if diff := cmp.Diff(dueEntry(ep, late, late.At), met); diff != "" {
+		t.Fatalf("the claim met (-want +got):\n%s", diff)
+	}
+	h.s.due.endClaim(others, true, met, dueWrites{})
+	claimed, _ := h.claim("w1", h.now, 10)
+	if diff := cmp.Diff([]string{pair(ep.ID, early.ID)}, pairs(claimed)); diff != "" {
+		t.Errorf("claim after the in-flight claim (-want +got):\n%s", diff)
+	}
+}
+
+// TestClaimRaisesTheFloor checks that a claim leaves the floor at the
+// first entry its walk met, so that the next one does not walk what it
+// deleted before that.
+func TestClaimRaisesTheFloor(t *testing.T) {
+	h := newHooks(t)
+	ep := h.endpoint("acme")
+	var events []*onboarding.Event
+	for i := range 3 {
+		events = append(events, h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.at(time.Duration(i)*time.Second)))
+	}
+	h.add(events...)
+	if f := h.floor(); f != nil {
+		t.Fatalf("the floor of a new store is %x, want the start", f)
+	}
+	at := h.at(10 * time.Second)
+	for i, e := range events {
+		claimed, _ := h.claim("w1", at, 1)
+		if diff := cmp.Diff([]string{pair(ep.ID, e.ID)}, pairs(claimed)); diff != "" {
+			t.Fatalf("claim %d (-want +got):\n%s", i, diff)
+		}
+		if diff := cmp.Diff(dueEntry(ep, e, e.At), h.floor()); diff != "" {
+			t.Errorf("floor after claim %d (-want +got):\n%s", i, diff)
+		}
+	}
+	h.claim("w1", at, 1)
+	if diff := cmp.Diff(dueEntry(ep, events[0], at.Add(time.Minute)), h.floor()); diff != "" {
+		t.Errorf("floor after the last claim (-want +got):\n%s", diff)
+	}
+}
+
+// TestFloorUnderConcurrentWrites queues events at ever earlier times while
+// a worker claims and finishes them: every one is delivered.
+func TestFloorUnderConcurrentWrites(t *testing.T) {
+	ctx := context.Background()
+	h := newHooks(t)
+	h.endpoint("acme")
+	const writers, perWriter = 4, 25
+	var want []string
+	var events [writers][]*onboarding.Event
+	for w := range writers {
+		for i := range perWriter {
+			at := h.at(-time.Duration(i*writers+w) * time.Millisecond)
+			e := h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d-%d", w, i), at)
+			events[w] = append(events[w], e)
+			want = append(want, e.ID)
+		}
+	}
+	var got []string
+	claimAll := func() error {
+		for {
+			claimed, _, err := h.s.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w1", Now: h.now, Lease: time.Hour, Limit: 3})
+			if err != nil || len(claimed) == 0 {
+				return err
+			}
+			for _, d := range claimed {
+				got = append(got, d.EventID)
+				if err := h.finish(d, h.now, onboarding.DeliveryResult{Done: true}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	stop := make(chan struct{})
+	claimer := make(chan error, 1)
+	go func() {
+		for {
+			if err := claimAll(); err != nil {
+				claimer <- err
+				return
+			}
+			select {
+			case <-stop:
+				claimer <- nil
+				return
+			default:
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for _, e := range events[w] {
+				if err := h.s.AddEvent(ctx, e); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-claimer; err != nil {
+		t.Fatal(err)
+	}
+	// Every write has returned: one more pass claims whatever is left.
+	if err := claimAll(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(got))); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+}
