@@ -151,11 +151,12 @@ func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
 		URL: ep.URL, EventID: d.EventID, Body: d.Event.Body, Keys: ep.SigningKeys(now), Timestamp: now,
 	})
 	disabled := ""
-	r := s.judge(d, resp, err, now, &disabled)
+	r := s.judge(d, resp, err, now, s.now().UTC(), &disabled)
 	ferr := s.store.FinishDelivery(context.WithoutCancel(ctx), d, r)
 	switch {
 	case errors.Is(ferr, ErrLeaseLost):
-		s.log.Warn("webhooks: delivery taken over by another worker", "event_id", d.EventID, "endpoint_id", d.EndpointID)
+		s.log.Info("webhooks: the delivery left the queue during its attempt (endpoint disabled or removed, event redelivered, or the claim lapsed)",
+			"event_id", d.EventID, "endpoint_id", d.EndpointID)
 	case ferr != nil:
 		s.log.Error("webhooks: record attempt", "event_id", d.EventID, "endpoint_id", d.EndpointID, "err", ferr)
 	case disabled != "":
@@ -170,12 +171,14 @@ func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
 // 429 or 503 not before its Retry-After) until every attempt is used, and
 // DisableAfterExhausted events in a row used up disable the endpoint. When
 // the result disables the endpoint, *disabled is set to the reason once
-// the store has applied it.
-func (s *Service) judge(d *Delivery, resp WebhookResponse, sendErr error, now time.Time, disabled *string) DeliveryResult {
+// the store has applied it. started is when the attempt began (its log
+// line's time) and ended when it failed: a retry's pause runs from the
+// failure, so a receiver that timed out gets its whole pause too.
+func (s *Service) judge(d *Delivery, resp WebhookResponse, sendErr error, started, ended time.Time, disabled *string) DeliveryResult {
 	attempt := d.Attempts + 1
 	line := DeliveryAttempt{
 		EventID: d.EventID, EventType: d.Event.Type, EndpointID: d.EndpointID, OrgID: d.Endpoint.OrgID,
-		Attempt: attempt, At: now, StatusCode: resp.StatusCode, Latency: resp.Latency, Response: string(resp.Body),
+		Attempt: attempt, At: started, StatusCode: resp.StatusCode, Latency: resp.Latency, Response: string(resp.Body),
 	}
 	disable := func(reason string) func(*Endpoint) {
 		return func(ep *Endpoint) {
@@ -217,7 +220,7 @@ func (s *Service) judge(d *Delivery, resp WebhookResponse, sendErr error, now ti
 	if (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) && resp.RetryAfter > pause {
 		pause = min(resp.RetryAfter, maxRetryAfter)
 	}
-	return DeliveryResult{Attempt: line, RetryAt: now.Add(pause)}
+	return DeliveryResult{Attempt: line, RetryAt: ended.Add(pause)}
 }
 
 // jitter moves d by a random amount of up to retryJitter of it, either way.

@@ -62,7 +62,8 @@ func TestJudge(t *testing.T) {
 			ep := &Endpoint{ID: "we_1", OrgID: "acme", Enabled: true, Exhausted: tt.exhausted}
 			d := &Delivery{EventID: "evt_1", EndpointID: ep.ID, Attempts: tt.attempts, Event: &Event{Type: EventApplicationCreated}, Endpoint: ep}
 			var disabled string
-			r := s.judge(d, tt.resp, tt.err, now, &disabled)
+			ended := now.Add(15 * time.Second)
+			r := s.judge(d, tt.resp, tt.err, now, ended, &disabled)
 			w := tt.want
 			if r.Attempt.Success != w.success || r.Done != w.done || r.Attempt.Error != w.errText || r.Attempt.Attempt != w.logAttemptNo {
 				t.Errorf("judge = success %v done %v error %q attempt %d; want %v %v %q %d",
@@ -80,8 +81,12 @@ func TestJudge(t *testing.T) {
 				if w.retryIn == time.Minute || w.retryIn == maxRetryAfter {
 					spread = 0 // Retry-After is honoured as given
 				}
-				if got := r.RetryAt.Sub(now); got < w.retryIn-spread || got > w.retryIn+spread {
-					t.Errorf("retry in %v, want %v ± %v", got, w.retryIn, spread)
+				// The pause runs from the end of the failed attempt.
+				if got := r.RetryAt.Sub(ended); got < w.retryIn-spread || got > w.retryIn+spread {
+					t.Errorf("retry %v after the failure, want %v ± %v", got, w.retryIn, spread)
+				}
+				if !r.Attempt.At.Equal(now) {
+					t.Errorf("log line at %v, want the attempt's start %v", r.Attempt.At, now)
 				}
 			}
 			if (r.Endpoint != nil) != w.endpointSet {

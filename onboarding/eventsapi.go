@@ -17,6 +17,11 @@ type EventPage struct {
 	NextCursor string // empty at the end
 }
 
+// eventsCursorFilter starts the filter of every events cursor, so that a
+// cursor of list applications is never taken for one of list events, nor
+// the other way round.
+const eventsCursorFilter = "events:"
+
 // ListEvents returns a page of k's organization's events, newest first.
 // typ, limit and cursor are the raw query parameters, checked in that
 // order with the rules of list applications (spec 4.3).
@@ -37,7 +42,7 @@ func (s *Service) ListEvents(ctx context.Context, k *APIKey, typ, limit, cursor 
 		return nil, err
 	}
 	if cursor != "" {
-		before, err := decodeCursor(cursor, string(q.Type))
+		before, err := decodeCursor(cursor, eventsCursorFilter+string(q.Type))
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +54,7 @@ func (s *Service) ListEvents(ctx context.Context, k *APIKey, typ, limit, cursor 
 	}
 	page := &EventPage{Events: events, HasMore: more}
 	if more && len(events) > 0 {
-		page.NextCursor = encodeCursor(events[len(events)-1].Seq(), string(q.Type))
+		page.NextCursor = encodeCursor(events[len(events)-1].Seq(), eventsCursorFilter+string(q.Type))
 	}
 	return page, nil
 }

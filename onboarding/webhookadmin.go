@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -19,6 +20,10 @@ const endpointIDPrefix = "we_"
 
 // maxEndpointDescription bounds an endpoint's description, in characters.
 const maxEndpointDescription = 200
+
+// maxSigningSecrets bounds the secrets that sign an endpoint's deliveries
+// at once: the current one and those rotated out in the last SecretOverlap.
+const maxSigningSecrets = 5
 
 // Reasons an endpoint is disabled, as `webhooks list` shows them.
 const (
@@ -97,6 +102,9 @@ func (s *Service) checkEndpointURL(ctx context.Context, url string) error {
 func parseEventFilter(names []string) ([]EventType, error) {
 	var out []EventType
 	for _, n := range names {
+		if strings.TrimSpace(n) == "" {
+			return nil, Errorf(KindInvalid, "an event type is required after --event (leave --event out to receive every type)")
+		}
 		for _, part := range strings.Split(n, ",") {
 			part = strings.TrimSpace(part)
 			if part == "" {
@@ -118,7 +126,10 @@ func parseEventFilter(names []string) ([]EventType, error) {
 	return out, nil
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+// isControl reports characters that have no place in a one-line note:
+// control characters, and the bidirectional controls that make text read
+// other than it is stored.
+func isControl(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }
 
 func newSigningKey(r io.Reader) ([]byte, error) {
 	key := make([]byte, signingKeyBytes)
@@ -187,8 +198,10 @@ func (s *Service) DisableEndpoint(ctx context.Context, id string) (*Endpoint, er
 }
 
 // RotateEndpointSecret gives an endpoint a new signing secret and returns
-// it, shown once. The previous secret keeps signing beside it for
-// SecretOverlap; older ones stop at once.
+// it, shown once. Every earlier secret keeps signing beside it until
+// SecretOverlap after it was rotated out, so a receiver that has not
+// switched yet loses nothing, however often the secret is rotated; at most
+// maxSigningSecrets sign at once.
 func (s *Service) RotateEndpointSecret(ctx context.Context, id string) (string, *Endpoint, error) {
 	key, err := newSigningKey(s.random)
 	if err != nil {
@@ -198,11 +211,18 @@ func (s *Service) RotateEndpointSecret(ctx context.Context, id string) (string, 
 	ep, err := s.changeEndpoint(ctx, id, func(ep *Endpoint) error {
 		kept := []SigningSecret{{Key: key, CreatedAt: now}}
 		for _, old := range ep.Secrets {
-			if old.ExpiresAt == nil {
+			switch {
+			case old.ExpiresAt == nil:
 				until := now.Add(SecretOverlap)
 				old.ExpiresAt = &until
-				kept = append(kept, old)
+			case !now.Before(*old.ExpiresAt):
+				continue // already stopped signing
 			}
+			kept = append(kept, old)
+		}
+		if len(kept) > maxSigningSecrets {
+			return Errorf(KindConflict, "webhook endpoint '%s' already has %d secrets signing (its secret was rotated %d times in the last 24 hours); wait until the oldest stops signing at %s",
+				id, maxSigningSecrets, maxSigningSecrets-1, kept[len(kept)-1].ExpiresAt.Format(time.RFC3339))
 		}
 		ep.Secrets = kept
 		return nil
@@ -243,8 +263,12 @@ func (s *Service) TestEndpoint(ctx context.Context, id string) (*Event, error) {
 // It returns the endpoints it was queued for.
 func (s *Service) Redeliver(ctx context.Context, eventID, endpointID string) ([]string, error) {
 	if endpointID != "" {
-		if _, err := s.endpoint(ctx, endpointID); err != nil {
+		ep, err := s.endpoint(ctx, endpointID)
+		if err != nil {
 			return nil, err
+		}
+		if !ep.Enabled {
+			return nil, Errorf(KindConflict, "webhook endpoint '%s' is disabled (%s); enable it first", endpointID, ep.DisabledReason)
 		}
 	}
 	queued, err := s.store.Redeliver(ctx, eventID, endpointID, s.now().UTC())

@@ -90,6 +90,14 @@ func TestEventsAPI(t *testing.T) {
 		t.Errorf("second page %+v", next)
 	}
 
+	var apps listResponse
+	if err := json.Unmarshal(e.do("GET", "/api/external/applications?limit=1", "acme", "").Body.Bytes(), &apps); err != nil || apps.NextCursor == nil {
+		t.Fatalf("list applications: %v", err)
+	}
+	appsCursor := *apps.NextCursor
+	if w := e.do("GET", "/api/external/applications?cursor="+*page.NextCursor, "acme", ""); w.Code != http.StatusBadRequest {
+		t.Errorf("an events cursor on list applications = %d, want 400", w.Code)
+	}
 	errs := []struct {
 		name, key, path string
 		status          int
@@ -100,6 +108,7 @@ func TestEventsAPI(t *testing.T) {
 		{"limit 101", "acme", "/api/external/events?limit=101", 400, "limit must be between 1 and 100"},
 		{"bad cursor", "acme", "/api/external/events?cursor=abc", 400, "Invalid cursor"},
 		{"cursor of another filter", "acme", "/api/external/events?type=application.sent&cursor=" + *page.NextCursor, 400, "Invalid cursor"},
+		{"cursor of list applications", "acme", "/api/external/events?cursor=" + appsCursor, 400, "Invalid cursor"},
 		{"missing scope", "acme-read", "/api/external/events", 401, "API key missing required scopes: events:read"},
 		{"no key", "", "/api/external/events", 401, "Missing API key"},
 		{"unknown event", "acme", "/api/external/events/evt_01JD0000000000000000000000", 404, "Event not found"},

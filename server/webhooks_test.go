@@ -343,7 +343,7 @@ func TestWebhookDeadEndpointBesideHealthy(t *testing.T) {
 func TestWebhookTestRedeliverRotate(t *testing.T) {
 	e, rcv, ep := newWebhookEnv(t, envOptions{})
 	other := webhooktest.New(t)
-	e.addEndpoint(t, other.URL, "application.submitted")
+	_, otherEP := e.addEndpoint(t, other.URL, "application.submitted")
 	ctx := context.Background()
 
 	ev, err := e.svc.TestEndpoint(ctx, ep.ID)
@@ -381,6 +381,25 @@ func TestWebhookTestRedeliverRotate(t *testing.T) {
 	if n := len(strings.Fields(rotated.Signature)); n != 2 {
 		t.Errorf("%d signatures during the rotation, want 2", n)
 	}
+	// A second rotation within the day keeps both earlier secrets signing:
+	// a receiver still on the first loses nothing.
+	newest, _, err := e.svc.RotateEndpointSecret(ctx, ep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.SetSecrets(newest, newSecret, oldSecret)
+	if _, err := e.svc.TestEndpoint(ctx, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantVerified(t, rcv.Next(t, wait), "webhook.test", newest, newSecret, oldSecret)
+	for range 2 {
+		if _, _, err := e.svc.RotateEndpointSecret(ctx, ep.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := e.svc.RotateEndpointSecret(ctx, ep.ID); err == nil || !strings.Contains(err.Error(), "already has 5 secrets signing") {
+		t.Errorf("a sixth signing secret: %v", err)
+	}
 	if n := len(other.All()); n != 0 {
 		t.Errorf("the endpoint that wants only submitted events got %d deliveries", n)
 	}
@@ -394,6 +413,13 @@ func TestWebhookTestRedeliverRotate(t *testing.T) {
 		{"redeliver unknown event", func() error { _, err := e.svc.Redeliver(ctx, "evt_01JD0000000000000000000000", ""); return err }(), "event 'evt_01JD0000000000000000000000' not found (events are kept 30 days)"},
 		{"redeliver to unknown endpoint", func() error { _, err := e.svc.Redeliver(ctx, created.ID, "we_nope"); return err }(), "webhook endpoint 'we_nope' not found"},
 		{"test unknown endpoint", func() error { _, err := e.svc.TestEndpoint(ctx, "we_nope"); return err }(), "webhook endpoint 'we_nope' not found"},
+		{"redeliver to a disabled endpoint", func() error {
+			if _, err := e.svc.DisableEndpoint(ctx, otherEP.ID); err != nil {
+				return err
+			}
+			_, err := e.svc.Redeliver(ctx, created.ID, otherEP.ID)
+			return err
+		}(), "webhook endpoint '" + otherEP.ID + "' is disabled (disabled by the operator); enable it first"},
 	} {
 		if tt.err == nil || tt.err.Error() != tt.want {
 			t.Errorf("%s: %v, want %q", tt.name, tt.err, tt.want)
@@ -589,5 +615,40 @@ func TestWebhookEndpointDisabledAfterFiveExhaustedEvents(t *testing.T) {
 	enabled, err := e.svc.EnableEndpoint(context.Background(), ep.ID)
 	if err != nil || !enabled.Enabled || enabled.Exhausted != 0 || enabled.DisabledReason != "" {
 		t.Errorf("EnableEndpoint = %+v, %v", enabled, err)
+	}
+}
+
+// TestAddEndpointRefusals checks the messages an operator gets for an
+// endpoint that cannot be registered.
+func TestAddEndpointRefusals(t *testing.T) {
+	e := newEnv(t, envOptions{transport: notify.NewWebhooks(notify.WebhookOptions{AllowPrivate: true, AllowHTTP: true})})
+	ok := "http://127.0.0.1:9/hooks"
+	tests := []struct {
+		name string
+		spec onboarding.EndpointSpec
+		want string
+	}{
+		{"unknown organization", onboarding.EndpointSpec{OrgID: "nope", URL: ok}, "unknown organization 'nope'"},
+		{"no URL", onboarding.EndpointSpec{OrgID: "acme", URL: " "}, "a webhook URL is required"},
+		{"not http", onboarding.EndpointSpec{OrgID: "acme", URL: "ftp://example.com/x"}, "Invalid webhook URL: webhook URLs must be absolute http or https URLs"},
+		{"credentials", onboarding.EndpointSpec{OrgID: "acme", URL: "http://u:p@127.0.0.1/x"}, "Invalid webhook URL: webhook URLs must not carry credentials"},
+		{"empty event type", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Events: []string{""}},
+			"an event type is required after --event (leave --event out to receive every type)"},
+		{"unknown event type", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Events: []string{"application.updated"}},
+			"unknown event type 'application.updated' (valid types: application.created, application.sent, application.opened, application.submitted, application.referred, application.approved, application.rejected, application.registry_documents_updated, rfi_request.created, rfi_request.opened, rfi_request.completed, rfi_request.expired, webhook.test)"},
+		{"two lines", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Description: "a\nb"}, "a description is at most 200 characters, on one line"},
+		{"a right-to-left override", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Description: "invoice\u202egpj.exe"}, "a description is at most 200 characters, on one line"},
+		{"too long", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Description: strings.Repeat("é", 201)}, "a description is at most 200 characters, on one line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := e.svc.AddEndpoint(context.Background(), tt.spec)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("AddEndpoint = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	if _, ep, err := e.svc.AddEndpoint(context.Background(), onboarding.EndpointSpec{OrgID: "acme", URL: ok, Description: strings.Repeat("é", 200)}); err != nil || ep.Description != strings.Repeat("é", 200) {
+		t.Errorf("200 characters: %v", err)
 	}
 }
