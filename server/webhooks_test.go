@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -427,64 +428,63 @@ func TestWebhookTestRedeliverRotate(t *testing.T) {
 	}
 }
 
-// waitForEndpoint polls the stored endpoint until ok holds; the change
-// comes from the delivery job, which has no other signal to wait on.
+// eventually polls check until it reports done, failing the test with its
+// last word after the wait: for state the delivery job changes, which has
+// no other signal to wait on.
+func eventually(t *testing.T, check func() (done bool, last string)) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		done, last := check()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still not done after %v: %s", wait, last)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitForEndpoint returns the stored endpoint once ok holds for it.
 func waitForEndpoint(t *testing.T, e *env, id string, ok func(*onboarding.Endpoint) bool) *onboarding.Endpoint {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		ep, err := e.store.Endpoint(context.Background(), id)
-		if err != nil {
+	var ep *onboarding.Endpoint
+	eventually(t, func() (bool, string) {
+		var err error
+		if ep, err = e.store.Endpoint(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if ok(ep) {
-			return ep
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("endpoint %s never reached the state: %+v", id, ep)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ok(ep), fmt.Sprintf("endpoint %+v", ep)
+	})
+	return ep
 }
 
-// waitAttempts polls the delivery log until q finds at least n lines, and
-// returns them: the receiver has an attempt a moment before its line is
-// written.
+// waitAttempts returns the delivery log lines q finds once there are at
+// least n: the receiver has an attempt a moment before its line is written.
 func waitAttempts(t *testing.T, e *env, q onboarding.AttemptQuery, n int) []onboarding.DeliveryAttempt {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		lines, err := e.svc.DeliveryAttempts(context.Background(), q)
-		if err != nil {
+	var lines []onboarding.DeliveryAttempt
+	eventually(t, func() (bool, string) {
+		var err error
+		if lines, err = e.svc.DeliveryAttempts(context.Background(), q); err != nil {
 			t.Fatal(err)
 		}
-		if len(lines) >= n {
-			return lines
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d delivery log lines for %+v, want %d", len(lines), q, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(lines) >= n, fmt.Sprintf("%d delivery log lines for %+v, want %d", len(lines), q, n)
+	})
+	return lines
 }
 
-// waitQueued polls until n deliveries are queued.
+// waitQueued waits until n deliveries are queued.
 func waitQueued(t *testing.T, e *env, n int) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
+	eventually(t, func() (bool, string) {
 		got, err := e.store.QueuedDeliveries(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries queued, want %d", got, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return got == n, fmt.Sprintf("%d deliveries queued, want %d", got, n)
+	})
 }
 
 // TestWebhookCapture writes real deliveries, with the secrets that sign
