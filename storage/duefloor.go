@@ -2,19 +2,23 @@ package storage
 
 import (
 	"bytes"
+	"maps"
+	"strings"
 	"sync"
 	"time"
 
 	"onboard/onboarding"
 )
 
-// The due floor. A claim walks the due index (xq/) in key order, and every
-// entry it takes is deleted (moved to its lease's end), as is every
-// finished head's. Badger's iterator steps over each deleted version still
-// in the memtable or the upper levels, so a walk from the start of xq/
-// costs a step per delivery claimed since the last compaction: quadratic
-// over a backlog. The Store keeps a floor instead, a place in xq/ that no
-// live entry sorts before, and a claim seeks from it.
+// The due floors. A claim walks each enabled endpoint's space of the due
+// index (xq/) and of the lease index (xu/) in key order, and every entry it
+// takes is deleted (moved to xu/), as is every finished head's lease.
+// Badger's iterator steps over each deleted version still in the memtable
+// or the upper levels, so a walk from the start of a space costs a step
+// per delivery claimed or finished since the last compaction: quadratic
+// over a backlog. The Store keeps a floor per space instead, a place in it
+// that no live entry sorts before, and a claim seeks from it. What follows
+// holds for each space on its own; "the floor" is the space's floor.
 //
 // Why no live entry sorts before the floor once the transaction that wrote
 // it has returned:
@@ -22,14 +26,16 @@ import (
 //   - Every transaction that writes xq/ entries lowers the floor to the
 //     start of the earliest due time it wrote (dueFloor.lower), after it
 //     commits and before it returns, and notes that time in every claim
-//     then in flight.
+//     then in flight. Events are queued for endpoints their transaction reads,
+//     so their writers lower every xq/ floor to the earliest event (all).
 //   - Only a claim raises the floor, after it commits: at most to the key
 //     of the first entry its walk met (the start of c.Now when it met
 //     none), capped by what others noted in it since it began, then lowered
 //     by its own writes (dueFloor.endClaim).
 //
-// The raise is safe. A claim reads the floor (beginClaim) before its
-// transaction takes its snapshot. An entry written by a transaction that
+// The raise is safe. A claim reads the floors (beginClaim) before it
+// takes the snapshot it walks the indexes in (a read-only one, taken in
+// each attempt of its transaction). An entry written by a transaction that
 // had lowered the floor by then does not sort before that floor, so if it
 // is in the snapshot the walk met it or an earlier entry. An entry of a
 // transaction that lowers the floor later (committed before the snapshot
@@ -37,7 +43,8 @@ import (
 // raise, or lowers the floor after the raise. Until its writer lowers the
 // floor, an entry may be missed by a claim, as if it had committed then.
 // Deletions need no care: a floor below the first entry costs steps, never
-// deliveries. A Store starts knowing nothing, at the index's start.
+// deliveries. A Store starts knowing nothing: a space without a floor is sought from its
+// start.
 //
 // The floor is a key, not a time, because many entries may be due at the
 // same time (a fan-out, a frozen test clock); writers lower it to the
@@ -45,58 +52,83 @@ import (
 // them (dueNanos), so the floor is right for any clock: events in the
 // past, claims at any time, clocks that go backwards.
 
-// dueWrites is the earliest due entry some transactions wrote to xq/, if
-// any.
+// dueWrites is the earliest entry some transactions wrote in each space
+// (indexSpace), and in every xq/ space at once (all), if any.
 type dueWrites struct {
-	any      bool
-	earliest time.Time
+	spaces map[string]uint64 // space → dueNanos of its earliest entry written
+	any    bool              // all holds
+	all    uint64            // the earliest written in any xq/ space
 }
 
-// note records a due entry written at t.
-func (w *dueWrites) note(t time.Time) {
-	if !w.any || dueNanos(t) < dueNanos(w.earliest) {
-		w.any, w.earliest = true, t
+// note records an entry written in space at t.
+func (w *dueWrites) note(space []byte, t time.Time) {
+	w.noteNanos(string(space), dueNanos(t))
+}
+
+func (w *dueWrites) noteNanos(space string, n uint64) {
+	if w.spaces == nil {
+		w.spaces = map[string]uint64{}
+	}
+	if old, ok := w.spaces[space]; !ok || n < old {
+		w.spaces[space] = n
 	}
 }
 
-// key is where the entries due at w.earliest start in xq/.
-func (w *dueWrites) key() []byte {
-	return dueFloorKey(dueNanos(w.earliest))
+// noteAll records an entry written at t in some xq/ space.
+func (w *dueWrites) noteAll(t time.Time) {
+	if n := dueNanos(t); !w.any || n < w.all {
+		w.any, w.all = true, n
+	}
 }
 
 // add records the entries of o.
 func (w *dueWrites) add(o dueWrites) {
-	if o.any {
-		w.note(o.earliest)
+	for sp, n := range o.spaces {
+		w.noteNanos(sp, n)
+	}
+	if o.any && (!w.any || o.all < w.all) {
+		w.any, w.all = true, o.all
 	}
 }
 
-// eventDues is the earliest due time writeEvents may write for events:
-// enqueue writes an entry only at its event's At.
+// earliest is where the earliest entry w holds for space starts, if any.
+func (w *dueWrites) earliest(space string) ([]byte, bool) {
+	n, ok := w.spaces[space]
+	if w.any && strings.HasPrefix(space, prefixDueIndex) && (!ok || w.all < n) {
+		n, ok = w.all, true
+	}
+	if !ok {
+		return nil, false
+	}
+	return floorKey([]byte(space), n), true
+}
+
+// eventDues is what writeEvents may write for events: enqueue writes a due
+// entry only at its event's At, for endpoints only it reads.
 func eventDues(events []*onboarding.Event) dueWrites {
 	var w dueWrites
 	for _, e := range events {
-		w.note(e.At)
+		w.noteAll(e.At)
 	}
 	return w
 }
 
-// dueFloor is the Store's lower bound of the due index (see above).
+// dueFloor is the Store's lower bound of each space (see above).
 type dueFloor struct {
 	mu sync.Mutex
-	// key is where a claim seeks xq/: no live entry sorts before it. It is
-	// an entry's key when a claim raised it to the first entry it met (many
-	// entries may share a due time), else the start of a due time's
-	// entries (dueFloorKey); nil is the start of the index.
-	key    []byte
+	// keys is where a claim seeks each space: no live entry sorts before
+	// it. It is an entry's key when a claim raised it to the first entry it
+	// met (many entries may share a time), else the start of a time's
+	// entries (floorKey); a space not in keys is sought from its start.
+	keys   map[string][]byte
 	claims map[*dueWrites]struct{} // of each claim in flight, what others wrote since it began
 }
 
-// lower lowers the floor to the earliest due w holds and notes it in the
-// claims in flight. Call it after the transaction that wrote w commits, or
-// after it failed: lowering is always safe.
+// lower lowers the floors to the earliest entries w holds and notes them in
+// the claims in flight. Call it after the transaction that wrote w commits,
+// or after it failed: lowering is always safe.
 func (f *dueFloor) lower(w dueWrites) {
-	if !w.any {
+	if len(w.spaces) == 0 && !w.any {
 		return
 	}
 	f.mu.Lock()
@@ -105,11 +137,13 @@ func (f *dueFloor) lower(w dueWrites) {
 }
 
 func (f *dueFloor) lowerLocked(w dueWrites) {
-	if !w.any {
+	if len(w.spaces) == 0 && !w.any {
 		return
 	}
-	if k := w.key(); bytes.Compare(k, f.key) < 0 {
-		f.key = k
+	for sp, k := range f.keys {
+		if low, ok := w.earliest(sp); ok && bytes.Compare(low, k) < 0 {
+			f.keys[sp] = low
+		}
 	}
 	for others := range f.claims {
 		others.add(w)
@@ -117,9 +151,9 @@ func (f *dueFloor) lowerLocked(w dueWrites) {
 }
 
 // beginClaim registers a claim about to start its transaction, returning
-// the key to seek xq/ from and where the others' writes are noted until
-// endClaim.
-func (f *dueFloor) beginClaim() ([]byte, *dueWrites) {
+// where to seek each space from (a copy: absent, the space's start) and
+// where the others' writes are noted until endClaim.
+func (f *dueFloor) beginClaim() (map[string][]byte, *dueWrites) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.claims == nil {
@@ -127,28 +161,30 @@ func (f *dueFloor) beginClaim() ([]byte, *dueWrites) {
 	}
 	others := &dueWrites{}
 	f.claims[others] = struct{}{}
-	if f.key == nil {
-		return []byte(prefixDueIndex), others
-	}
-	return f.key, others
+	return maps.Clone(f.keys), others
 }
 
 // endClaim ends a claim begun with beginClaim. When its transaction
-// committed, met is the key of the first entry its walk met (or, when it
-// met none, dueFloorKey of the claim's Now): the floor rises to it, or to
-// the earliest that others wrote meanwhile if that is earlier. Either way
-// it then lowers to the earliest the claim wrote itself (own).
-func (f *dueFloor) endClaim(others *dueWrites, committed bool, met []byte, own dueWrites) {
+// committed, met holds for each space it walked the key of the first entry
+// its walk met (or, when it met none, floorKey of the claim's Now): that
+// space's floor rises to it, or to the earliest that others wrote there
+// meanwhile if that is earlier. Either way the floors then lower to the
+// earliest the claim wrote itself (own).
+func (f *dueFloor) endClaim(others *dueWrites, committed bool, met map[string][]byte, own dueWrites) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.claims, others)
 	if committed {
-		to := met
-		if others.any && bytes.Compare(others.key(), to) < 0 {
-			to = others.key()
+		if f.keys == nil {
+			f.keys = map[string][]byte{}
 		}
-		if bytes.Compare(to, f.key) > 0 {
-			f.key = to
+		for sp, to := range met {
+			if low, ok := others.earliest(sp); ok && bytes.Compare(low, to) < 0 {
+				to = low
+			}
+			if cur, ok := f.keys[sp]; !ok || bytes.Compare(to, cur) > 0 {
+				f.keys[sp] = to
+			}
 		}
 	}
 	f.lowerLocked(own)

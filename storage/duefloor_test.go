@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -15,20 +16,21 @@ import (
 	"onboard/onboarding"
 )
 
-// floor returns the store's due floor.
-func (h *hooks) floor() []byte {
+// floor returns the store's floor of family's space of ep (nil: none,
+// the space's start).
+func (h *hooks) floor(family string, ep *onboarding.Endpoint) []byte {
 	h.s.due.mu.Lock()
 	defer h.s.due.mu.Unlock()
-	return bytes.Clone(h.s.due.key)
+	return bytes.Clone(h.s.due.keys[string(indexSpace(family, ep.ID))])
 }
 
 // raiseFloor makes a claim at at that takes nothing (limit 0), which
-// raises the due floor, and checks that the floor is then past every entry
-// due at below: the write that follows must lower it to be claimed.
-func (h *hooks) raiseFloor(at, below time.Time) {
+// raises the due floors, and checks that ep's due floor is then past every
+// entry due at below: the write that follows must lower it to be claimed.
+func (h *hooks) raiseFloor(ep *onboarding.Endpoint, at, below time.Time) {
 	h.t.Helper()
 	h.claim("raiser", at, 0)
-	if f := h.floor(); bytes.Compare(f, dueFloorKey(dueNanos(below)+1)) < 0 {
+	if f := h.floor(prefixDueIndex, ep); bytes.Compare(f, floorKey(indexSpace(prefixDueIndex, ep.ID), dueNanos(below)+1)) < 0 {
 		h.t.Fatalf("the floor %x is not past the entries due at %v", f, below)
 	}
 }
@@ -63,14 +65,14 @@ func TestClaimsFindEntriesBelowTheFloor(t *testing.T) {
 	}{
 		{"an event in the past", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
 			e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(-time.Hour))
-			h.raiseFloor(h.now, e.At)
+			h.raiseFloor(ep, h.now, e.At)
 			h.add(e)
 			return pair(ep.ID, e.ID), e.At
 		}},
 		{"a new application's event", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
 			app := newApp(t, "acme", 1, onboarding.StatusCreated)
 			e := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.now)
-			h.raiseFloor(h.at(time.Hour), e.At)
+			h.raiseFloor(ep, h.at(time.Hour), e.At)
 			if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{e}}); err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +84,7 @@ func TestClaimsFindEntriesBelowTheFloor(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := h.event(onboarding.EventApplicationSent, "acme", app.ID, h.now)
-			h.raiseFloor(h.at(time.Hour), e.At)
+			h.raiseFloor(ep, h.at(time.Hour), e.At)
 			if _, err := h.s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 				return onboarding.Changes{Events: []*onboarding.Event{e}}, nil
 			}); err != nil {
@@ -98,7 +100,7 @@ func TestClaimsFindEntriesBelowTheFloor(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			h.raiseFloor(h.at(time.Hour), h.at(time.Minute))
+			h.raiseFloor(ep, h.at(time.Hour), h.at(time.Minute))
 			if _, err := h.s.Redeliver(ctx, e.ID, ep.ID, h.at(time.Minute)); err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +111,7 @@ func TestClaimsFindEntriesBelowTheFloor(t *testing.T) {
 			h.add(e)
 			claimed := h.longClaim("w1", h.now, 10)
 			// The floor rises to the lease's end, the only entry left.
-			h.raiseFloor(h.at(time.Hour), h.at(time.Minute))
+			h.raiseFloor(ep, h.at(time.Hour), h.at(time.Minute))
 			if err := h.finish(claimed[0], h.now, onboarding.DeliveryResult{RetryAt: h.at(time.Minute)}); err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +122,7 @@ func TestClaimsFindEntriesBelowTheFloor(t *testing.T) {
 			second := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
 			h.add(first, second)
 			claimed := h.longClaim("w1", h.now, 10)
-			h.raiseFloor(h.at(time.Hour), h.at(time.Minute))
+			h.raiseFloor(ep, h.at(time.Hour), h.at(time.Minute))
 			if err := h.finish(claimed[0], h.at(time.Minute), onboarding.DeliveryResult{Done: true}); err != nil {
 				t.Fatal(err)
 			}
@@ -158,9 +160,13 @@ func TestWriteDuringAClaim(t *testing.T) {
 	// Meanwhile early is queued, and AddEvent returns.
 	h.add(early)
 	// The claim's walk meets late's entry first, and the claim commits.
-	prefix := []byte(prefixDueIndex)
+	prefix := indexSpace(prefixDueIndex, ep.ID)
 	it := snap.NewIterator(badger.IteratorOptions{Prefix: prefix})
-	it.Seek(from)
+	seek, ok := from[string(prefix)]
+	if !ok {
+		seek = prefix
+	}
+	it.Seek(seek)
 	if !it.ValidForPrefix(prefix) {
 		t.Fatal("the claim's snapshot has no due entry")
 	}
@@ -169,7 +175,7 @@ func TestWriteDuringAClaim(t *testing.T) {
 	if diff := cmp.Diff(dueEntry(ep, late, late.At), met); diff != "" {
 		t.Fatalf("the claim met (-want +got):\n%s", diff)
 	}
-	h.s.due.endClaim(others, true, met, dueWrites{})
+	h.s.due.endClaim(others, true, map[string][]byte{string(prefix): met}, dueWrites{})
 	claimed, _ := h.claim("w1", h.now, 10)
 	if diff := cmp.Diff([]string{pair(ep.ID, early.ID)}, pairs(claimed)); diff != "" {
 		t.Errorf("claim after the in-flight claim (-want +got):\n%s", diff)
@@ -187,7 +193,7 @@ func TestClaimRaisesTheFloor(t *testing.T) {
 		events = append(events, h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.at(time.Duration(i)*time.Second)))
 	}
 	h.add(events...)
-	if f := h.floor(); f != nil {
+	if f := h.floor(prefixDueIndex, ep); f != nil {
 		t.Fatalf("the floor of a new store is %x, want the start", f)
 	}
 	at := h.at(10 * time.Second)
@@ -196,13 +202,16 @@ func TestClaimRaisesTheFloor(t *testing.T) {
 		if diff := cmp.Diff([]string{pair(ep.ID, e.ID)}, pairs(claimed)); diff != "" {
 			t.Fatalf("claim %d (-want +got):\n%s", i, diff)
 		}
-		if diff := cmp.Diff(dueEntry(ep, e, e.At), h.floor()); diff != "" {
+		if diff := cmp.Diff(dueEntry(ep, e, e.At), h.floor(prefixDueIndex, ep)); diff != "" {
 			t.Errorf("floor after claim %d (-want +got):\n%s", i, diff)
 		}
 	}
 	h.claim("w1", at, 1)
-	if diff := cmp.Diff(dueEntry(ep, events[0], at.Add(time.Minute)), h.floor()); diff != "" {
-		t.Errorf("floor after the last claim (-want +got):\n%s", diff)
+	if diff := cmp.Diff(floorKey(indexSpace(prefixDueIndex, ep.ID), math.MaxUint64), h.floor(prefixDueIndex, ep)); diff != "" {
+		t.Errorf("due floor after the last claim, which met no due entry (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(leaseKey(at.Add(time.Minute), deliveryKey(ep.ID, events[0].Subject, events[0].Seq())), h.floor(prefixLeaseIndex, ep)); diff != "" {
+		t.Errorf("lease floor after the last claim (-want +got):\n%s", diff)
 	}
 }
 

@@ -116,8 +116,9 @@ func pairs(ds []*onboarding.Delivery) []string {
 func (h *hooks) queued() map[string]queuedDelivery {
 	h.t.Helper()
 	out := map[string]queuedDelivery{}
-	heads := map[string]string{}   // q/ key of each head → its qh/ key
-	dues := map[string]time.Time{} // q/ key → due entry
+	heads := map[string]string{}    // q/ key of each head → its qh/ key
+	dues := map[string]time.Time{}  // q/ key → due entry
+	families := map[string]string{} // q/ key → family of its entry
 	err := h.s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixDelivery)})
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -136,17 +137,23 @@ func (h *hooks) queued() map[string]queuedDelivery {
 			heads[string(append(subjectQueuePrefix(string(parts[0]), string(parts[1])), v...))] = string(k)
 		}
 		it.Close()
-		it = txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixDueIndex)})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			due, key, err := parseDueKey(it.Item().KeyCopy(nil))
-			if err != nil {
-				return err
+		for _, family := range []string{prefixDueIndex, prefixLeaseIndex} {
+			it = txn.NewIterator(badger.IteratorOptions{Prefix: []byte(family)})
+			for it.Rewind(); it.Valid(); it.Next() {
+				k := it.Item().KeyCopy(nil)
+				space := k[:len(family)+bytes.IndexByte(k[len(family):], sep)+1]
+				due, key, err := parseTimedKey(space, k)
+				if err != nil {
+					it.Close()
+					return err
+				}
+				if _, dup := dues[string(key)]; dup {
+					h.t.Errorf("two index entries for %q", key)
+				}
+				dues[string(key)] = due
+				families[string(key)] = family
 			}
-			if _, dup := dues[string(key)]; dup {
-				h.t.Errorf("two due entries for %q", key)
-			}
-			dues[string(key)] = due
+			it.Close()
 		}
 		return nil
 	})
@@ -165,6 +172,8 @@ func (h *hooks) queued() map[string]queuedDelivery {
 			h.t.Errorf("waiting delivery %s → %s has a due entry", q.EndpointID, q.EventID)
 		case head && !due.Equal(q.due()):
 			h.t.Errorf("head %s → %s is due at %v in the index, %v in its record", q.EndpointID, q.EventID, due, q.due())
+		case head && (families[k] == prefixLeaseIndex) != (q.Owner != ""):
+			h.t.Errorf("head %s → %s (owner %q) is in %s", q.EndpointID, q.EventID, q.Owner, families[k])
 		}
 	}
 	for k := range heads {

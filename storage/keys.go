@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -48,17 +49,24 @@ import (
 //	                                                 deliveries of one subject sort in event order
 //	qh/<endpointID>\x00<subject>                     → <seq:16>: the head of that queue, the one
 //	                                                 delivery of the subject that may be attempted
-//	xq/<due:8><endpointID>\x00<subject>\x00<seq:16>  → (empty): when a queue head is due (big-endian
-//	                                                 unix nanoseconds); the rest is its q/ key
+//	xq/<endpointID>\x00<due:8><subject>\x00<seq:16>
+//	                                                 → (empty): when an unleased queue head is due
+//	                                                 (big-endian unix nanoseconds), per endpoint
+//	xu/<endpointID>\x00<until:8><subject>\x00<seq:16>
+//	                                                 → (empty): when the lease of a claimed queue
+//	                                                 head lapses, per endpoint
 //	d/<ulid:16>                                      delivery log line, by attempt time (expires)
 //	xdw/<endpointID>\x00<ulid:16>                    → (empty): an endpoint's log lines (expires)
 //	xde/<eventID>\x00<ulid:16>                       → (empty): an event's log lines (expires)
 //
-// Only queue heads are in xq/: a due time is the head's NextAt, or its
-// LeaseUntil while it is claimed, so a claim walks xq/ up to now and never
-// meets a delivery waiting behind an earlier one. It starts at the Store's
-// due floor (duefloor.go), not at the start of xq/, whose front is mostly
-// deleted entries.
+// Only queue heads are indexed, each in one of two families: xq/ at its
+// NextAt while unclaimed, xu/ at its LeaseUntil while claimed. Both are per
+// endpoint, so a claim seeks each enabled endpoint's entries up to now on
+// its own (one endpoint's backlog never hides another's), and never meets
+// a delivery waiting behind an earlier one, nor a lease that is still
+// running. Each endpoint's space of each family is sought from the Store's
+// floor of that space (duefloor.go), not from its start, whose front is
+// mostly deleted entries.
 //
 // Index entries are written and removed in the same transaction as their
 // record (see appIndexes). Record values start with a one-byte codec version
@@ -83,6 +91,7 @@ const (
 	prefixDelivery         = "q/"
 	prefixQueueHead        = "qh/"
 	prefixDueIndex         = "xq/"
+	prefixLeaseIndex       = "xu/"
 	prefixAttempt          = "d/"
 	prefixEndpointAttempts = "xdw/"
 	prefixEventAttempts    = "xde/"
@@ -260,33 +269,51 @@ func queueHeadKey(endpointID, subject string) []byte {
 	return append(b, subject...)
 }
 
-// dueKey is the due-index entry of the queue head stored at delivery (a q/
-// key). A transaction that writes one lowers the Store's due floor to its
-// due time once it is over (duefloor.go).
-func dueKey(due time.Time, delivery []byte) []byte {
+// indexSpace is where one endpoint's entries of an index family (the due
+// index xq/ or the lease index xu/) are.
+func indexSpace(family, endpointID string) []byte {
+	b := make([]byte, 0, len(family)+len(endpointID)+1+8+64)
+	b = append(b, family...)
+	b = append(b, endpointID...)
+	return append(b, sep)
+}
+
+// timedKey is the entry of family (xq/ or xu/) at at for the delivery
+// stored at delivery (a q/ key). A transaction that writes one lowers the
+// Store's floor of its space to at once it is over (duefloor.go).
+func timedKey(family string, at time.Time, delivery []byte) []byte {
 	rest := delivery[len(prefixDelivery):]
-	b := make([]byte, 0, len(prefixDueIndex)+8+len(rest))
-	b = append(b, prefixDueIndex...)
-	b = binary.BigEndian.AppendUint64(b, dueNanos(due))
-	return append(b, rest...)
+	i := bytes.IndexByte(rest, sep)
+	b := indexSpace(family, string(rest[:i]))
+	b = binary.BigEndian.AppendUint64(b, dueNanos(at))
+	return append(b, rest[i+1:]...)
 }
 
-// dueFloorKey is where the due index's entries due at nanos (dueNanos) or
-// later start.
-func dueFloorKey(nanos uint64) []byte {
-	b := make([]byte, 0, len(prefixDueIndex)+8)
-	b = append(b, prefixDueIndex...)
-	return binary.BigEndian.AppendUint64(b, nanos)
+// dueKey is the due-index entry of an unleased queue head.
+func dueKey(due time.Time, delivery []byte) []byte {
+	return timedKey(prefixDueIndex, due, delivery)
 }
 
-// parseDueKey splits a due-index key into its due time and the q/ key of
-// the delivery it schedules.
-func parseDueKey(k []byte) (time.Time, []byte, error) {
-	if len(k) < len(prefixDueIndex)+8+2+len(ulid.ULID{}) || string(k[:len(prefixDueIndex)]) != prefixDueIndex {
-		return time.Time{}, nil, fmt.Errorf("due index key %x: malformed", k)
+// leaseKey is the lease-index entry of a claimed queue head.
+func leaseKey(until time.Time, delivery []byte) []byte {
+	return timedKey(prefixLeaseIndex, until, delivery)
+}
+
+// floorKey is where the entries of space due at nanos (dueNanos) or later
+// start.
+func floorKey(space []byte, nanos uint64) []byte {
+	return binary.BigEndian.AppendUint64(bytes.Clone(space), nanos)
+}
+
+// parseTimedKey splits an entry of space (indexSpace) into its time and
+// the q/ key of the delivery it schedules.
+func parseTimedKey(space, k []byte) (time.Time, []byte, error) {
+	if len(k) < len(space)+8+1+len(ulid.ULID{}) || !bytes.HasPrefix(k, space) {
+		return time.Time{}, nil, fmt.Errorf("index key %x: malformed", k)
 	}
-	n := binary.BigEndian.Uint64(k[len(prefixDueIndex):])
-	delivery := append([]byte(prefixDelivery), k[len(prefixDueIndex)+8:]...)
+	n := binary.BigEndian.Uint64(k[len(space):])
+	ep := space[bytes.IndexByte(space, '/')+1:] // endpointID\x00
+	delivery := append(append([]byte(prefixDelivery), ep...), k[len(space)+8:]...)
 	return time.Unix(0, int64(n)).UTC(), delivery, nil
 }
 

@@ -1,9 +1,12 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"sort"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -15,7 +18,8 @@ import (
 // The delivery queue (keys.go): one q/ record per (endpoint, event), sorted
 // by subject and then event within an endpoint; qh/ names the head of each
 // (endpoint, subject) queue, the only delivery of that subject the endpoint
-// may receive now; and xq/ holds the due time of every head, nothing else.
+// may receive now; xq/ holds the due time of every unclaimed head and xu/
+// the lease end of every claimed one, per endpoint, nothing else.
 // Every transaction that adds to a queue reads and writes its qh/ key, and
 // every one that ends a head reads it, so two transactions that would both
 // start the same queue, or one that queues behind a head that another
@@ -39,13 +43,22 @@ type queuedDelivery struct {
 	LeaseUntil time.Time
 }
 
-// due is when a queue head's xq/ entry is: at its lease's end while it is
+// due is when a queue head's index entry is: at its lease's end while it is
 // claimed, else at NextAt.
 func (q *queuedDelivery) due() time.Time {
 	if q.Owner != "" {
 		return q.LeaseUntil
 	}
 	return q.NextAt
+}
+
+// indexKey is the index entry of the head q stored at key: in xu/ while it
+// is claimed, else in xq/.
+func (q *queuedDelivery) indexKey(key []byte) []byte {
+	if q.Owner != "" {
+		return leaseKey(q.LeaseUntil, key)
+	}
+	return dueKey(q.NextAt, key)
 }
 
 // isHead reports whether the delivery stored at key heads its queue.
@@ -84,13 +97,13 @@ func enqueue(txn *badger.Txn, ep *onboarding.Endpoint, e *onboarding.Event, at t
 		if err != nil {
 			return err
 		}
-		old := q.due()
+		old := q.indexKey(key)
 		q.Attempts, q.NextAt, q.Owner, q.LeaseUntil = 0, at, "", time.Time{}
 		if err := setRecord(txn, key, &q); err != nil {
 			return err
 		}
 		if head {
-			return moveDue(txn, key, old, at)
+			return moveIndex(txn, old, dueKey(at, key))
 		}
 		return nil
 	case !errors.Is(err, onboarding.ErrNotFound):
@@ -119,13 +132,12 @@ func enqueue(txn *badger.Txn, ep *onboarding.Endpoint, e *onboarding.Event, at t
 	return txn.Set(dueKey(at, key), nil)
 }
 
-// moveDue moves the xq/ entry of the head stored at key from one due time
-// to another.
-func moveDue(txn *badger.Txn, key []byte, from, to time.Time) error {
-	if err := txn.Delete(dueKey(from, key)); err != nil {
+// moveIndex moves a head's index entry from one key to another.
+func moveIndex(txn *badger.Txn, from, to []byte) error {
+	if err := txn.Delete(from); err != nil {
 		return err
 	}
-	return txn.Set(dueKey(to, key), nil)
+	return txn.Set(to, nil)
 }
 
 // promote makes the first delivery still queued for (endpointID, subject)
@@ -165,17 +177,19 @@ func promote(txn *badger.Txn, endpointID, subject string, now time.Time) (dueWri
 	if err := txn.Set(queueHeadKey(endpointID, subject), key[len(prefix):]); err != nil {
 		return dueWrites{}, err
 	}
-	return dueWrites{any: true, earliest: q.NextAt}, txn.Set(dueKey(q.NextAt, key), nil)
+	var w dueWrites
+	w.note(indexSpace(prefixDueIndex, endpointID), q.NextAt)
+	return w, txn.Set(dueKey(q.NextAt, key), nil)
 }
 
-// finishHead deletes the head stored at key and its xq/ entry, and promotes
+// finishHead deletes the head stored at key and its index entry, and promotes
 // the next delivery of its subject (promote), returning the due entry
 // written for it.
 func finishHead(txn *badger.Txn, key []byte, q *queuedDelivery, now time.Time) (dueWrites, error) {
 	if err := txn.Delete(key); err != nil {
 		return dueWrites{}, err
 	}
-	if err := txn.Delete(dueKey(q.due(), key)); err != nil {
+	if err := txn.Delete(q.indexKey(key)); err != nil {
 		return dueWrites{}, err
 	}
 	return promote(txn, q.EndpointID, q.Subject, now)
@@ -191,7 +205,7 @@ func disabledError(reason string) string {
 }
 
 // dropQueue deletes the deliveries under prefix (an endpoint's queue, or one
-// subject's), with their heads and xq/ entries, whole subject queues at a
+// subject's), with their heads and index entries, whole subject queues at a
 // time and about dropBatch deliveries at most; more reports that some are
 // left. With logged, each gets a log line at at saying that ep was
 // disabled.
@@ -223,7 +237,7 @@ func (s *Store) dropQueue(txn *badger.Txn, prefix []byte, ep *onboarding.Endpoin
 			return false, err
 		}
 		if head {
-			if err := txn.Delete(dueKey(d.q.due(), d.key)); err != nil {
+			if err := txn.Delete(d.q.indexKey(d.key)); err != nil {
 				return false, err
 			}
 		}
@@ -252,140 +266,130 @@ func (s *Store) dropEndpointQueue(txn *badger.Txn, ep *onboarding.Endpoint, logg
 	return s.dropQueue(txn, endpointQueuePrefix(ep.ID), ep, logged, at)
 }
 
-// ClaimDeliveries walks the due index from the Store's due floor
-// (duefloor.go) to c.Now in one transaction and leases up to c.Limit heads
-// to c.Owner, moving each one's due entry to its lease's end. On the way it
-// drops the queues of endpoints that are gone (silently) or disabled
-// (logged), and deliveries whose event expired (logged); it passes over
-// heads of endpoints at c.MaxInFlight and heads leased to another owner
-// until their lease lapses. next is the earliest due time left in the
-// index after the claim: of a delivery passed over or not reached, or of a
-// lease it took (zero when nothing is queued); after 4*c.Limit entries
-// passed over or dropped the walk stops and next is c.Now, so that the
-// caller comes back.
+// ClaimDeliveries leases up to c.Limit queue heads to c.Owner in one
+// transaction. It reads the endpoints (w/) and, for each enabled one with
+// room under c.MaxInFlight, seeks its lapsed leases (xu/) and its due
+// heads (xq/) up to c.Now from the Store's floors of those spaces
+// (duefloor.go), up to its room and c.Limit; it then takes the candidates
+// one per endpoint a round, earliest first within a round, until c.Limit,
+// so that one endpoint's backlog never delays another's. A head taken
+// moves to xu/ at its lease's end. Deliveries whose event expired are
+// dropped with a log line, and what is left of a disabled endpoint's queue
+// (a drain that failed) is dropped a batch at a time, logged. next is the
+// earliest entry left after the claim: a due head not taken (of an
+// endpoint at its cap too), the end of a lease, or c.Now when the claim
+// left work it could not see (zero when nothing is queued).
 func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onboarding.Delivery, time.Time, error) {
 	var claimed []*onboarding.Delivery
 	var next time.Time
-	// The floor is read before the transaction takes its snapshot; met is
-	// the key of the first entry the walk meets, and own the earliest due
-	// entry the claim writes (duefloor.go).
-	floor, others := s.due.beginClaim()
-	var met []byte
+	// The floors are read before the transaction takes its snapshot; met
+	// is the key of the first entry met in each space walked, and own the
+	// earliest entries the claim writes (duefloor.go).
+	floors, others := s.due.beginClaim()
+	var met map[string][]byte
 	var own dueWrites
 	err := s.update(ctx, func(txn *badger.Txn) error {
-		claimed, next, met, own = nil, time.Time{}, dueFloorKey(dueNanos(c.Now)), dueWrites{}
-		first := true
-		// next is the earliest due entry left in the index: those passed
-		// over, the first not reached, heads promoted on the way (which the
-		// walk may not see) and the leases taken.
+		claimed, next, met, own = nil, time.Time{}, map[string][]byte{}, dueWrites{}
 		unclaimed := func(t time.Time) {
 			if next.IsZero() || t.Before(next) {
 				next = t
 			}
 		}
-		mine := map[string]int{}
-		endpoints := map[string]*onboarding.Endpoint{} // nil: not found
-		skipped, maxSkipped := 0, 4*max(c.Limit, 1)
-		prefix := []byte(prefixDueIndex)
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(floor); it.ValidForPrefix(prefix); it.Next() {
-			dk := it.Item().KeyCopy(nil)
-			due, key, err := parseDueKey(dk)
+		// The indexes are read in a snapshot of their own, taken after
+		// the floors were read, so that the leases and due entries a claim
+		// looks at do not make it conflict with every finish; claimEntry
+		// checks each candidate in the claim's own transaction.
+		var queues [][]timedEntry
+		var disabled []*onboarding.Endpoint
+		err := s.view(func(vt *badger.Txn) error {
+			queues, disabled = nil, nil
+			eps, err := allEndpoints(vt)
 			if err != nil {
 				return err
 			}
-			if first {
-				met, first = dk, false
-			}
-			if due.After(c.Now) || len(claimed) >= c.Limit {
-				unclaimed(due)
-				break
-			}
-			if skipped >= maxSkipped {
-				unclaimed(c.Now)
-				break
-			}
-			var q queuedDelivery
-			if err := getRecord(txn, key, &q); errors.Is(err, onboarding.ErrNotFound) {
-				skipped++
-				if err := txn.Delete(dk); err != nil {
-					return err
+			for _, ep := range eps {
+				leases, dues := indexSpace(prefixLeaseIndex, ep.ID), indexSpace(prefixDueIndex, ep.ID)
+				if !ep.Enabled {
+					l, lAfter, err := seekSpace(vt, floors, met, leases, c.Now, 0)
+					if err != nil {
+						return err
+					}
+					d, dAfter, err := seekSpace(vt, floors, met, dues, c.Now, 0)
+					if err != nil {
+						return err
+					}
+					if len(l)+len(d) > 0 || !lAfter.IsZero() || !dAfter.IsZero() {
+						disabled = append(disabled, ep)
+					}
+					continue
 				}
-				continue
-			} else if err != nil {
-				return err
-			}
-			ep, loaded := endpoints[q.EndpointID]
-			if !loaded {
-				var stored onboarding.Endpoint
-				switch err := getRecord(txn, endpointKey(q.EndpointID), &stored); {
-				case err == nil:
-					ep = &stored
-				case !errors.Is(err, onboarding.ErrNotFound):
-					return err
+				room := max(c.Limit, 0)
+				if c.MaxInFlight != nil {
+					room = max(min(room, c.MaxInFlight(ep.ID)-c.InFlight[ep.ID]), 0)
 				}
-				endpoints[q.EndpointID] = ep
-			}
-			if ep == nil || !ep.Enabled {
-				skipped++
-				gone := ep == nil
-				if gone {
-					ep = &onboarding.Endpoint{ID: q.EndpointID}
-				}
-				if _, err := s.dropQueue(txn, subjectQueuePrefix(q.EndpointID, q.Subject), ep, !gone, c.Now); err != nil {
-					return err
-				}
-				continue
-			}
-			if q.Owner != "" && q.Owner != c.Owner && q.LeaseUntil.After(c.Now) ||
-				c.MaxInFlight != nil && c.InFlight[ep.ID]+mine[ep.ID] >= c.MaxInFlight(ep.ID) {
-				skipped++
-				unclaimed(due)
-				continue
-			}
-			var e onboarding.Event
-			if err := getRecord(txn, eventKey(ulid.ULID(key[len(key)-len(ulid.ULID{}):])), &e); errors.Is(err, onboarding.ErrNotFound) {
-				skipped++
-				if err := s.writeAttempt(txn, &onboarding.DeliveryAttempt{
-					EventID: q.EventID, EventType: q.EventType, EndpointID: q.EndpointID, OrgID: ep.OrgID,
-					Attempt: q.Attempts, At: c.Now, Error: "not delivered: the event expired",
-				}); err != nil {
-					return err
-				}
-				promoted, err := finishHead(txn, key, &q, c.Now)
+				lapsed, after, err := seekSpace(vt, floors, met, leases, c.Now, room)
 				if err != nil {
 					return err
 				}
-				if promoted.any {
-					unclaimed(promoted.earliest)
-					own.add(promoted)
+				if !after.IsZero() {
+					unclaimed(after)
 				}
-				continue
-			} else if err != nil {
+				due, after, err := seekSpace(vt, floors, met, dues, c.Now, room-len(lapsed))
+				if err != nil {
+					return err
+				}
+				if !after.IsZero() {
+					unclaimed(after)
+				}
+				q := append(lapsed, due...)
+				sort.SliceStable(q, func(i, j int) bool { return q[i].at.Before(q[j].at) })
+				for i := range q {
+					q[i].ep = ep
+				}
+				if len(q) > 0 {
+					queues = append(queues, q)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, ep := range disabled {
+			if _, err := s.dropEndpointQueue(txn, ep, true, c.Now); err != nil {
 				return err
 			}
-			q.Owner, q.LeaseUntil = c.Owner, c.Now.Add(c.Lease)
-			if err := setRecord(txn, key, &q); err != nil {
-				return err
+			unclaimed(c.Now)
+		}
+		for round := 0; ; round++ {
+			var batch []timedEntry
+			for _, q := range queues {
+				if round < len(q) {
+					batch = append(batch, q[round])
+				}
 			}
-			if err := txn.Delete(dk); err != nil {
-				return err
+			if len(batch) == 0 {
+				break
 			}
-			if err := txn.Set(dueKey(q.LeaseUntil, key), nil); err != nil {
-				return err
+			sort.SliceStable(batch, func(i, j int) bool { return batch[i].at.Before(batch[j].at) })
+			for _, te := range batch {
+				if len(claimed) >= c.Limit {
+					unclaimed(te.at)
+					continue
+				}
+				d, err := s.claimEntry(txn, c, te, &own)
+				if err != nil {
+					return err
+				}
+				if d == nil {
+					// Dropped, or the index was stale: what it hid from
+					// this claim's look-ahead waits for the next.
+					unclaimed(c.Now)
+					continue
+				}
+				unclaimed(d.LeaseUntil)
+				claimed = append(claimed, d)
 			}
-			own.note(q.LeaseUntil)
-			unclaimed(q.LeaseUntil)
-			mine[ep.ID]++
-			epCopy := *ep
-			claimed = append(claimed, &onboarding.Delivery{
-				EventID: q.EventID, EndpointID: q.EndpointID, Subject: q.Subject, Attempts: q.Attempts, NextAt: q.NextAt,
-				Owner: q.Owner, LeaseUntil: q.LeaseUntil, Event: &e, Endpoint: &epCopy,
-			})
 		}
 		return nil
 	})
@@ -394,6 +398,110 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 		return nil, time.Time{}, err
 	}
 	return claimed, next, nil
+}
+
+// timedEntry is an entry of xq/ or xu/ that a claim may take.
+type timedEntry struct {
+	entry, key []byte // the index entry and the q/ key it names
+	at         time.Time
+	ep         *onboarding.Endpoint
+}
+
+// seekSpace walks space (indexSpace) from its floor in floors, returning up
+// to want entries at now or earlier and the time of the entry after them
+// (zero: none). It notes in met the key of the first entry it met, or,
+// meeting none, the space's end (duefloor.go).
+func seekSpace(txn *badger.Txn, floors, met map[string][]byte, space []byte, now time.Time, want int) ([]timedEntry, time.Time, error) {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = space
+	opts.PrefetchValues = false
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	from, ok := floors[string(space)]
+	if !ok {
+		from = space
+	}
+	met[string(space)] = floorKey(space, math.MaxUint64)
+	var taken []timedEntry
+	first := true
+	for it.Seek(from); it.ValidForPrefix(space); it.Next() {
+		k := it.Item().KeyCopy(nil)
+		at, key, err := parseTimedKey(space, k)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		if first {
+			met[string(space)], first = k, false
+		}
+		if len(taken) >= want || at.After(now) {
+			return taken, at, nil
+		}
+		taken = append(taken, timedEntry{entry: k, key: key, at: at})
+	}
+	return taken, time.Time{}, nil
+}
+
+// claimEntry leases the head that te names to c.Owner, moving its entry to
+// xu/, and returns it; nil when te is no longer in the index, when its
+// event expired (the delivery is dropped with a log line and the next of
+// its subject promoted) or when te names no delivery (te is deleted).
+func (s *Store) claimEntry(txn *badger.Txn, c onboarding.Claim, te timedEntry, own *dueWrites) (*onboarding.Delivery, error) {
+	if _, err := txn.Get(te.entry); errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil // taken or moved since the indexes' snapshot
+	} else if err != nil {
+		return nil, err
+	}
+	var q queuedDelivery
+	if err := getRecord(txn, te.key, &q); errors.Is(err, onboarding.ErrNotFound) {
+		return nil, txn.Delete(te.entry)
+	} else if err != nil {
+		return nil, err
+	}
+	var e onboarding.Event
+	if err := getRecord(txn, eventKey(ulid.ULID(te.key[len(te.key)-len(ulid.ULID{}):])), &e); errors.Is(err, onboarding.ErrNotFound) {
+		if err := s.writeAttempt(txn, &onboarding.DeliveryAttempt{
+			EventID: q.EventID, EventType: q.EventType, EndpointID: q.EndpointID, OrgID: te.ep.OrgID,
+			Attempt: q.Attempts, At: c.Now, Error: "not delivered: the event expired",
+		}); err != nil {
+			return nil, err
+		}
+		promoted, err := finishHead(txn, te.key, &q, c.Now)
+		own.add(promoted)
+		return nil, err
+	} else if err != nil {
+		return nil, err
+	}
+	q.Owner, q.LeaseUntil = c.Owner, c.Now.Add(c.Lease)
+	if err := setRecord(txn, te.key, &q); err != nil {
+		return nil, err
+	}
+	if err := moveIndex(txn, te.entry, leaseKey(q.LeaseUntil, te.key)); err != nil {
+		return nil, err
+	}
+	own.note(indexSpace(prefixLeaseIndex, q.EndpointID), q.LeaseUntil)
+	ep := *te.ep
+	return &onboarding.Delivery{
+		EventID: q.EventID, EndpointID: q.EndpointID, Subject: q.Subject, Attempts: q.Attempts, NextAt: q.NextAt,
+		Owner: q.Owner, LeaseUntil: q.LeaseUntil, Event: &e, Endpoint: &ep,
+	}, nil
+}
+
+// allEndpoints reads every endpoint record (w/).
+func allEndpoints(txn *badger.Txn) ([]*onboarding.Endpoint, error) {
+	prefix := []byte(prefixEndpoint)
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = prefix
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	var out []*onboarding.Endpoint
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		var ep onboarding.Endpoint
+		if err := it.Item().Value(func(b []byte) error { return decode(b, &ep) }); err != nil {
+			return nil, err
+		}
+		out = append(out, &ep)
+	}
+	return out, nil
 }
 
 // FinishDelivery writes the attempt's log line and, when d is still claimed
@@ -436,16 +544,16 @@ func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r on
 			}
 			dues.add(promoted)
 		} else {
-			old := q.due()
+			old := q.indexKey(key)
 			q.Attempts++
 			q.NextAt, q.Owner, q.LeaseUntil = r.RetryAt, "", time.Time{}
 			if err := setRecord(txn, key, &q); err != nil {
 				return err
 			}
-			if err := moveDue(txn, key, old, r.RetryAt); err != nil {
+			if err := moveIndex(txn, old, dueKey(r.RetryAt, key)); err != nil {
 				return err
 			}
-			dues.note(r.RetryAt)
+			dues.note(indexSpace(prefixDueIndex, d.EndpointID), r.RetryAt)
 		}
 		if r.Endpoint == nil {
 			return nil
@@ -536,7 +644,7 @@ func (s *Store) Redeliver(ctx context.Context, eventID, endpointID string, at ti
 				return err
 			}
 			queued = append(queued, ep.ID)
-			dues.note(at)
+			dues.note(indexSpace(prefixDueIndex, ep.ID), at)
 		}
 		return nil
 	})
@@ -564,4 +672,45 @@ func (s *Store) QueuedDeliveries(_ context.Context) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// dropOrphanQueues drops, without log lines, the queues of endpoints whose
+// record is gone, as a crash in the middle of DeleteEndpoint leaves them:
+// claims only seek the queues of the endpoints there are.
+func (s *Store) dropOrphanQueues(ctx context.Context) error {
+	from := []byte(prefixDelivery)
+	for {
+		orphan := ""
+		err := s.view(func(txn *badger.Txn) error {
+			prefix := []byte(prefixDelivery)
+			opts := badger.DefaultIteratorOptions
+			opts.Prefix = prefix
+			opts.PrefetchValues = false
+			it := txn.NewIterator(opts)
+			defer it.Close()
+			for it.Seek(from); it.ValidForPrefix(prefix); it.Seek(from) {
+				rest := it.Item().Key()[len(prefix):]
+				i := bytes.IndexByte(rest, sep)
+				if i < 0 {
+					return fmt.Errorf("delivery key %x: malformed", it.Item().Key())
+				}
+				id := string(rest[:i])
+				from = append([]byte(prefixDelivery+id), sep+1)
+				switch _, err := txn.Get(endpointKey(id)); {
+				case errors.Is(err, badger.ErrKeyNotFound):
+					orphan = id
+					return nil
+				case err != nil:
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil || orphan == "" {
+			return err
+		}
+		if err := s.drainEndpointQueue(ctx, orphan); err != nil {
+			return err
+		}
+	}
 }

@@ -121,6 +121,11 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
+	if err := s.dropOrphanQueues(context.Background()); err != nil {
+		db.Close()
+		lock.Close()
+		return nil, err
+	}
 	s.done.Add(1)
 	go s.gcLoop(opts.GCInterval)
 	return s, nil

@@ -78,7 +78,8 @@ func TestKeys(t *testing.T) {
 		{"org endpoint index", orgEndpointKey("acme", "we_1"), []byte("xw/acme\x00we_1")},
 		{"delivery", deliveryKey("we_1", "app", seq), append([]byte("q/we_1\x00app\x00"), seq[:]...)},
 		{"queue head", queueHeadKey("we_1", "app"), []byte("qh/we_1\x00app")},
-		{"due index", dueKey(time.Unix(0, 0x0102), deliveryKey("we_1", "app", seq)), append([]byte("xq/\x00\x00\x00\x00\x00\x00\x01\x02we_1\x00app\x00"), seq[:]...)},
+		{"due index", dueKey(time.Unix(0, 0x0102), deliveryKey("we_1", "app", seq)), append([]byte("xq/we_1\x00\x00\x00\x00\x00\x00\x00\x01\x02app\x00"), seq[:]...)},
+		{"lease index", leaseKey(time.Unix(0, 0x0102), deliveryKey("we_1", "app", seq)), append([]byte("xu/we_1\x00\x00\x00\x00\x00\x00\x00\x01\x02app\x00"), seq[:]...)},
 		{"delivery log", attemptKey(seq), append([]byte("d/"), seq[:]...)},
 		{"delivery log by endpoint", append(endpointAttemptPrefix("we_1"), seq[:]...), append([]byte("xdw/we_1\x00"), seq[:]...)},
 		{"delivery log by event", append(eventAttemptPrefix("evt_1"), seq[:]...), append([]byte("xde/evt_1\x00"), seq[:]...)},
@@ -96,14 +97,14 @@ func TestKeys(t *testing.T) {
 	if bytes.HasPrefix(deliveryKey("we_10", "app", seq), endpointQueuePrefix("we_1")) {
 		t.Errorf("queue of we_10 falls under the prefix of we_1")
 	}
-	due, delivery, err := parseDueKey(dueKey(t0, deliveryKey("we_1", "app", seq)))
+	due, delivery, err := parseTimedKey(indexSpace(prefixLeaseIndex, "we_1"), leaseKey(t0, deliveryKey("we_1", "app", seq)))
 	if err != nil || !due.Equal(t0) || !bytes.Equal(delivery, deliveryKey("we_1", "app", seq)) {
-		t.Errorf("parseDueKey = %v, %q, %v", due, delivery, err)
+		t.Errorf("parseTimedKey = %v, %q, %v", due, delivery, err)
 	}
 	// No family's prefix starts another's, so no prefix scan crosses families.
 	families := []string{prefixApp, prefixOrgIndex, prefixStatusIndex, prefixSlugIndex, prefixPendingDocs, prefixActivity, prefixKey,
 		prefixOrgKeyIndex, prefixIdempotency, "m/", prefixRetiredPreAuthIndex, prefixEvent, prefixOrgEventIndex, prefixTypeEventIndex,
-		prefixEndpoint, prefixOrgEndpointIndex, prefixDelivery, prefixQueueHead, prefixDueIndex, prefixAttempt, prefixEndpointAttempts,
+		prefixEndpoint, prefixOrgEndpointIndex, prefixDelivery, prefixQueueHead, prefixDueIndex, prefixLeaseIndex, prefixAttempt, prefixEndpointAttempts,
 		prefixEventAttempts}
 	for i, a := range families {
 		for j, b := range families {

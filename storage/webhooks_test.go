@@ -582,36 +582,35 @@ func TestClaimLimits(t *testing.T) {
 	}
 }
 
-// TestClaimDropsOrphansBoundedly queues deliveries for an endpoint whose
-// record is gone (as a crash in the middle of a delete would leave them):
-// a claim drops a bounded number and asks to be called again.
-func TestClaimDropsOrphansBoundedly(t *testing.T) {
+// TestOpenDropsOrphanQueues queues deliveries for an endpoint whose record
+// is gone (as a crash in the middle of a delete would leave them): claims
+// only seek the queues of the endpoints there are, so opening the store
+// drops them, without log lines.
+func TestOpenDropsOrphanQueues(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
-	ep := h.endpoint("acme")
+	gone, kept := h.endpoint("acme"), h.endpoint("acme")
 	for i := 0; i < 10; i++ {
 		h.add(h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.now))
 	}
-	if err := h.s.db.Update(func(txn *badger.Txn) error { return txn.Delete(endpointKey(ep.ID)) }); err != nil {
+	if err := h.s.db.Update(func(txn *badger.Txn) error { return txn.Delete(endpointKey(gone.ID)) }); err != nil {
 		t.Fatal(err)
 	}
-	claimed, next := h.claim("w1", h.now, 1)
-	if len(claimed) != 0 || !next.Equal(h.now) {
-		t.Errorf("claim = %v, next %v; want none, come back now", pairs(claimed), next)
+	if err := h.s.Close(); err != nil {
+		t.Fatal(err)
 	}
-	if n, _ := h.s.QueuedDeliveries(ctx); n != 6 {
-		t.Errorf("QueuedDeliveries after one bounded claim = %d, want 6", n)
+	h.open()
+	if n, _ := h.s.QueuedDeliveries(ctx); n != 10 {
+		t.Errorf("QueuedDeliveries after reopening = %d, want the 10 of the endpoint left", n)
 	}
-	for i := 0; i < 3; i++ {
-		h.claim("w1", h.now, 1)
-	}
-	if n, _ := h.s.QueuedDeliveries(ctx); n != 0 {
-		t.Errorf("QueuedDeliveries = %d, want 0", n)
+	for _, q := range h.queued() {
+		if q.EndpointID != kept.ID {
+			t.Errorf("delivery to %s left queued", q.EndpointID)
+		}
 	}
 	if lines, _ := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{}); len(lines) != 0 {
 		t.Errorf("dropping for a missing endpoint logged %+v", lines)
 	}
-	h.queued()
 }
 
 // TestQueueSurvivesRestart closes the store with deliveries queued and one
