@@ -27,6 +27,8 @@ type Application struct {
 	// registry-eligible (spec 2.1); for eligible ones it starts `pending`.
 	RegistryDocumentsStatus RegistryDocumentsStatus
 	RegistryDocuments       []RegistryDocument
+	// Decisions are the provider's decisions, oldest first (spec 4.8).
+	Decisions []Decision
 	// RegistryNumber is the company number the registry verified at create;
 	// registry documents are fetched for it, whatever company_number later
 	// says. Empty when no registry checked the company.

@@ -44,6 +44,18 @@ type ApplicationView struct {
 	UpdatedAt               string                  `json:"updated_at"`
 	SubmittedAt             *string                 `json:"submitted_at"`
 	CompletedAt             *string                 `json:"completed_at"`
+	// Decisions are the provider's decisions, oldest first (DESIGN §5.2).
+	Decisions []DecisionView `json:"decisions"`
+}
+
+// DecisionView is a recorded decision (DESIGN §5.2).
+type DecisionView struct {
+	ID         string          `json:"id"`
+	Type       DecisionType    `json:"type"`
+	Timestamp  string          `json:"timestamp"`
+	RecordedAt string          `json:"recorded_at"`
+	Data       json.RawMessage `json:"data"`
+	APIKeyName string          `json:"api_key_name"`
 }
 
 // DataView is what the application collected (spec 2.2).
@@ -189,6 +201,17 @@ func (s *Service) View(app *Application, opts ViewOptions) (ApplicationView, err
 		UpdatedAt:    Timestamp(app.UpdatedAt),
 		SubmittedAt:  OptionalTimestamp(app.SubmittedAt),
 		CompletedAt:  OptionalTimestamp(app.CompletedAt),
+		Decisions:    make([]DecisionView, len(app.Decisions)),
+	}
+	for i, dc := range app.Decisions {
+		data := dc.Data
+		if data == nil {
+			data = json.RawMessage("null")
+		}
+		out.Decisions[i] = DecisionView{
+			ID: dc.ID, Type: dc.Type, Timestamp: Timestamp(dc.Timestamp), RecordedAt: Timestamp(dc.RecordedAt),
+			Data: data, APIKeyName: dc.APIKeyName,
+		}
 	}
 	for _, p := range d.People {
 		if len(sensitive) > 0 {

@@ -205,10 +205,10 @@ const (
 		`"registry_documents":[{"id":"r1","source":"uk_registry","document_type":"AA","filing_date":"2025-06-30","fetched_at":"2026-03-01T09:11:12.345Z","download_url":"https://onboard.example/files/blob-r1?disposition=attachment\u0026expires=1772625660\u0026filename=AA.pdf\u0026signature=noyBLRoXRfT35XgENglwG0CGt77XyIieXIw1499TD8g\u0026type=application%2Fpdf"},` +
 		`{"id":"r2","source":"uk_registry","document_type":"CS01","filing_date":null,"fetched_at":null,"download_url":"https://onboard.example/files/blob-r2?disposition=attachment\u0026expires=1772625660\u0026filename=confirmation.pdf\u0026signature=fZPJ9xHAHPfUv7dhSEBWuQiXy8hA7WGs8MgoZSWN07I\u0026type=application%2Fpdf"},` +
 		`{"id":"r3","source":"uk_registry","document_type":"NEWINC","filing_date":null,"fetched_at":null}],"registry_documents_status":"partial",` +
-		`"created_at":"2026-03-01T09:11:12.345Z","updated_at":"2026-03-03T09:11:12.345Z","submitted_at":"2026-03-03T09:11:12.345Z","completed_at":null}`
+		`"created_at":"2026-03-01T09:11:12.345Z","updated_at":"2026-03-03T09:11:12.345Z","submitted_at":"2026-03-03T09:11:12.345Z","completed_at":null,"decisions":[]}`
 	viewBareWant = `{"id":"1e2d3c4b-5a69-4788-9aab-bccddeeff001","config_id":"view-std","status":"created",` +
 		`"data":{"fields":{},"people":[],"entities":[],"ownership":[],"documents":{},"meta":{}},` +
-		`"participants":[],"registry_documents":[],"registry_documents_status":"pending","created_at":"2026-03-01T10:11:12.000Z","updated_at":"2026-03-01T10:11:12.000Z","submitted_at":null,"completed_at":"2026-03-01T10:11:12.000Z"}`
+		`"participants":[],"registry_documents":[],"registry_documents_status":"pending","created_at":"2026-03-01T10:11:12.000Z","updated_at":"2026-03-01T10:11:12.000Z","submitted_at":null,"completed_at":"2026-03-01T10:11:12.000Z","decisions":[]}`
 )
 
 func TestViewOptions(t *testing.T) {

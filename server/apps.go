@@ -173,3 +173,30 @@ func jsonTypeName(goKind string) string {
 		return "a number"
 	}
 }
+
+// decisionResponse is the answer of record decision (DESIGN §5.2).
+type decisionResponse struct {
+	Success         bool                    `json:"success"`
+	DecisionID      string                  `json:"decision_id"`
+	ApplicationID   string                  `json:"application_id"`
+	Type            onboarding.DecisionType `json:"type"`
+	Status          onboarding.Status       `json:"status"`
+	RecordedAt      string                  `json:"recorded_at"`
+	AlreadyRecorded bool                    `json:"already_recorded"`
+}
+
+// recordDecision handles POST /api/external/applications/:id/decision (spec 4.8).
+func (s *Server) recordDecision(c echo.Context) error {
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	rec, err := s.svc.RecordDecision(c.Request().Context(), apiKey(c), c.Param("id"), body)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, decisionResponse{
+		Success: true, DecisionID: rec.Decision.ID, ApplicationID: rec.Application.ID, Type: rec.Decision.Type,
+		Status: rec.Application.Status, RecordedAt: onboarding.Timestamp(rec.Decision.RecordedAt), AlreadyRecorded: rec.AlreadyRecorded,
+	})
+}

@@ -33,6 +33,7 @@ func (s *Server) routes() {
 	route("GET", "/applications/:id/fields", s.fieldCatalog, onboarding.ScopeApplicationsRead)
 	route("GET", "/applications/:id/documents/:docId", s.getDocument, onboarding.ScopeApplicationsRead)
 	route("POST", "/applications/:id/pre-auth", s.refreshPreAuth, onboarding.ScopeApplicationsCreate)
+	route("POST", "/applications/:id/decision", s.recordDecision, onboarding.ScopeApplicationsWrite)
 	route("GET", "/events", s.listEvents, onboarding.ScopeEventsRead)
 	route("GET", "/events/:id", s.getEvent, onboarding.ScopeEventsRead)
 

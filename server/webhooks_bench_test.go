@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -69,4 +70,60 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	cancel()
 	<-done
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "deliveries/s")
+}
+
+// BenchmarkListEvents lists a page of 50 events out of a few hundred.
+func BenchmarkListEvents(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	for range 150 {
+		e.create(b, "acme", `{"primary_contact":{"email":"a@example.com"},"country":"FR","company_number":"1","company_name":"X"}`)
+	}
+	benchRequest(b, e, "GET", "/api/external/events?limit=50", "")
+}
+
+// BenchmarkGetEvent reads one event.
+func BenchmarkGetEvent(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	e.create(b, "acme", "")
+	page, err := e.svc.ListEvents(context.Background(), mustKey(b, e, "acme"), "", "1", "")
+	if err != nil || len(page.Events) != 1 {
+		b.Fatalf("ListEvents = %v, %v", page, err)
+	}
+	benchRequest(b, e, "GET", "/api/external/events/"+page.Events[0].ID, "")
+}
+
+// BenchmarkRecordDecision records an approval of a submitted application
+// (a durable write and its event); seeding each application is not timed.
+func BenchmarkRecordDecision(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	auth := "Bearer " + e.keys["acme"]
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		id := e.create(b, "acme", `{"primary_contact":{"email":"a@example.com"},"country":"FR","company_number":"1","company_name":"X"}`)
+		if _, err := e.store.UpdateApplication(context.Background(), id, func(a *onboarding.Application) (onboarding.Changes, error) {
+			a.Status = onboarding.StatusSubmitted
+			return onboarding.Changes{}, nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		r := httptest.NewRequest("POST", "/api/external/applications/"+id+"/decision", strings.NewReader(`{"type":"application.approved","data":{"score":7}}`))
+		r.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		b.StartTimer()
+		e.h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("decision = %d %s", w.Code, w.Body)
+		}
+	}
+}
+
+// mustKey authenticates one of the env's keys.
+func mustKey(b *testing.B, e *env, name string) *onboarding.APIKey {
+	b.Helper()
+	k, err := e.svc.Authenticate(context.Background(), e.keys[name])
+	if err != nil {
+		b.Fatal(err)
+	}
+	return k
 }
