@@ -29,6 +29,9 @@ type Application struct {
 	RegistryDocuments       []RegistryDocument
 	// Decisions are the provider's decisions, oldest first (spec 4.8).
 	Decisions []Decision
+	// InviteResends are when the partner asked for the invite again within
+	// the last day, oldest first (DESIGN §5.8: at most five a day).
+	InviteResends []time.Time
 	// RegistryNumber is the company number the registry verified at create;
 	// registry documents are fetched for it, whatever company_number later
 	// says. Empty when no registry checked the company.

@@ -200,3 +200,22 @@ func (s *Server) recordDecision(c echo.Context) error {
 		Status: rec.Application.Status, RecordedAt: onboarding.Timestamp(rec.Decision.RecordedAt), AlreadyRecorded: rec.AlreadyRecorded,
 	})
 }
+
+// inviteResponse is the answer of resend invite (DESIGN §5.8).
+type inviteResponse struct {
+	Success       bool              `json:"success"`
+	ApplicationID string            `json:"application_id"`
+	Status        onboarding.Status `json:"status"`
+	Warning       string            `json:"warning,omitempty"`
+}
+
+// resendInvite handles POST /api/external/applications/:id/invite (DESIGN §5.8).
+func (s *Server) resendInvite(c echo.Context) error {
+	res, err := s.svc.ResendInvite(c.Request().Context(), apiKey(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, inviteResponse{
+		Success: true, ApplicationID: res.Application.ID, Status: res.Application.Status, Warning: res.Warning,
+	})
+}

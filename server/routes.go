@@ -34,6 +34,7 @@ func (s *Server) routes() {
 	route("GET", "/applications/:id/documents/:docId", s.getDocument, onboarding.ScopeApplicationsRead)
 	route("POST", "/applications/:id/pre-auth", s.refreshPreAuth, onboarding.ScopeApplicationsCreate)
 	route("POST", "/applications/:id/decision", s.recordDecision, onboarding.ScopeApplicationsWrite)
+	route("POST", "/applications/:id/invite", s.resendInvite, onboarding.ScopeApplicationsCreate)
 	route("GET", "/events", s.listEvents, onboarding.ScopeEventsRead)
 	route("GET", "/events/:id", s.getEvent, onboarding.ScopeEventsRead)
 

@@ -127,3 +127,29 @@ func mustKey(b *testing.B, e *env, name string) *onboarding.APIKey {
 	}
 	return k
 }
+
+// BenchmarkResendInvite resends an application's invite (a durable write,
+// the e-mail, and the status write); a fresh application every five
+// resends keeps within the daily limit, outside the timing.
+func BenchmarkResendInvite(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	auth := "Bearer " + e.keys["acme"]
+	b.ReportAllocs()
+	var id string
+	n := 0
+	for b.Loop() {
+		if n%5 == 0 {
+			b.StopTimer()
+			id = e.create(b, "acme", `{"primary_contact":{"email":"a@example.com"},"country":"FR","company_number":"1","company_name":"X"}`)
+			b.StartTimer()
+		}
+		n++
+		r := httptest.NewRequest("POST", "/api/external/applications/"+id+"/invite", nil)
+		r.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		e.h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("resend = %d %s", w.Code, w.Body)
+		}
+	}
+}

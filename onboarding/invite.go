@@ -1,0 +1,83 @@
+package onboarding
+
+import (
+	"context"
+	"time"
+)
+
+// Resending the invite (DESIGN §5.8): the partner asks for the primary
+// participant's invite e-mail again, with the same link.
+
+// Limits of invite resends.
+const (
+	maxInviteResends   = 5
+	inviteResendWindow = 24 * time.Hour
+)
+
+// ActionInviteResendRequested is the activity log's entry for a resend the
+// partner asked for; the send itself is logged as for create (invite.sent
+// or invite.failed).
+const ActionInviteResendRequested = "invite.resend_requested"
+
+// ResendWarning is the resend's warning when the e-mail could not be sent.
+const ResendWarning = "The invite email could not be sent. Share the link with the applicant or try again later."
+
+// ErrTooManyResends is the 429 for a sixth resend within 24 hours.
+var ErrTooManyResends = &Error{Kind: KindRateLimited, Message: "Rate limit exceeded", Retryable: true}
+
+// ErrCannotResend is the 400 for an application whose invite can no longer
+// be resent.
+func ErrCannotResend(st Status) *Error {
+	return Errorf(KindInvalid, "Cannot resend the invite for application in %s status", st)
+}
+
+// ResendResult is what resending the invite answers.
+type ResendResult struct {
+	Application *Application
+	Warning     string // set when the e-mail could not be sent
+}
+
+// ResendInvite sends the primary participant's invite again, at most
+// maxInviteResends times in inviteResendWindow per application. A
+// successful send moves a `created` application to `sent`.
+func (s *Service) ResendInvite(ctx context.Context, k *APIKey, appID string) (*ResendResult, error) {
+	if err := Authorize(k, ScopeApplicationsCreate); err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	app, err := s.updateOwnApplication(ctx, k, appID, func(a *Application) ([]Activity, error) {
+		switch a.Status {
+		case StatusCreated, StatusSent, StatusInProgress:
+		default:
+			return nil, ErrCannotResend(a.Status)
+		}
+		recent := a.InviteResends[:0:0]
+		for _, t := range a.InviteResends {
+			if now.Sub(t) < inviteResendWindow {
+				recent = append(recent, t)
+			}
+		}
+		if len(recent) >= maxInviteResends {
+			return nil, ErrTooManyResends
+		}
+		a.InviteResends = append(recent, now)
+		return []Activity{{At: now, Action: ActionInviteResendRequested, Actor: keyActor(k)}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The resend is counted: from here on the request succeeds, whatever
+	// the mail transport says, and the client going away does not stop it.
+	ctx = context.WithoutCancel(ctx)
+	res := &ResendResult{Application: app}
+	sent, err := s.sendInvite(ctx, s.orgs[app.OrgID], app, s.ParticipantLink(app, app.Primary()))
+	switch {
+	case sent != nil:
+		res.Application = sent
+	case err != nil:
+		s.log.Error("record invite", "application_id", app.ID, "err", err)
+	default:
+		res.Warning = ResendWarning
+	}
+	return res, nil
+}
