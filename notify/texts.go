@@ -38,6 +38,16 @@ func Render(m onboarding.Message) (Email, error) {
 		b.WriteString("You will be asked to confirm your email address first. You can save your progress and come back to the form at any time.\n\n")
 		b.WriteString("If you were not expecting this email, you can ignore it.\n")
 		e.Subject, e.Link = m.OrgName+": complete your company onboarding", m.Link
+	case onboarding.RFIInvite:
+		b.WriteString(greeting(to.Name) + "\n\n")
+		fmt.Fprintf(&b, "%s has asked you for documents about %s:\n\n", m.OrgName, m.Company)
+		for _, d := range m.Documents {
+			fmt.Fprintf(&b, "  - %s\n", d)
+		}
+		fmt.Fprintf(&b, "\nOpen this link to upload them:\n%s\n\n", m.Link)
+		fmt.Fprintf(&b, "The link works until %s. You will be asked to confirm your email address first.\n\n", m.ExpiresAt.UTC().Format("2 January 2006, 15:04 UTC"))
+		b.WriteString("If you were not expecting this email, you can ignore it.\n")
+		e.Subject, e.Link = m.OrgName+": documents requested for "+m.Company, m.Link
 	case onboarding.CollaboratorInvite:
 		company := m.Company
 		if company == "" {

@@ -232,8 +232,57 @@ func (a *Application) participant(id string) *Participant {
 // SendVerificationCode e-mails the visitor a new 6-digit code, replacing
 // any earlier one.
 func (s *Service) SendVerificationCode(ctx context.Context, v *Visitor) error {
+	return s.sendCode(ctx, s.applicationDoor(v))
+}
+
+// VerifyCode checks a verification code; the right one signs the visitor in.
+func (s *Service) VerifyCode(ctx context.Context, v *Visitor, code string) error {
 	now := s.now().UTC()
-	if wait := v.Participant.VerifyCodeSentAt.Add(verifyResendAfter).Sub(now); wait > 0 {
+	if err := s.checkCode(ctx, s.applicationDoor(v), code, now); err != nil {
+		return err
+	}
+	return s.signIn(ctx, v, now, "")
+}
+
+// door is a record an applicant signs into with their e-mail address: an
+// application (the form) or an RFI request (its page). The code rules of
+// applicant access are written once, over doors.
+type door struct {
+	kind        string // for logs: "application" or "rfi_request"
+	id          string
+	orgName     string
+	participant *Participant
+	// update applies change to the stored participant in the record's own
+	// transaction, writing the activity it returns, and points the visitor
+	// at the updated record.
+	update func(ctx context.Context, change func(p *Participant) ([]Activity, error)) error
+}
+
+// applicationDoor is v's application as a door.
+func (s *Service) applicationDoor(v *Visitor) door {
+	return door{kind: "application", id: v.App.ID, orgName: v.OrgName(), participant: v.Participant,
+		update: func(ctx context.Context, change func(*Participant) ([]Activity, error)) error {
+			pid := v.Participant.ID
+			app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+				p := a.participant(pid)
+				if p == nil {
+					return nil, ErrFormNotFound
+				}
+				return change(p)
+			})
+			if err != nil {
+				return err
+			}
+			v.refresh(app)
+			return nil
+		}}
+}
+
+// sendCode e-mails d's participant a new 6-digit code, replacing any
+// earlier one: at most one every verifyResendAfter, VerifyCodesPerDay a day.
+func (s *Service) sendCode(ctx context.Context, d door) error {
+	now := s.now().UTC()
+	if wait := d.participant.VerifyCodeSentAt.Add(verifyResendAfter).Sub(now); wait > 0 {
 		return ErrCodeResendTooSoon(wait)
 	}
 	if s.mailer == nil {
@@ -243,13 +292,8 @@ func (s *Service) SendVerificationCode(ctx context.Context, v *Visitor) error {
 	if err != nil {
 		return err
 	}
-	pid := v.Participant.ID
-	hash := s.codeHash(pid, code)
-	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
-		p := a.participant(pid)
-		if p == nil {
-			return nil, ErrFormNotFound
-		}
+	hash := s.codeHash(d.participant.ID, code)
+	err = d.update(ctx, func(p *Participant) ([]Activity, error) {
 		if wait := p.VerifyCodeSentAt.Add(verifyResendAfter).Sub(now); wait > 0 {
 			return nil, ErrCodeResendTooSoon(wait)
 		}
@@ -266,30 +310,27 @@ func (s *Service) SendVerificationCode(ctx context.Context, v *Visitor) error {
 	if err != nil {
 		return s.formError("store verification code", err)
 	}
-	v.refresh(app)
-	if err := s.mailer.Send(context.WithoutCancel(ctx), VerificationCode{To: Recipient{Email: v.Participant.Email, Name: v.Participant.Name}, OrgName: v.OrgName(), Code: code, ValidFor: VerifyCodeTTL}); err != nil {
-		s.log.Warn("verification email failed", "application_id", v.App.ID, "err", err)
+	to := Recipient{Email: d.participant.Email, Name: d.participant.Name}
+	if err := s.mailer.Send(context.WithoutCancel(ctx), VerificationCode{To: to, OrgName: d.orgName, Code: code, ValidFor: VerifyCodeTTL}); err != nil {
+		s.log.Warn("verification email failed", d.kind+"_id", d.id, "err", err)
 		return ErrCodeSendFailed
 	}
 	return nil
 }
 
-// VerifyCode checks a verification code; the right one signs the visitor in.
-func (s *Service) VerifyCode(ctx context.Context, v *Visitor, code string) error {
+// checkCode checks a verification code of d's participant: a wrong one is
+// counted (and committed) before it is reported; the right one marks the
+// participant verified and ends their other sessions.
+func (s *Service) checkCode(ctx context.Context, d door, code string, now time.Time) error {
 	code = strings.Join(strings.Fields(code), "")
 	if len(code) != verifyCodeDigits || strings.Trim(code, "0123456789") != "" {
 		return ErrCodeFormat
 	}
-	now := s.now().UTC()
-	pid := v.Participant.ID
-	hash := s.codeHash(pid, code)
+	hash := s.codeHash(d.participant.ID, code)
 	var wrong *Error
-	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+	err := d.update(ctx, func(p *Participant) ([]Activity, error) {
 		wrong = nil
-		p := a.participant(pid)
 		switch {
-		case p == nil:
-			return nil, ErrFormNotFound
 		case len(p.VerifyCodeHash) == 0:
 			return nil, ErrNoCodeSent
 		case p.VerifyAttempts >= VerifyCodeAttempts:
@@ -298,7 +339,6 @@ func (s *Service) VerifyCode(ctx context.Context, v *Visitor, code string) error
 			return nil, ErrCodeExpired
 		}
 		if !hmac.Equal(p.VerifyCodeHash, hash) {
-			// The wrong attempt is counted (committed) and then reported.
 			p.VerifyAttempts++
 			if left := VerifyCodeAttempts - p.VerifyAttempts; left > 0 {
 				wrong = ErrCodeWrong(left)
@@ -317,11 +357,10 @@ func (s *Service) VerifyCode(ctx context.Context, v *Visitor, code string) error
 	if err != nil {
 		return s.formError("verify code", err)
 	}
-	v.refresh(app)
 	if wrong != nil {
 		return wrong
 	}
-	return s.signIn(ctx, v, now, "")
+	return nil
 }
 
 // codeHash binds a verification code to its participant with the session

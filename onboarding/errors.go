@@ -41,6 +41,12 @@ type Error struct {
 	Retryable bool
 	// Items lists what a refused submission lacks, for the applicant.
 	Items []string
+	// Required, Missing and Example explain the RFI missing-fields error
+	// (spec §7): every required member, the ones missing, and a complete
+	// valid body.
+	Required []string
+	Missing  []string
+	Example  any
 }
 
 // Error returns the message the API sends.

@@ -12,11 +12,12 @@ const (
 	ScopeApplicationsWrite  Scope = "applications:write"
 	ScopeRFICreate          Scope = "rfi:create"
 	ScopeEventsRead         Scope = "events:read"
+	ScopeRFIRead            Scope = "rfi:read"
 )
 
 // AllScopes returns every scope this version knows.
 func AllScopes() []Scope {
-	return []Scope{ScopeApplicationsCreate, ScopeApplicationsRead, ScopeApplicationsWrite, ScopeRFICreate, ScopeEventsRead}
+	return []Scope{ScopeApplicationsCreate, ScopeApplicationsRead, ScopeApplicationsWrite, ScopeRFICreate, ScopeEventsRead, ScopeRFIRead}
 }
 
 // APIKey is a partner's credential. Only a SHA-256 of the secret is kept.

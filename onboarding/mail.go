@@ -14,7 +14,7 @@ type Mailer interface {
 	Send(ctx context.Context, m Message) error
 }
 
-// Message is an e-mail onboarding asks for: an Invite, a
+// Message is an e-mail onboarding asks for: an Invite, an RFIInvite, a
 // CollaboratorInvite or a VerificationCode.
 type Message interface {
 	// Recipient is who the message goes to.
@@ -55,8 +55,22 @@ type VerificationCode struct {
 	ValidFor time.Duration
 }
 
+// RFIInvite asks a company's contact for documents through an RFI
+// request's link (DESIGN §5.10).
+type RFIInvite struct {
+	To        Recipient
+	OrgName   string
+	Company   string
+	Documents []string // the requested documents' labels, in the page's order
+	Link      string
+	ExpiresAt time.Time
+}
+
 // Recipient is who the invite goes to.
 func (m Invite) Recipient() Recipient { return m.To }
+
+// Recipient is who the request goes to.
+func (m RFIInvite) Recipient() Recipient { return m.To }
 
 // Recipient is who the invite goes to.
 func (m CollaboratorInvite) Recipient() Recipient { return m.To }
@@ -65,6 +79,7 @@ func (m CollaboratorInvite) Recipient() Recipient { return m.To }
 func (m VerificationCode) Recipient() Recipient { return m.To }
 
 func (Invite) message()             {}
+func (RFIInvite) message()          {}
 func (CollaboratorInvite) message() {}
 func (VerificationCode) message()   {}
 

@@ -22,7 +22,8 @@ type Registry interface {
 	Supports(country string, feature Feature) bool
 	// VerifyCompany (FeatureVerify) normalises number, looks the company
 	// up, and checks that it is active and that name matches the
-	// registered name. It returns the registry's record of the company, or
+	// registered name (an empty name skips the name match: RFI requests
+	// check only that the company exists and is active). It returns the registry's record of the company, or
 	// an *Error with the DESIGN §5.4 message: malformed number, not found,
 	// not active, name mismatch (all KindInvalid), registry down or
 	// throttling (KindUnavailable), or an unexpected answer

@@ -23,6 +23,9 @@ type Organization struct {
 	CustomDomain       string // host name of the organization's own link domain; may be empty
 	CustomDomainActive bool
 	Configs            []*Configuration
+	// RFIAgents are the organization's document-collection agents (DESIGN
+	// §5.10), ids in canonical UUID form.
+	RFIAgents []*RFIAgent
 }
 
 // DisplayName is the organization's name as applicants read it: its name,
@@ -89,6 +92,7 @@ type Store interface {
 	UpdateAPIKey(ctx context.Context, clientID string, change func(*APIKey) error) (*APIKey, error)
 
 	WebhookStore
+	RFIStore
 }
 
 // ListQuery selects a page of an organization's applications.
@@ -149,6 +153,10 @@ type Options struct {
 	// WebhookWorkers bounds the attempts in flight; DefaultWebhookWorkers
 	// when zero.
 	WebhookWorkers int
+	// RFIExpiryIdle, when set, is called by RunRFIExpiry each time it has
+	// expired every request due and is about to wait: a seam for tests,
+	// which synchronise on the sweep with it; it must return promptly.
+	RFIExpiryIdle func()
 }
 
 // DefaultMaxUploadBytes is the upload limit when none is configured (DESIGN §5.9).
@@ -181,6 +189,9 @@ type Service struct {
 	sessionKey      []byte
 	maxUpload       int64
 	pageCounter     PageCounter
+	rfiForm         *Form // the standard form, whose document fields RFI agents ask for
+	rfiExpiryWake   chan time.Time
+	rfiExpiryIdle   func()
 
 	seqMu sync.Mutex
 	seq   *ulid.MonotonicEntropy
@@ -234,6 +245,9 @@ func New(opts Options) (*Service, error) {
 		s.maxUpload = DefaultMaxUploadBytes
 	}
 	s.docsWake = make(chan struct{}, 1)
+	s.rfiForm = StandardForm()
+	s.rfiExpiryWake = make(chan time.Time, 1)
+	s.rfiExpiryIdle = opts.RFIExpiryIdle
 	s.webhooksWake = make(chan struct{}, 1)
 	s.webhooks = opts.Webhooks
 	s.retrySchedule = opts.RetrySchedule

@@ -77,47 +77,22 @@ func (s *Service) UploadDocument(ctx context.Context, v *Visitor, up Upload) (*D
 	if err != nil {
 		return nil, err
 	}
-	if s.blobs == nil {
-		return nil, ErrFormUnavailable
-	}
-	blobID, size, err := s.blobs.Put(ctx, up.Body, s.maxUpload)
-	if errors.Is(err, ErrFileTooLarge) {
-		return nil, ErrUploadTooLarge(s.maxUpload)
-	}
+	doc, release, err := s.receiveUpload(ctx, f, up)
 	if err != nil {
-		return nil, fmt.Errorf("store upload: %w", err)
+		return nil, err
 	}
 	keep := false
 	defer func() {
 		if !keep {
-			s.deleteBlobs([]string{blobID})
+			release()
 		}
 	}()
-	file, err := s.blobs.Open(blobID)
-	if err != nil {
-		return nil, fmt.Errorf("open upload: %w", err)
-	}
-	verdict := checkDocument(f, file, size, up.Type, s.maxUpload, s.pageCounter)
-	file.Close()
-
-	now := s.now().UTC()
-	fileID, err := newUUID(s.random)
-	if err != nil {
-		return nil, err
-	}
-	doc := Document{
-		FileID: fileID, FileName: cleanFileName(up.FileName, verdict.FileType), FileType: verdict.FileType,
-		UploadedAt: now, BlobID: blobID, Size: size,
-	}
 	action := ActionDocumentUploaded
-	if verdict.Reject != "" {
-		doc.Status, doc.RejectReason = DocumentRejected, verdict.Reject
+	if doc.Status == DocumentRejected {
 		action = ActionDocumentRejected
-	} else {
-		doc.Status, doc.AcceptanceReason = DocumentAccepted, verdict.Reason
 	}
 	var replaced string
-	err = s.changeForm(ctx, v, now, func(a *Application) (Activity, error) {
+	err = s.changeForm(ctx, v, doc.UploadedAt, func(a *Application) (Activity, error) {
 		docs := a.Data.DocumentsOf(up.PersonID)
 		if docs == nil {
 			return Activity{}, ErrPersonNotFound
@@ -147,6 +122,47 @@ func (s *Service) UploadDocument(ctx context.Context, v *Visitor, up Upload) (*D
 		s.deleteBlobs([]string{replaced})
 	}
 	return &doc, nil
+}
+
+// receiveUpload stores an uploaded file and validates it for field f
+// (DESIGN §5.6), the one implementation the form and the RFI page share: it
+// returns the document, accepted or (with the reason) rejected, and release,
+// which deletes the stored file when the caller does not keep it. A file
+// over the server's limit is ErrUploadTooLarge and leaves nothing behind.
+func (s *Service) receiveUpload(ctx context.Context, f *Field, up Upload) (doc Document, release func(), err error) {
+	if s.blobs == nil {
+		return Document{}, nil, ErrFormUnavailable
+	}
+	blobID, size, err := s.blobs.Put(ctx, up.Body, s.maxUpload)
+	if errors.Is(err, ErrFileTooLarge) {
+		return Document{}, nil, ErrUploadTooLarge(s.maxUpload)
+	}
+	if err != nil {
+		return Document{}, nil, fmt.Errorf("store upload: %w", err)
+	}
+	release = func() { s.deleteBlobs([]string{blobID}) }
+	file, err := s.blobs.Open(blobID)
+	if err != nil {
+		release()
+		return Document{}, nil, fmt.Errorf("open upload: %w", err)
+	}
+	verdict := checkDocument(f, file, size, up.Type, s.maxUpload, s.pageCounter)
+	file.Close()
+	fileID, err := newUUID(s.random)
+	if err != nil {
+		release()
+		return Document{}, nil, err
+	}
+	doc = Document{
+		FileID: fileID, FileName: cleanFileName(up.FileName, verdict.FileType), FileType: verdict.FileType,
+		UploadedAt: s.now().UTC(), BlobID: blobID, Size: size,
+	}
+	if verdict.Reject != "" {
+		doc.Status, doc.RejectReason = DocumentRejected, verdict.Reject
+	} else {
+		doc.Status, doc.AcceptanceReason = DocumentAccepted, verdict.Reason
+	}
+	return doc, release, nil
 }
 
 // RemoveDocument removes the applicant's upload for a document field (and

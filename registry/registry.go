@@ -190,7 +190,7 @@ func (r *Registry) VerifyCompany(ctx context.Context, country, number, name stri
 		return onboarding.Company{}, onboarding.ErrCompanyNotActive(c.Number, c.Status)
 	}
 	given := strings.TrimSpace(name)
-	if !MatchName(c.Name, given).Accepted() {
+	if given != "" && !MatchName(c.Name, given).Accepted() {
 		return onboarding.Company{}, onboarding.ErrCompanyNameMismatch(given, c.Number, c.Name)
 	}
 	return c, nil

@@ -106,6 +106,7 @@ func sandboxCases() []verifyCase {
 		{"GB", "10000001", "Northwind Trading Ltd", ok(northwind)},
 		{"GB", " 1000 0001 ", "NORTHWIND TRADING LIMITED", ok(northwind)},
 		{"GB", "10000001", " Northwind Trading ", ok(northwind)},
+		{"GB", "10000001", "", ok(northwind)}, // no name: no name match (RFI requests)
 		{"GB", "10000001", "Northwind Ltd", fails(onboarding.ErrCompanyNameMismatch("Northwind Ltd", "10000001", "NORTHWIND TRADING LIMITED"))},
 		{"GB", "10000002", "Bluebell Holdings PLC", ok(bluebellHoldings)},
 		{"GB", "10000002", "Bluebell Holdings Public Limited Company", ok(bluebellHoldings)},

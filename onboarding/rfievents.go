@@ -1,0 +1,56 @@
+package onboarding
+
+import (
+	"context"
+	"time"
+)
+
+// updateRFIRequest applies change to the stored RFI request and commits,
+// in the same transaction, the activity it returns and the events the
+// change emits (rfiEvents). Every change of an RFI request goes through
+// here, so no status move can forget its event.
+func (s *Service) updateRFIRequest(ctx context.Context, id string, change func(*RFIRequest) ([]Activity, error)) (*RFIRequest, error) {
+	emitted := false
+	r, err := s.store.UpdateRFIRequest(ctx, id, func(r *RFIRequest) (Changes, error) {
+		before := *r
+		log, err := change(r)
+		if err != nil {
+			return Changes{}, err
+		}
+		events, err := s.rfiEvents(&before, r, s.now().UTC())
+		if err != nil {
+			return Changes{}, err
+		}
+		emitted = len(events) > 0
+		return Changes{Log: log, Events: events}, nil
+	})
+	if err == nil && emitted {
+		s.wakeWebhooks()
+	}
+	return r, err
+}
+
+// rfiEvents returns the events an RFI request change emits: opened on its
+// first open, completed and expired on those status moves (DESIGN §5.7).
+func (s *Service) rfiEvents(before, after *RFIRequest, at time.Time) ([]*Event, error) {
+	var types []EventType
+	if before.OpenedAt == nil && after.OpenedAt != nil {
+		types = append(types, EventRFIRequestOpened)
+	}
+	if before.Status != after.Status {
+		switch after.Status {
+		case RFICompleted:
+			types = append(types, EventRFIRequestCompleted)
+		case RFIExpired:
+			types = append(types, EventRFIRequestExpired)
+		}
+	}
+	events := make([]*Event, len(types))
+	for i, t := range types {
+		var err error
+		if events[i], err = s.rfiEvent(t, after, at); err != nil {
+			return nil, err
+		}
+	}
+	return events, nil
+}

@@ -1,0 +1,107 @@
+package onboarding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
+// RFIPage is one page of list RFI requests (DESIGN §5.10).
+type RFIPage struct {
+	Requests   []*RFIRequest
+	HasMore    bool
+	NextCursor string // empty at the end
+}
+
+// GetRFIRequest returns the RFI request id of k's organization.
+func (s *Service) GetRFIRequest(ctx context.Context, k *APIKey, id string) (*RFIRequest, error) {
+	if err := Authorize(k, ScopeRFIRead); err != nil {
+		return nil, err
+	}
+	return s.rfiRequest(ctx, k.OrgID, id)
+}
+
+// rfiRequest loads the request id of org; another organization's request
+// is not found.
+func (s *Service) rfiRequest(ctx context.Context, org, id string) (*RFIRequest, error) {
+	u, err := uuid.Parse(id)
+	if err != nil || u.String() != id {
+		return nil, ErrRFINotFound
+	}
+	r, err := s.store.RFIRequest(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrRFINotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load rfi request: %w", err)
+	}
+	if r.OrgID != org {
+		return nil, ErrRFINotFound
+	}
+	return r, nil
+}
+
+// ListRFIRequests returns a page of k's organization's RFI requests,
+// newest first; status, limit and cursor are the raw query parameters,
+// checked as list applications checks them (spec 4.3).
+func (s *Service) ListRFIRequests(ctx context.Context, k *APIKey, status, limit, cursor string) (*RFIPage, error) {
+	if err := Authorize(k, ScopeRFIRead); err != nil {
+		return nil, err
+	}
+	q := RFIListQuery{OrgID: k.OrgID}
+	if status != "" {
+		st, err := ParseRFIStatus(status)
+		if err != nil {
+			return nil, err
+		}
+		q.Status = st
+	}
+	var err error
+	if q.Limit, err = parseLimit(limit); err != nil {
+		return nil, err
+	}
+	filter := "rfi:" + string(q.Status)
+	if cursor != "" {
+		if q.Before, err = decodeCursor(cursor, filter); err != nil {
+			return nil, err
+		}
+	}
+	reqs, more, err := s.store.ListRFIRequests(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("list rfi requests: %w", err)
+	}
+	page := &RFIPage{Requests: reqs, HasMore: more}
+	if more && len(reqs) > 0 {
+		page.NextCursor = encodeCursor(reqs[len(reqs)-1].Seq, filter)
+	}
+	return page, nil
+}
+
+// GetRFIDocument returns a download link, valid DocumentDownloadTTL, for
+// the document docID of the RFI request id; only accepted and forced
+// documents with a file are found.
+func (s *Service) GetRFIDocument(ctx context.Context, k *APIKey, id, docID string) (*DocumentLink, error) {
+	if err := Authorize(k, ScopeRFIRead); err != nil {
+		return nil, err
+	}
+	r, err := s.rfiRequest(ctx, k.OrgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if u, err := uuid.Parse(docID); err != nil || u.String() != docID {
+		return nil, ErrDocumentNotFound
+	}
+	for _, d := range r.Documents {
+		if d.FileID != docID || (d.Status != DocumentAccepted && d.Status != DocumentForced) || d.BlobID == "" {
+			continue
+		}
+		link := s.DocumentURL(&d, DocumentDownloadTTL)
+		if link == "" {
+			break
+		}
+		return &DocumentLink{URL: link, FileName: d.FileName, FileType: d.FileType}, nil
+	}
+	return nil, ErrDocumentNotFound
+}
