@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/google/uuid"
 
 	"onboard/onboarding"
 	"onboard/registry"
@@ -140,9 +142,16 @@ func DefaultConfig() Config {
 			Configs: []AppConfig{{
 				ID: "default", Form: "standard", Countries: []string{"GB", "IE"}, RegistryDocuments: true,
 			}},
+			RFIAgents: []RFIAgentConfig{{
+				ID: SandboxRFIAgentID, Name: "Document collection", Default: true, Active: true,
+				Documents: []string{"bank_statement", "proof_of_address"}, ExpiryDays: 14,
+			}},
 		}},
 	}
 }
+
+// SandboxRFIAgentID is the id of the sandbox organization's RFI agent.
+const SandboxRFIAgentID = "5a1d0b7e-3c2f-4e8a-9b6d-0f4c8e2a7d31"
 
 // LoadConfig returns the defaults overlaid with the file at path (none when
 // path is empty). Unknown keys are errors, so a typo cannot silently fall
@@ -217,6 +226,16 @@ func (c *Config) domainOrganizations() ([]*onboarding.Organization, error) {
 			org.Configs = append(org.Configs, &onboarding.Configuration{
 				ID: ac.ID, Form: form, Countries: ac.Countries,
 				CompanySelection: ac.CompanySelection, RegistryDocuments: ac.RegistryDocuments,
+			})
+		}
+		for _, a := range o.RFIAgents {
+			id, err := uuid.Parse(a.ID)
+			if err != nil {
+				return nil, fmt.Errorf("organization %q: rfi agent %q: id must be a UUID", o.ID, a.ID)
+			}
+			org.RFIAgents = append(org.RFIAgents, &onboarding.RFIAgent{
+				ID: id.String(), Name: a.Name, Default: a.Default, Active: a.Active,
+				Documents: slices.Clone(a.Documents), ExpiryDays: a.ExpiryDays,
 			})
 		}
 		out = append(out, org)

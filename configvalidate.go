@@ -6,6 +6,7 @@ import (
 	"net/mail"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -246,5 +247,17 @@ func (a *RFIAgentConfig) validate(where string, seen *orgIDs, p *onboarding.Prob
 	seen.agents[a.ID] = true
 	if a.ExpiryDays < 1 {
 		p.Note(where, "%s: expiry_days must be at least 1", aw)
+	}
+	if len(a.Documents) == 0 {
+		p.Note(where, "%s: documents must name at least one document", aw)
+	}
+	kinds := onboarding.RFIDocumentKinds()
+	for i, d := range a.Documents {
+		switch {
+		case !slices.Contains(kinds, d):
+			p.Note(where, "%s: unknown document %q (use one of %s)", aw, d, strings.Join(kinds, ", "))
+		case slices.Contains(a.Documents[:i], d):
+			p.Note(where, "%s: document %q is listed twice", aw, d)
+		}
 	}
 }

@@ -97,11 +97,12 @@ func listen(cfg Config) (api, admin net.Listener, err error) {
 }
 
 // serveWithJobs runs the server until ctx ends, with the Service's
-// background jobs beside it: registry documents and webhook delivery. The
-// jobs run until the server has stopped. An application the registry job
-// was fetching stays pending and resumes on the next start; webhook
-// attempts in flight finish (each within the webhook timeout), and
-// deliveries still queued are sent after the next start.
+// background jobs beside it: registry documents, webhook delivery and RFI
+// expiry. The jobs run until the server has stopped. An application the
+// registry job was fetching stays pending and resumes on the next start;
+// webhook attempts in flight finish (each within the webhook timeout), and
+// deliveries still queued are sent after the next start; RFI requests due
+// while the server was down expire at the next start.
 func serveWithJobs(ctx context.Context, srv *server.Server, svc *onboarding.Service, api, admin net.Listener, log *slog.Logger) error {
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var jobs sync.WaitGroup
@@ -113,6 +114,11 @@ func serveWithJobs(ctx context.Context, srv *server.Server, svc *onboarding.Serv
 	jobs.Go(func() {
 		if err := svc.RunWebhooks(jobCtx); err != nil && !errors.Is(err, context.Canceled) {
 			log.Error("webhook delivery job stopped", "err", err)
+		}
+	})
+	jobs.Go(func() {
+		if err := svc.RunRFIExpiry(jobCtx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("rfi expiry job stopped", "err", err)
 		}
 	})
 	err := srv.Run(ctx, api, admin, 30*time.Second)

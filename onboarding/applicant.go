@@ -121,12 +121,8 @@ func (s *Service) Visit(ctx context.Context, host, slug, authCode string, held *
 	if org == nil || cfg == nil {
 		return nil, fmt.Errorf("application %s: unknown organization or configuration", app.ID)
 	}
-	if h := strings.ToLower(stripPort(host)); h != "" {
-		for _, o := range s.orgs {
-			if o.CustomDomainActive && strings.EqualFold(o.CustomDomain, h) && o.ID != org.ID {
-				return nil, ErrFormNotFound
-			}
-		}
+	if !s.servesOrg(host, org) {
+		return nil, ErrFormNotFound
 	}
 	v := &Visitor{App: app, Participant: p, Org: org, Config: cfg}
 	now := s.now().UTC()
