@@ -22,7 +22,7 @@ type KeysCmd struct {
 type KeysCreateCmd struct {
 	Org       string        `help:"Organization the key belongs to." required:""`
 	Name      string        `help:"A name that says who uses the key." required:""`
-	Scope     []string      `help:"Scope to grant (repeatable): applications:create, applications:read, applications:write, rfi:create, events:read. Default: all, including scopes added by later versions."`
+	Scope     []string      `help:"Scope to grant (repeatable): applications:create, applications:read, applications:write, rfi:create, rfi:read, events:read. Default: all, including scopes added by later versions."`
 	ExpiresIn time.Duration `help:"Lifetime, such as 720h. Default: no expiry." name:"expires-in"`
 }
 

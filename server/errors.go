@@ -65,6 +65,9 @@ type errorBody struct {
 	Retryable     bool              `json:"retryable,omitempty"`
 	Details       map[string]string `json:"details,omitempty"`
 	SuggestedName string            `json:"suggested_name,omitempty"`
+	Required      []string          `json:"required,omitempty"`
+	Missing       []string          `json:"missing,omitempty"`
+	Example       any               `json:"example,omitempty"`
 }
 
 // failure is how the server answers an error: its status, the error body,
@@ -86,7 +89,8 @@ func (f failure) unexpected() bool { return f.status == http.StatusInternalServe
 func failureOf(err error) failure {
 	if e := onboarding.AsError(err); e != nil {
 		return failure{status: statusOf(e.Kind), cause: e,
-			body: errorBody{Error: e.Message, Retryable: e.Retryable, Details: e.Details, SuggestedName: e.SuggestedName}}
+			body: errorBody{Error: e.Message, Retryable: e.Retryable, Details: e.Details, SuggestedName: e.SuggestedName,
+				Required: e.Required, Missing: e.Missing, Example: e.Example}}
 	}
 	he := errInternal
 	var tooBig *http.MaxBytesError

@@ -35,6 +35,10 @@ func (s *Server) routes() {
 	route("POST", "/applications/:id/pre-auth", s.refreshPreAuth, onboarding.ScopeApplicationsCreate)
 	route("POST", "/applications/:id/decision", s.recordDecision, onboarding.ScopeApplicationsWrite)
 	route("POST", "/applications/:id/invite", s.resendInvite, onboarding.ScopeApplicationsCreate)
+	route("POST", "/rfi-requests", s.createRFIRequest, onboarding.ScopeRFICreate)
+	route("GET", "/rfi-requests", s.listRFIRequests, onboarding.ScopeRFIRead)
+	route("GET", "/rfi-requests/:id", s.getRFIRequest, onboarding.ScopeRFIRead)
+	route("GET", "/rfi-requests/:id/documents/:docId", s.getRFIDocument, onboarding.ScopeRFIRead)
 	route("GET", "/events", s.listEvents, onboarding.ScopeEventsRead)
 	route("GET", "/events/:id", s.getEvent, onboarding.ScopeEventsRead)
 

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"onboard/onboarding"
+)
+
+// RFI requests (spec 4.9, DESIGN §5.10): create, read, list, and the
+// download link of a provided document.
+
+// rfiCreateRequest is the body of create RFI request.
+type rfiCreateRequest struct {
+	CompanyName    string `json:"company_name"`
+	Country        string `json:"country"`
+	CompanyNumber  string `json:"company_number"`
+	PrimaryContact *struct {
+		Name  string `json:"name"`
+		Email string `json:"email"`
+		Role  string `json:"role"`
+	} `json:"primary_contact"`
+	AgentID          string `json:"agent_id"`
+	PreAuthenticated bool   `json:"pre_authenticated"`
+}
+
+// rfiCreateResponse is the RFI request of spec 2.7.
+type rfiCreateResponse struct {
+	Success          bool                            `json:"success"`
+	RequestID        string                          `json:"request_id"`
+	Link             string                          `json:"link"`
+	ExpiresAt        string                          `json:"expires_at"`
+	Status           onboarding.RFIStatus            `json:"status"`
+	Participants     []onboarding.RFIParticipantView `json:"participants"`
+	PreAuthCode      string                          `json:"pre_auth_code,omitempty"`
+	PreAuthExpiresAt string                          `json:"pre_auth_expires_at,omitempty"`
+	Warning          string                          `json:"warning,omitempty"`
+}
+
+// rfiListResponse is a page of list RFI requests.
+type rfiListResponse struct {
+	RFIRequests []onboarding.RFIRequestView `json:"rfi_requests"`
+	HasMore     bool                        `json:"has_more"`
+	NextCursor  *string                     `json:"next_cursor"`
+}
+
+// createRFIRequest handles POST /api/external/rfi-requests.
+func (s *Server) createRFIRequest(c echo.Context) error {
+	var req rfiCreateRequest
+	if err := s.bindJSON(c, &req); err != nil {
+		return err
+	}
+	in := onboarding.RFICreateRequest{
+		CompanyName: req.CompanyName, Country: req.Country, CompanyNumber: req.CompanyNumber,
+		AgentID: req.AgentID, PreAuthenticated: req.PreAuthenticated,
+	}
+	if pc := req.PrimaryContact; pc != nil {
+		in.PrimaryContact = &onboarding.RFIContactInput{Name: pc.Name, Email: pc.Email, Role: pc.Role}
+	}
+	res, err := s.svc.CreateRFIRequest(c.Request().Context(), apiKey(c), in)
+	if err != nil {
+		return err
+	}
+	r := res.Request
+	view := s.svc.RFIView(r, false)
+	out := rfiCreateResponse{
+		Success: true, RequestID: r.ID, Link: res.Link, ExpiresAt: view.ExpiresAt,
+		Status: r.Status, Participants: view.Participants, Warning: res.Warning,
+	}
+	if res.PreAuthCode != "" {
+		out.PreAuthCode = res.PreAuthCode
+		out.PreAuthExpiresAt = onboarding.Timestamp(r.Primary().PreAuthExpires)
+	}
+	return writeJSON(c, http.StatusCreated, out)
+}
+
+// getRFIRequest handles GET /api/external/rfi-requests/:id.
+func (s *Server) getRFIRequest(c echo.Context) error {
+	r, err := s.svc.GetRFIRequest(c.Request().Context(), apiKey(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, s.svc.RFIView(r, true))
+}
+
+// listRFIRequests handles GET /api/external/rfi-requests.
+func (s *Server) listRFIRequests(c echo.Context) error {
+	page, err := s.svc.ListRFIRequests(c.Request().Context(), apiKey(c), c.QueryParam("status"), c.QueryParam("limit"), c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	out := rfiListResponse{RFIRequests: make([]onboarding.RFIRequestView, len(page.Requests)), HasMore: page.HasMore}
+	for i, r := range page.Requests {
+		out.RFIRequests[i] = s.svc.RFIView(r, true)
+	}
+	if page.NextCursor != "" {
+		out.NextCursor = &page.NextCursor
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+// getRFIDocument handles GET /api/external/rfi-requests/:id/documents/:docId.
+func (s *Server) getRFIDocument(c echo.Context) error {
+	d, err := s.svc.GetRFIDocument(c.Request().Context(), apiKey(c), c.Param("id"), c.Param("docId"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, documentLinkResponse{URL: d.URL, FileName: d.FileName, FileType: d.FileType})
+}
