@@ -115,6 +115,15 @@ type env struct {
 
 var testNow = time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
 
+// The RFI agents of the test organizations: acme's default, an inactive
+// one, a second active one, and globex's default.
+const (
+	acmeAgent      = "0b6f3c2e-6a8d-4f1e-9c3b-2d7e5a1f4c80"
+	acmeAgentIdle  = "1c7a4d3f-7b9e-4a2f-8d4c-3e8f6b2a5d91"
+	acmeAgentQuick = "2d8b5e4a-8c0f-4b3a-9e5d-4f9a7c3b6ea2"
+	globexAgent    = "3e9c6f5b-9d1a-4c4b-8f6e-5a0b8d4c7fb3"
+)
+
 func testOrganizations(t testing.TB) []*onboarding.Organization {
 	t.Helper()
 	std := onboarding.StandardForm()
@@ -122,9 +131,14 @@ func testOrganizations(t testing.TB) []*onboarding.Organization {
 		{ID: "acme", Name: "Acme Payments", DefaultConfig: "acme-standard", Configs: []*onboarding.Configuration{
 			{ID: "acme-standard", Form: std, Countries: []string{"GB", "IE", "FR"}, RegistryDocuments: true},
 			{ID: "acme-select", Form: std, Countries: []string{"GB", "IE", "FR"}, CompanySelection: true},
+		}, RFIAgents: []*onboarding.RFIAgent{
+			{ID: acmeAgent, Name: "Document collection", Default: true, Active: true, Documents: []string{"bank_statement", "proof_of_address"}, ExpiryDays: 14},
+			{ID: acmeAgentIdle, Name: "Retired", Active: false, Documents: []string{"bank_statement"}, ExpiryDays: 14},
+			{ID: acmeAgentQuick, Name: "Certificate only", Active: true, Documents: []string{"certificate_of_incorporation"}, ExpiryDays: 3},
 		}},
 		{ID: "globex", Name: "Globex", DefaultConfig: "globex-standard", CustomDomain: "onboarding.globex.example", CustomDomainActive: true,
-			Configs: []*onboarding.Configuration{{ID: "globex-standard", Form: std, Countries: []string{"GB"}}}},
+			Configs: []*onboarding.Configuration{{ID: "globex-standard", Form: std, Countries: []string{"GB"}}},
+			RFIAgents: []*onboarding.RFIAgent{{ID: globexAgent, Name: "Globex documents", Default: true, Active: true, Documents: []string{"proof_of_address"}, ExpiryDays: 14}}},
 		{ID: "empty", Name: "No configurations"},
 	}
 }
