@@ -86,6 +86,7 @@ type envOptions struct {
 	mailer        onboarding.Mailer // nil: a recording mailbox
 	deterministic bool              // seeded randomness, for golden files
 	jobs          bool              // run the registry documents job
+	rfiExpiry     bool              // run the RFI expiry sweep
 	maxUpload     int64             // 0: the default 25 MiB
 	// webhooks, when set, is the retry schedule of a webhook delivery job
 	// running beside the server, with the real HTTP transport (sandbox:
@@ -111,6 +112,8 @@ type env struct {
 	keys     map[string]string // name → full key
 	// passes follows the registry documents job (envOptions.jobs).
 	passes *jobPasses
+	// sweeps follows the RFI expiry sweep (envOptions.rfiExpiry).
+	sweeps *jobPasses
 }
 
 var testNow = time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
@@ -187,8 +190,9 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if opts.deterministic {
 		o.Random = rand.NewChaCha8([32]byte{1, 2, 3})
 	}
-	passes := newJobPasses()
+	passes, sweeps := newJobPasses(), newJobPasses()
 	o.RegistryDocumentsIdle = passes.end
+	o.RFIExpiryIdle = sweeps.end
 	svc, err := onboarding.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +207,16 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	srv := New(Options{Service: svc, Responses: store, Sessions: sessions, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
 		PublicURL: "https://onboard.test"})
 	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
-	e.passes = passes
+	e.passes, e.sweeps = passes, sweeps
+	if opts.rfiExpiry {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = svc.RunRFIExpiry(ctx)
+		}()
+		t.Cleanup(func() { cancel(); <-done })
+	}
 	if opts.jobs {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
