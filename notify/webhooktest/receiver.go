@@ -62,6 +62,9 @@ type Receiver struct {
 	answer  func(d *Delivery, n int) Answer
 	n       int
 	all     []Delivery
+	// aside holds deliveries NextAbout took from got while looking for
+	// another subject's, for later NextAbout calls.
+	aside []Delivery
 }
 
 // New starts a receiver that accepts deliveries signed with any of secrets
@@ -179,6 +182,48 @@ func (r *Receiver) NextOf(t testing.TB, typ string, timeout time.Duration) Deliv
 			return Delivery{}
 		}
 	}
+}
+
+// NextAbout returns the next delivery whose data.id is subject (an
+// application's or an RFI request's id), failing the test when none
+// arrives within timeout. Deliveries about other subjects are kept for
+// later NextAbout calls, so that tests can follow several subjects, whose
+// events arrive in order per subject but interleaved between them.
+func (r *Receiver) NextAbout(t testing.TB, subject string, timeout time.Duration) Delivery {
+	t.Helper()
+	r.mu.Lock()
+	for i, d := range r.aside {
+		if subjectOf(d) == subject {
+			r.aside = append(r.aside[:i], r.aside[i+1:]...)
+			r.mu.Unlock()
+			return d
+		}
+	}
+	r.mu.Unlock()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case d := <-r.got:
+			if subjectOf(d) == subject {
+				return d
+			}
+			r.mu.Lock()
+			r.aside = append(r.aside, d)
+			r.mu.Unlock()
+		case <-deadline:
+			t.Fatalf("no delivery about %s within %v", subject, timeout)
+			return Delivery{}
+		}
+	}
+}
+
+// subjectOf is the id in a delivery's data.
+func subjectOf(d Delivery) string {
+	var v struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(d.Event.Data, &v)
+	return v.ID
 }
 
 // All returns every delivery so far, in arrival order.
