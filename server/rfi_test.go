@@ -35,6 +35,11 @@ func (e *env) createRFI(t *testing.T, key, body string) map[string]any {
 // as the page does.
 func (e *env) rfiVisitor(t *testing.T, created map[string]any) *onboarding.RFIVisitor {
 	t.Helper()
+	return rfiVisitorOf(t, e, created)
+}
+
+func rfiVisitorOf(t testing.TB, e *env, created map[string]any) *onboarding.RFIVisitor {
+	t.Helper()
 	u, err := url.Parse(created["link"].(string))
 	if err != nil {
 		t.Fatal(err)
