@@ -37,6 +37,7 @@ func (s *Server) routes() {
 	route("POST", "/applications/:id/invite", s.resendInvite, onboarding.ScopeApplicationsCreate)
 	route("GET", "/events", s.listEvents, onboarding.ScopeEventsRead)
 	route("GET", "/events/:id", s.getEvent, onboarding.ScopeEventsRead)
+	s.testHelperRoutes(route)
 
 	s.formRoutes()
 }
