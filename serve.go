@@ -73,7 +73,7 @@ func (c *ServeCmd) Run(e *env) error {
 	srv := server.New(server.Options{
 		Service: a.svc, Responses: a.store, Sessions: a.sessions, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
-		PublicURL: cfg.PublicURL,
+		PublicURL: cfg.PublicURL, Sandbox: cfg.Environment == "sandbox",
 	})
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
 		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode)

@@ -77,6 +77,10 @@ type Visitor struct {
 	// SignedInNow is true when the visitor signed in during this request
 	// (a pre-auth code or an e-mail code): the server starts a new session.
 	SignedInNow bool
+	// acting, when set, is who the activity log names for what the
+	// visitor does instead of the participant: the API key of a sandbox
+	// test helper acting for them.
+	acting *Actor
 }
 
 // SignIn is what a form session says about who holds it: the participant
@@ -173,7 +177,7 @@ func (s *Service) signIn(ctx context.Context, v *Visitor, now time.Time, how str
 	v.SignedIn, v.SignedInNow = true, true
 	var log []Activity
 	if how != "" {
-		log = append(log, Activity{At: now, Action: how, Actor: participantActor(v.Participant)})
+		log = append(log, Activity{At: now, Action: how, Actor: v.actor(v.Participant)})
 	}
 	if len(log) == 0 && v.Participant.OpenedAt != nil && v.App.Status != StatusCreated && v.App.Status != StatusSent {
 		return nil
@@ -197,7 +201,7 @@ func (s *Service) markOpened(ctx context.Context, v *Visitor, now time.Time, ext
 		if a.Status == StatusCreated || a.Status == StatusSent {
 			a.Status = StatusInProgress
 			a.UpdatedAt = now
-			log = append(log, Activity{At: now, Action: ActionOpened, Actor: participantActor(p)})
+			log = append(log, Activity{At: now, Action: ActionOpened, Actor: v.actor(p)})
 		}
 		return log, nil
 	})
@@ -380,6 +384,15 @@ func (s *Service) formError(what string, err error) error {
 
 func participantActor(p *Participant) Actor {
 	return Actor{Type: ActorParticipant, ID: p.ID, Name: p.Email}
+}
+
+// actor is who the activity log names for what v does as participant p:
+// p, unless someone acts for them.
+func (v *Visitor) actor(p *Participant) Actor {
+	if v.acting != nil {
+		return *v.acting
+	}
+	return participantActor(p)
 }
 
 // stripPort returns host without a :port suffix.

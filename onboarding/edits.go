@@ -52,7 +52,7 @@ func (s *Service) changeForm(ctx context.Context, v *Visitor, now time.Time, cha
 			return nil, err
 		}
 		a.UpdatedAt = now
-		act.At, act.Actor = now, participantActor(p)
+		act.At, act.Actor = now, v.actor(p)
 		return []Activity{act}, nil
 	})
 	if err != nil {

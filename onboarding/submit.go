@@ -164,7 +164,7 @@ func (s *Service) Submit(ctx context.Context, v *Visitor) error {
 		a.Status = StatusSubmitted
 		a.SubmittedAt = &now
 		a.UpdatedAt = now
-		return []Activity{{At: now, Action: ActionSubmitted, Actor: participantActor(p)}}, nil
+		return []Activity{{At: now, Action: ActionSubmitted, Actor: v.actor(p)}}, nil
 	})
 	if err != nil {
 		return s.formError("submit", err)

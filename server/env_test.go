@@ -96,6 +96,11 @@ type envOptions struct {
 	// transport is the webhook transport (production address checks,
 	// say); without it, and without webhooks, endpoints cannot be added.
 	transport onboarding.WebhookTransport
+	// orgs replaces testOrganizations (a form file's configuration, say).
+	orgs []*onboarding.Organization
+	// production serves as production does (no test helpers); the
+	// default is sandbox.
+	production bool
 }
 
 // env is the whole stack: real Badger in a temp dir, the fixture registry,
@@ -173,11 +178,14 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	o := onboarding.Options{
-		Store: store, Registry: reg, Mailer: mailer, Organizations: testOrganizations(t),
+		Store: store, Registry: reg, Mailer: mailer, Organizations: opts.orgs,
 		PublicURL: "https://onboard.test", Now: clk.Now, Blobs: files, Links: signer,
 		RegistryRetries: []time.Duration{time.Millisecond},
 		SessionKey:      bytes.Repeat([]byte{9}, 32), MaxUploadBytes: opts.maxUpload,
 		PageCounter: pdf.PageCount,
+	}
+	if o.Organizations == nil {
+		o.Organizations = testOrganizations(t)
 	}
 	o.Webhooks = opts.transport
 	if opts.webhooks != nil {
@@ -205,7 +213,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	srv := New(Options{Service: svc, Responses: store, Sessions: sessions, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
-		PublicURL: "https://onboard.test"})
+		PublicURL: "https://onboard.test", Sandbox: !opts.production})
 	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
 	e.passes, e.sweeps = passes, sweeps
 	if opts.rfiExpiry {

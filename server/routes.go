@@ -41,6 +41,7 @@ func (s *Server) routes() {
 	route("GET", "/rfi-requests/:id/documents/:docId", s.getRFIDocument, onboarding.ScopeRFIRead)
 	route("GET", "/events", s.listEvents, onboarding.ScopeEventsRead)
 	route("GET", "/events/:id", s.getEvent, onboarding.ScopeEventsRead)
+	s.testHelperRoutes(route)
 
 	s.formRoutes()
 }

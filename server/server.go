@@ -39,6 +39,10 @@ type Options struct {
 	// PublicURL is the base URL applicants reach the server at; form
 	// cookies are Secure when it is https.
 	PublicURL string
+	// Sandbox serves the sandbox test helpers (DESIGN §5.11); without it
+	// (production) every path under /api/external/test-helpers/ answers
+	// 404 Not found.
+	Sandbox bool
 }
 
 // Server serves the API.
@@ -51,6 +55,7 @@ type Server struct {
 	now     func() time.Time
 
 	secureCookie bool
+	sandbox      bool   // serve the test helpers
 	pages        *pages // the applicant form's parsed templates
 
 	replays  *replays // requests with an Idempotency-Key
@@ -72,6 +77,7 @@ func New(opts Options) *Server {
 		s.now = time.Now
 	}
 	s.secureCookie = strings.HasPrefix(opts.PublicURL, "https://")
+	s.sandbox = opts.Sandbox
 	s.pages = mustParsePages()
 	s.sessions = opts.Sessions
 	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]bool{}}

@@ -1,0 +1,35 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"onboard/onboarding"
+)
+
+// testHelperRoutes registers the sandbox test helpers (DESIGN §5.11) with
+// route, the API's route registration (key, scope, Idempotency-Key on
+// POST). In production it registers nothing, so every path under
+// /api/external/test-helpers/ answers 404 Not found, as any unknown path.
+func (s *Server) testHelperRoutes(route func(method, path string, h echo.HandlerFunc, scope onboarding.Scope)) {
+	if !s.sandbox {
+		return
+	}
+	route("POST", "/test-helpers/applications/:id/submit", s.submitForTest, onboarding.ScopeApplicationsWrite)
+}
+
+// submitForTest handles POST
+// /api/external/test-helpers/applications/:id/submit: it answers the
+// submitted application as get-application does.
+func (s *Server) submitForTest(c echo.Context) error {
+	app, err := s.svc.SubmitForTest(c.Request().Context(), apiKey(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.View(app, onboarding.ViewOptions{Links: true})
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, view)
+}
