@@ -38,6 +38,17 @@ type RFIVisitor struct {
 	SignedIn    bool
 	SignedInNow bool
 	now         time.Time
+	// acting, as for Visitor, is the API key of a test helper acting for
+	// the contact.
+	acting *Actor
+}
+
+// actor is who the activity log names for what v does.
+func (v *RFIVisitor) actor() Actor {
+	if v.acting != nil {
+		return *v.acting
+	}
+	return participantActor(v.Participant)
 }
 
 // OrgName is the requesting organization's display name.
@@ -233,7 +244,7 @@ func (s *Service) UploadRFIDocument(ctx context.Context, v *RFIVisitor, up Uploa
 		replaced = r.Documents[f.ID].BlobID
 		r.Documents[f.ID] = doc
 		r.UpdatedAt = doc.UploadedAt
-		return []Activity{{At: doc.UploadedAt, Action: action, Actor: participantActor(v.Participant), Detail: detail}}, nil
+		return []Activity{{At: doc.UploadedAt, Action: action, Actor: v.actor(), Detail: detail}}, nil
 	})
 	if err != nil {
 		release()
@@ -273,7 +284,7 @@ func (s *Service) RemoveRFIDocument(ctx context.Context, v *RFIVisitor, fieldID 
 		delete(r.Documents, fieldID)
 		now := s.now().UTC()
 		r.UpdatedAt = now
-		return []Activity{{At: now, Action: ActionDocumentRemoved, Actor: participantActor(v.Participant), Detail: fieldID}}, nil
+		return []Activity{{At: now, Action: ActionDocumentRemoved, Actor: v.actor(), Detail: fieldID}}, nil
 	})
 	if err != nil {
 		return s.formError("record rfi removal", err)
@@ -307,7 +318,7 @@ func (s *Service) CompleteRFI(ctx context.Context, v *RFIVisitor) error {
 	if err := v.open(); err != nil {
 		return err
 	}
-	r, err := s.completeRFI(ctx, v.Request.ID, participantActor(v.Participant))
+	r, err := s.completeRFI(ctx, v.Request.ID, v.actor())
 	if err != nil {
 		return s.formError("complete rfi request", err)
 	}

@@ -34,7 +34,8 @@ func (s *Service) CompleteRFIForTest(ctx context.Context, k *APIKey, id string) 
 	if err != nil {
 		return nil, err
 	}
-	v := &RFIVisitor{Request: r, Participant: r.Primary(), Org: s.orgs[r.OrgID], now: s.now().UTC()}
+	actor := keyActor(k)
+	v := &RFIVisitor{Request: r, Participant: r.Primary(), Org: s.orgs[r.OrgID], now: s.now().UTC(), acting: &actor}
 	if r.Status != RFIActive || v.Participant == nil || v.Org == nil {
 		return nil, ErrCannotCompleteRFI(r.Status)
 	}

@@ -17,6 +17,29 @@ func (s *Server) testHelperRoutes(route func(method, path string, h echo.Handler
 		return
 	}
 	route("POST", "/test-helpers/applications/:id/submit", s.submitForTest, onboarding.ScopeApplicationsWrite)
+	route("POST", "/test-helpers/rfi-requests/:id/complete", s.completeRFIForTest, onboarding.ScopeRFICreate)
+	route("POST", "/test-helpers/rfi-requests/:id/expire", s.expireRFIForTest, onboarding.ScopeRFICreate)
+}
+
+// completeRFIForTest handles POST
+// /api/external/test-helpers/rfi-requests/:id/complete: it answers the
+// completed request as get RFI request does.
+func (s *Server) completeRFIForTest(c echo.Context) error {
+	r, err := s.svc.CompleteRFIForTest(c.Request().Context(), apiKey(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, s.svc.RFIView(r, true))
+}
+
+// expireRFIForTest handles POST
+// /api/external/test-helpers/rfi-requests/:id/expire.
+func (s *Server) expireRFIForTest(c echo.Context) error {
+	r, err := s.svc.ExpireRFIForTest(c.Request().Context(), apiKey(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, s.svc.RFIView(r, true))
 }
 
 // submitForTest handles POST
