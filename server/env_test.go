@@ -145,7 +145,7 @@ func testOrganizations(t testing.TB) []*onboarding.Organization {
 			{ID: acmeAgentQuick, Name: "Certificate only", Active: true, Documents: []string{"certificate_of_incorporation"}, ExpiryDays: 3},
 		}},
 		{ID: "globex", Name: "Globex", DefaultConfig: "globex-standard", CustomDomain: "onboarding.globex.example", CustomDomainActive: true,
-			Configs: []*onboarding.Configuration{{ID: "globex-standard", Form: std, Countries: []string{"GB"}}},
+			Configs:   []*onboarding.Configuration{{ID: "globex-standard", Form: std, Countries: []string{"GB"}}},
 			RFIAgents: []*onboarding.RFIAgent{{ID: globexAgent, Name: "Globex documents", Default: true, Active: true, Documents: []string{"proof_of_address"}, ExpiryDays: 14}}},
 		{ID: "empty", Name: "No configurations"},
 	}
