@@ -13,15 +13,13 @@ import (
 	"onboard/onboarding"
 )
 
-// TestDeliveryOrderWhenClockStepsBack_review: DESIGN §5.7 says events of
-// one application reach each endpoint in the order they happened. The
-// queue of (endpoint, application) is ordered by the event id's ULID, and
-// Service.nextSeq promises a ULID "strictly greater than every one issued
-// before", but ulid.Monotonic only keeps that promise within one
-// millisecond: when the wall clock steps back (an NTP correction), a later
-// event gets a smaller id, jumps the queue, and is delivered before an
-// event that happened earlier. The events API then lists it as older too.
-func TestDeliveryOrderWhenClockStepsBack_review(t *testing.T) {
+// TestDeliveryOrderWhenClockStepsBack: DESIGN §5.7 says events of one
+// application reach each endpoint in the order they happened. The queue of
+// (endpoint, application) is ordered by the event id's ULID, so
+// Service.nextSeq must issue increasing ULIDs even when the wall clock
+// steps back (an NTP correction): ulid.Monotonic alone keeps that promise
+// only within one millisecond, and a later event would jump the queue.
+func TestDeliveryOrderWhenClockStepsBack(t *testing.T) {
 	e := newEnv(t, envOptions{transport: notify.NewWebhooks(notify.WebhookOptions{AllowPrivate: true, AllowHTTP: true})})
 	e.addEndpoint(t, "http://127.0.0.1:9/hook")
 	ctx := context.Background()
