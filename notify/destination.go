@@ -14,7 +14,8 @@ import (
 // Where webhooks may go (DESIGN §5.7). Production refuses endpoint URLs that
 // are not https or whose host is, or resolves to, an address inside the
 // operator's network: loopback, private, link-local (cloud metadata
-// services live there), shared (CGNAT), unspecified or multicast. The check
+// services live there), shared (CGNAT), benchmarking, reserved,
+// local-use NAT64, unspecified or multicast. The check
 // runs when an endpoint is registered (CheckURL) and again each time a
 // delivery connects (dial), on the very address it connects to, so a host
 // name that changes its answer after registration (DNS rebinding) gains
@@ -37,16 +38,33 @@ var (
 	// nat64 is the well-known NAT64 prefix (RFC 6052), whose last 32 bits
 	// are the IPv4 address a NAT64 gateway connects to.
 	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// localNAT64 is the local-use NAT64 prefix (RFC 8215): the operator's
+	// own translators, with the IPv4 address wherever their prefix length
+	// puts it, so the whole prefix is refused.
+	localNAT64 = netip.MustParsePrefix("64:ff9b:1::/48")
+	// sixToFour is 6to4 (RFC 3056), whose bits 16 to 47 are the IPv4
+	// address of the relay that carries the traffic.
+	sixToFour = netip.MustParsePrefix("2002::/16")
+	// benchmarking is 198.18.0.0/15 (RFC 2544), used inside networks (test
+	// beds, proxies handing out stand-in addresses).
+	benchmarking = netip.MustParsePrefix("198.18.0.0/15")
+	// reserved is 240.0.0.0/4 (RFC 1112), which some networks use
+	// internally.
+	reserved = netip.MustParsePrefix("240.0.0.0/4")
 )
 
 // refusal says what kind of address ip is when production must not
-// connect to it ("a loopback address"), and "" when it may. IPv4-mapped and
-// NAT64 forms are judged by the IPv4 address they carry.
+// connect to it ("a loopback address"), and "" when it may. IPv4-mapped,
+// NAT64 and 6to4 forms are judged by the IPv4 address they carry.
 func refusal(ip netip.Addr) string {
 	ip = ip.Unmap().WithZone("")
-	if nat64.Contains(ip) {
-		b := ip.As16()
+	switch b := ip.As16(); {
+	case localNAT64.Contains(ip):
+		return "a local-use NAT64 address"
+	case nat64.Contains(ip):
 		ip = netip.AddrFrom4([4]byte(b[12:]))
+	case sixToFour.Contains(ip):
+		ip = netip.AddrFrom4([4]byte(b[2:6]))
 	}
 	switch {
 	case ip.IsLoopback():
@@ -61,6 +79,10 @@ func refusal(ip netip.Addr) string {
 		return "a shared (carrier-grade NAT) address"
 	case ip.IsMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
 		return "a multicast or broadcast address"
+	case benchmarking.Contains(ip):
+		return "a benchmarking address"
+	case reserved.Contains(ip):
+		return "a reserved address"
 	}
 	return ""
 }

@@ -158,7 +158,9 @@ func (s *Service) RecordDecision(ctx context.Context, k *APIKey, appID string, b
 	app, err := s.updateOwnApplication(ctx, k, appID, func(a *Application) ([]Activity, error) {
 		rec = DecisionRecord{}
 		if n := len(a.Decisions); n > 0 && a.Decisions[n-1].Type == t {
-			rec.Decision, rec.AlreadyRecorded = a.Decisions[n-1], true
+			// The answer is the application as it stood with this decision
+			// latest: nothing is written.
+			rec.Decision, rec.Application, rec.AlreadyRecorded = a.Decisions[n-1], a, true
 			return nil, errUnchanged
 		}
 		if a.Status != StatusSubmitted && a.Status != StatusReview {
@@ -174,11 +176,6 @@ func (s *Service) RecordDecision(ctx context.Context, k *APIKey, appID string, b
 		return []Activity{{At: now, Action: ActionDecisionRecorded, Actor: keyActor(k), Detail: string(t)}}, nil
 	})
 	if rec.AlreadyRecorded {
-		// Nothing was written: answer with the application as it is.
-		if app, err = s.application(ctx, k, appID); err != nil {
-			return nil, err
-		}
-		rec.Application = app
 		return &rec, nil
 	}
 	if err != nil {

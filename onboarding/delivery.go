@@ -29,11 +29,17 @@ const (
 	// to be healthy, so a slow or dead endpoint holds at most this many
 	// workers.
 	maxPerEndpoint = 4
+	// leaseMargin is how much longer a claim's lease runs than the attempt
+	// it covers: the time left to record the attempt while the claim holds.
+	leaseMargin = 10 * time.Second
 	// webhooksRescan is the longest RunWebhooks waits without looking at
 	// the queue (another instance may have queued work).
 	webhooksRescan = time.Minute
-	// heldBackPause is how long RunWebhooks waits, at most, when the only
-	// due deliveries are held back by their endpoint's in-flight limit.
+	// heldBackPause is how long RunWebhooks waits, at most, when a claim
+	// took nothing yet reports work due now (it met index entries gone
+	// stale), so that it does not spin. Deliveries held back by their
+	// endpoint's in-flight limit are not reported: an attempt that finishes
+	// wakes the loop.
 	heldBackPause = 100 * time.Millisecond
 	// maxRetryAfter caps the pause a Retry-After header can ask for.
 	maxRetryAfter = 24 * time.Hour
@@ -61,9 +67,9 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// A claim outlives the attempt it covers (bounded by the timeout) and
-	// the write that records it.
-	lease := s.webhookTimeout + 10*time.Second
+	// A claim outlives the attempt it covers (deliver ends it leaseMargin
+	// before the lease) and the write that records it.
+	lease := s.webhookTimeout + leaseMargin
 	batch := max(1, s.webhookWorkers/4)
 	// Attempts run to their end after ctx is cancelled, so that none is cut
 	// off half sent; the transport bounds each by the timeout.
@@ -104,9 +110,6 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 			if !next.IsZero() {
 				wait = min(max(next.Sub(s.now()), 0), webhooksRescan)
 				if wait == 0 && len(claimed) == 0 {
-					// Due deliveries wait for a free slot of their
-					// endpoint: an attempt that finishes wakes the loop
-					// sooner than this.
 					wait = heldBackPause
 				}
 			}
@@ -143,13 +146,16 @@ func resetTimer(t *time.Timer, d time.Duration) {
 }
 
 // deliver makes one attempt of d and records it; it reports whether the
-// endpoint took the delivery.
+// endpoint took the delivery. The attempt's deadline is leaseMargin before
+// d's lease ends, so that it is recorded while the claim still holds.
 func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
 	now := s.now().UTC()
 	ep := d.Endpoint
-	resp, err := s.webhooks.Send(ctx, WebhookRequest{
+	sendCtx, cancel := context.WithTimeout(ctx, d.LeaseUntil.Sub(now)-leaseMargin)
+	resp, err := s.webhooks.Send(sendCtx, WebhookRequest{
 		URL: ep.URL, EventID: d.EventID, Body: d.Event.Body, Keys: ep.SigningKeys(now), Timestamp: now,
 	})
+	cancel()
 	disabled := ""
 	r := s.judge(d, resp, err, now, s.now().UTC(), &disabled)
 	ferr := s.store.FinishDelivery(context.WithoutCancel(ctx), d, r)
@@ -161,7 +167,7 @@ func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
 		s.log.Error("webhooks: record attempt", "event_id", d.EventID, "endpoint_id", d.EndpointID, "err", ferr)
 	case disabled != "":
 		s.log.Error("WEBHOOK ENDPOINT DISABLED: its queued deliveries were dropped; fix the receiver, then `onboard webhooks enable` it and redeliver or reconcile from the events API",
-			"endpoint_id", ep.ID, "org", ep.OrgID, "url", ep.URL, "reason", disabled)
+			"endpoint_id", ep.ID, "org", ep.OrgID, "url", logURL(ep.URL), "reason", disabled)
 	}
 	return r.Attempt.Success
 }
@@ -192,11 +198,9 @@ func (s *Service) judge(d *Delivery, resp WebhookResponse, sendErr error, starte
 	switch {
 	case sendErr == nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
 		line.Success = true
-		r := DeliveryResult{Attempt: line, Done: true}
-		if d.Endpoint.Exhausted > 0 {
-			r.Endpoint = func(ep *Endpoint) { ep.Exhausted = 0 }
-		}
-		return r
+		// The count is reset as it stands when the result is recorded:
+		// events given up meanwhile may have raised it since the claim.
+		return DeliveryResult{Attempt: line, Done: true, Endpoint: func(ep *Endpoint) { ep.Exhausted = 0 }}
 	case sendErr == nil && resp.StatusCode == http.StatusGone:
 		line.Error = "410 Gone: the endpoint is disabled"
 		return DeliveryResult{Attempt: line, Done: true, Endpoint: disable(DisabledGone)}

@@ -31,8 +31,8 @@ func TestJudge(t *testing.T) {
 		err       error
 		want      want
 	}{
-		{"2xx delivers", 0, 0, WebhookResponse{StatusCode: 204}, nil,
-			want{success: true, done: true, logAttemptNo: 1}},
+		{"2xx delivers (and resets the count, whatever it was at the claim)", 0, 0, WebhookResponse{StatusCode: 204}, nil,
+			want{success: true, done: true, endpointSet: true, logAttemptNo: 1}},
 		{"2xx resets the endpoint's failure count", 2, 3, WebhookResponse{StatusCode: 200}, nil,
 			want{success: true, done: true, endpointSet: true, logAttemptNo: 3}},
 		{"410 disables the endpoint", 0, 0, WebhookResponse{StatusCode: 410}, nil,
@@ -101,6 +101,27 @@ func TestJudge(t *testing.T) {
 					ep.Exhausted, ep.Enabled, ep.DisabledReason, disabled, w.exhausted, w.disabledWhy)
 			}
 		})
+	}
+}
+
+// TestJudgeSuccessResetsTheCountAsStored: another event of the endpoint
+// may be given up while an attempt is in flight, raising the count the
+// claim saw as zero; the success resets the count as it is when recorded.
+func TestJudgeSuccessResetsTheCountAsStored(t *testing.T) {
+	s := &Service{retrySchedule: []time.Duration{0}}
+	claimed := &Endpoint{ID: "we_1", OrgID: "acme", Enabled: true}
+	d := &Delivery{EventID: "evt_1", EndpointID: claimed.ID, Event: &Event{Type: EventApplicationCreated}, Endpoint: claimed}
+	var disabled string
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	r := s.judge(d, WebhookResponse{StatusCode: 200}, nil, now, now, &disabled)
+	if r.Endpoint == nil {
+		t.Fatal("a success leaves the endpoint's count as it is")
+	}
+	stored := *claimed
+	stored.Exhausted = DisableAfterExhausted - 1
+	r.Endpoint(&stored)
+	if stored.Exhausted != 0 || !stored.Enabled || disabled != "" {
+		t.Errorf("endpoint after a success = exhausted %d, enabled %v (reported disabled %q); want 0, enabled", stored.Exhausted, stored.Enabled, disabled)
 	}
 }
 

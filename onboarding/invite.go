@@ -44,8 +44,12 @@ func (s *Service) ResendInvite(ctx context.Context, k *APIKey, appID string) (*R
 	if err := Authorize(k, ScopeApplicationsCreate); err != nil {
 		return nil, err
 	}
+	current, err := s.application(ctx, k, appID)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now().UTC()
-	app, err := s.updateOwnApplication(ctx, k, appID, func(a *Application) ([]Activity, error) {
+	app, err := s.updateOwnApplication(ctx, k, current.ID, func(a *Application) ([]Activity, error) {
 		switch a.Status {
 		case StatusCreated, StatusSent, StatusInProgress:
 		default:

@@ -193,8 +193,9 @@ type Service struct {
 	rfiExpiryWake   chan time.Time
 	rfiExpiryIdle   func()
 
-	seqMu sync.Mutex
-	seq   *ulid.MonotonicEntropy
+	seqMu   sync.Mutex
+	seq     *ulid.MonotonicEntropy
+	seqLast ulid.ULID // the last ULID nextSeq issued
 
 	usedMu sync.Mutex
 	used   map[string]time.Time // client id → last time LastUsedAt was written
@@ -286,14 +287,19 @@ func New(opts Options) (*Service, error) {
 }
 
 // nextSeq returns a ULID strictly greater than every one issued before by
-// this Service: the creation order of applications.
+// this Service: the creation order of applications and of events. When the
+// wall clock has not moved past the last ULID's millisecond (or stepped
+// back), the new one keeps that millisecond and the monotonic entropy
+// increments, so ids never go backwards.
 func (s *Service) nextSeq(now time.Time) (ulid.ULID, error) {
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
-	id, err := ulid.New(ulid.Timestamp(now), s.seq)
+	ms := max(ulid.Timestamp(now), s.seqLast.Time())
+	id, err := ulid.New(ms, s.seq)
 	if err != nil {
 		return ulid.ULID{}, fmt.Errorf("new ulid: %w", err)
 	}
+	s.seqLast = id
 	return id, nil
 }
 

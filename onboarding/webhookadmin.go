@@ -83,7 +83,7 @@ func (s *Service) AddEndpoint(ctx context.Context, spec EndpointSpec) (string, *
 	if err := s.store.CreateEndpoint(ctx, ep); err != nil {
 		return "", nil, fmt.Errorf("create webhook endpoint: %w", err)
 	}
-	s.log.Info("webhook endpoint added", "endpoint_id", ep.ID, "org", ep.OrgID, "url", ep.URL)
+	s.log.Info("webhook endpoint added", "endpoint_id", ep.ID, "org", ep.OrgID, "url", logURL(ep.URL))
 	return FormatSecret(key), ep, nil
 }
 
@@ -260,12 +260,19 @@ func (s *Service) TestEndpoint(ctx context.Context, id string) (*Event, error) {
 
 // Redeliver queues an event again: for endpointID, or (empty) for every
 // enabled endpoint of its organization that wants it. Attempts start over.
-// It returns the endpoints it was queued for.
+// It returns the endpoints it was queued for. Another organization's
+// endpoint is, for the event, an endpoint not found.
 func (s *Service) Redeliver(ctx context.Context, eventID, endpointID string) ([]string, error) {
 	if endpointID != "" {
 		ep, err := s.endpoint(ctx, endpointID)
 		if err != nil {
 			return nil, err
+		}
+		switch e, err := s.store.Event(ctx, eventID); {
+		case err == nil && e.OrgID != ep.OrgID:
+			return nil, ErrEndpointNotFound(endpointID)
+		case err != nil && !errors.Is(err, ErrNotFound):
+			return nil, fmt.Errorf("redeliver: %w", err)
 		}
 		if !ep.Enabled {
 			return nil, Errorf(KindConflict, "webhook endpoint '%s' is disabled (%s); enable it first", endpointID, ep.DisabledReason)

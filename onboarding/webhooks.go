@@ -208,11 +208,13 @@ type WebhookStore interface {
 	// waiting behind an earlier one of their subject. A claimed delivery is
 	// due again at its LeaseUntil, so the work of a worker that died is
 	// taken up once its lease lapses. next is when the earliest delivery not
-	// claimed is due (zero when none is queued).
+	// claimed is due (zero when none is queued), leaving out deliveries held
+	// back by their endpoint's c.MaxInFlight: an attempt in flight to that
+	// endpoint ends first.
 	ClaimDeliveries(ctx context.Context, c Claim) (claimed []*Delivery, next time.Time, err error)
-	// FinishDelivery records an attempt of d, claimed by d.Owner: the log
-	// line always, and the result when the lease still holds (else
-	// ErrLeaseLost, after logging the attempt).
+	// FinishDelivery records an attempt of d, claimed by d.Owner until
+	// d.LeaseUntil: the log line always, and the result when that claim
+	// still holds (else ErrLeaseLost, after logging the attempt).
 	FinishDelivery(ctx context.Context, d *Delivery, r DeliveryResult) error
 	// DeliveryAttempts returns lines of the delivery log, newest first.
 	DeliveryAttempts(ctx context.Context, q AttemptQuery) ([]DeliveryAttempt, error)
@@ -221,8 +223,8 @@ type WebhookStore interface {
 }
 
 // ErrLeaseLost is returned by FinishDelivery when the delivery is no longer
-// claimed by the finishing worker (its lease lapsed and another took it, or
-// it was dropped).
+// under the claim being finished (its lease lapsed and it was claimed again,
+// by another worker or the same, or it was dropped).
 var ErrLeaseLost = errors.New("the delivery is no longer claimed by this worker")
 
 // WebhookRequest is one delivery attempt for a WebhookTransport to send.

@@ -84,3 +84,19 @@ func TestResendInvite(t *testing.T) {
 		})
 	}
 }
+
+// TestResendInviteNonCanonicalID: like every other application endpoint,
+// resend invite answers 404 for an id that is not in the canonical form
+// the API hands out ("one resource has one path",
+// onboarding.Service.application), although the store lookup accepts any
+// form uuid.Parse does (upper case, braces, urn:uuid:).
+func TestResendInviteNonCanonicalID(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	for _, alias := range []string{strings.ToUpper(id), "{" + id + "}", "urn:uuid:" + id} {
+		if w := e.do("GET", "/api/external/applications/"+alias, "acme", ""); w.Code != http.StatusNotFound {
+			t.Fatalf("get %s = %d, want 404 (the premise of this test)", alias, w.Code)
+		}
+		wantError(t, e.do("POST", "/api/external/applications/"+alias+"/invite", "acme", ""), http.StatusNotFound, errBody("Application not found"))
+	}
+}

@@ -406,6 +406,10 @@ func TestWebhookTestRedeliverRotate(t *testing.T) {
 	}
 
 	// Errors the operator can make.
+	_, globexEP, err := e.svc.AddEndpoint(ctx, onboarding.EndpointSpec{OrgID: "globex", URL: other.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		err  error
@@ -414,6 +418,14 @@ func TestWebhookTestRedeliverRotate(t *testing.T) {
 		{"redeliver unknown event", func() error { _, err := e.svc.Redeliver(ctx, "evt_01JD0000000000000000000000", ""); return err }(), "event 'evt_01JD0000000000000000000000' not found (events are kept 30 days)"},
 		{"redeliver to unknown endpoint", func() error { _, err := e.svc.Redeliver(ctx, created.ID, "we_nope"); return err }(), "webhook endpoint 'we_nope' not found"},
 		{"test unknown endpoint", func() error { _, err := e.svc.TestEndpoint(ctx, "we_nope"); return err }(), "webhook endpoint 'we_nope' not found"},
+		{"redeliver to another organization's endpoint", func() error { _, err := e.svc.Redeliver(ctx, created.ID, globexEP.ID); return err }(), "webhook endpoint '" + globexEP.ID + "' not found"},
+		{"redeliver to another organization's disabled endpoint", func() error {
+			if _, err := e.svc.DisableEndpoint(ctx, globexEP.ID); err != nil {
+				return err
+			}
+			_, err := e.svc.Redeliver(ctx, created.ID, globexEP.ID)
+			return err
+		}(), "webhook endpoint '" + globexEP.ID + "' not found"},
 		{"redeliver to a disabled endpoint", func() error {
 			if _, err := e.svc.DisableEndpoint(ctx, otherEP.ID); err != nil {
 				return err

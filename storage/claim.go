@@ -27,9 +27,11 @@ import (
 // moves to xu/ at its lease's end. Deliveries whose event expired are
 // dropped with a log line, and what is left of a disabled endpoint's queue
 // (a drain that failed) is dropped a batch at a time, logged. next is the
-// earliest entry left after the claim: a due head not taken (of an
-// endpoint at its cap too), the end of a lease, or c.Now when the claim
-// left work it could not see (zero when nothing is queued).
+// earliest entry left after the claim: a due head not taken, the end of a
+// lease, or c.Now when the claim left work it could not see (zero when
+// nothing is queued). Due entries an endpoint's cap held back are left out
+// of it: the claimer learns when an attempt in flight to the endpoint ends,
+// and claims again then.
 func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onboarding.Delivery, time.Time, error) {
 	var claimed []*onboarding.Delivery
 	var next time.Time
@@ -74,24 +76,29 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 					}
 					continue
 				}
-				room := max(c.Limit, 0)
+				room, capped := max(c.Limit, 0), false
 				if c.MaxInFlight != nil {
-					room = max(min(room, c.MaxInFlight(ep.ID)-c.InFlight[ep.ID]), 0)
+					if r := c.MaxInFlight(ep.ID) - c.InFlight[ep.ID]; r < room {
+						room, capped = max(r, 0), true
+					}
+				}
+				// left notes the entry after a walk's last taken, unless it
+				// is due and held back by the endpoint's cap.
+				left := func(at time.Time) {
+					if !at.IsZero() && (!capped || at.After(c.Now)) {
+						unclaimed(at)
+					}
 				}
 				lapsed, after, err := seekSpace(vt, floors, met, leases, c.Now, room)
 				if err != nil {
 					return err
 				}
-				if !after.IsZero() {
-					unclaimed(after)
-				}
+				left(after)
 				due, after, err := seekSpace(vt, floors, met, dues, c.Now, room-len(lapsed))
 				if err != nil {
 					return err
 				}
-				if !after.IsZero() {
-					unclaimed(after)
-				}
+				left(after)
 				q := append(lapsed, due...)
 				sort.SliceStable(q, func(i, j int) bool { return q[i].at.Before(q[j].at) })
 				for i := range q {

@@ -29,9 +29,9 @@ import (
 //     then in flight. Events are queued for endpoints their transaction reads,
 //     so their writers lower every xq/ floor to the earliest event (all).
 //   - Only a claim raises the floor, after it commits: at most to the key
-//     of the first entry its walk met (the start of c.Now when it met
-//     none), capped by what others noted in it since it began, then lowered
-//     by its own writes (dueFloor.endClaim).
+//     of the first entry its walk met (the end of the space, past every
+//     entry, when it met none: seekSpace), capped by what others noted in
+//     it since it began, then lowered by its own writes (dueFloor.endClaim).
 //
 // The raise is safe. A claim reads the floors (beginClaim) before it
 // takes the snapshot it walks the indexes in (a read-only one, taken in
@@ -166,10 +166,11 @@ func (f *dueFloor) beginClaim() (map[string][]byte, *dueWrites) {
 
 // endClaim ends a claim begun with beginClaim. When its transaction
 // committed, met holds for each space it walked the key of the first entry
-// its walk met (or, when it met none, floorKey of the claim's Now): that
-// space's floor rises to it, or to the earliest that others wrote there
-// meanwhile if that is earlier. Either way the floors then lower to the
-// earliest the claim wrote itself (own).
+// its walk met or, when it met none, the end of the space (floorKey with
+// the largest time, after every entry the space can hold): that space's
+// floor rises to it, or to the earliest that others wrote there meanwhile
+// if that is earlier. Either way the floors then lower to the earliest the
+// claim wrote itself (own).
 func (f *dueFloor) endClaim(others *dueWrites, committed bool, met map[string][]byte, own dueWrites) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -264,14 +264,16 @@ func (s *Store) dropEndpointQueue(txn *badger.Txn, ep *onboarding.Endpoint, logg
 	return s.dropQueue(txn, endpointQueuePrefix(ep.ID), ep, logged, at)
 }
 
-// FinishDelivery writes the attempt's log line and, when d is still claimed
-// by d.Owner, its result, in one transaction: a done delivery leaves the
-// queue and the next of its subject becomes due (at the later of the
-// attempt and its own NextAt); another is due again at r.RetryAt, unclaimed.
-// r.Endpoint changes the endpoint in the same transaction, and when that
+// FinishDelivery writes the attempt's log line and, when d is still under
+// the claim it was given (d.Owner and d.LeaseUntil), its result, in one
+// transaction: a done delivery leaves the queue and the next of its subject
+// becomes due (at the later of the attempt and its own NextAt); another is
+// due again at r.RetryAt, unclaimed. r.Endpoint changes the endpoint in the
+// same transaction (written only when that changes it), and when that
 // disables it its queue is dropped with log lines (beyond dropBatch, in the
-// transactions that follow). When d is no longer claimed by d.Owner only
-// the log line is written, and the answer is onboarding.ErrLeaseLost.
+// transactions that follow). When d's claim no longer holds (finished,
+// lapsed and claimed again, by another owner or the same) only the log line
+// is written, and the answer is onboarding.ErrLeaseLost.
 func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r onboarding.DeliveryResult) error {
 	seq, ok := onboarding.EventSeq(d.EventID)
 	if !ok {
@@ -293,7 +295,7 @@ func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r on
 		case err != nil:
 			return err
 		}
-		if d.Owner == "" || q.Owner != d.Owner {
+		if d.Owner == "" || q.Owner != d.Owner || !q.LeaseUntil.Equal(d.LeaseUntil) {
 			lost = true
 			return nil
 		}
@@ -325,12 +327,25 @@ func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r on
 		case err != nil:
 			return err
 		}
+		before, err := encode(&ep)
+		if err != nil {
+			return err
+		}
 		wasEnabled, id, org := ep.Enabled, ep.ID, ep.OrgID
 		r.Endpoint(&ep)
 		if ep.ID != id || ep.OrgID != org {
 			return fmt.Errorf("finish delivery: endpoint %s: id and organization are immutable", id)
 		}
-		if err := setRecord(txn, endpointKey(id), &ep); err != nil {
+		after, err := encode(&ep)
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(before, after) {
+			// Unchanged (a success with no failure counted): finishes of
+			// one endpoint's deliveries do not conflict over its record.
+			return nil
+		}
+		if err := txn.Set(endpointKey(id), after); err != nil {
 			return err
 		}
 		if wasEnabled && !ep.Enabled {

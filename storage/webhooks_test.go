@@ -203,6 +203,80 @@ func TestClaimLease(t *testing.T) {
 	}
 }
 
+// TestStaleFinishBySameOwner: a claim that lapsed and was claimed again by
+// the same owner is a new claim; finishing the old one is ErrLeaseLost and
+// leaves the new one in place.
+func TestStaleFinishBySameOwner(t *testing.T) {
+	h := newHooks(t)
+	h.endpoint("acme")
+	h.add(h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now))
+	first, _ := h.claim("w1", h.now, 10)
+	again, _ := h.claim("w1", h.at(61*time.Second), 10)
+	if len(first) != 1 || len(again) != 1 {
+		t.Fatalf("claims = %v then %v, want the delivery each time", pairs(first), pairs(again))
+	}
+	if err := h.finish(first[0], h.at(62*time.Second), onboarding.DeliveryResult{RetryAt: h.at(time.Hour)}); !errors.Is(err, onboarding.ErrLeaseLost) {
+		t.Errorf("FinishDelivery of the lapsed claim = %v, want ErrLeaseLost", err)
+	}
+	for _, q := range h.queued() {
+		if q.Owner != "w1" || !q.LeaseUntil.Equal(again[0].LeaseUntil) || q.Attempts != 0 {
+			t.Errorf("after the stale finish: %+v, want the second claim untouched", q)
+		}
+	}
+	if err := h.finish(again[0], h.at(63*time.Second), onboarding.DeliveryResult{Done: true}); err != nil {
+		t.Errorf("FinishDelivery of the current claim = %v", err)
+	}
+	if n, err := h.s.QueuedDeliveries(context.Background()); n != 0 || err != nil {
+		t.Errorf("QueuedDeliveries = %d, %v; want 0", n, err)
+	}
+}
+
+// TestFinishDeliveryEndpointChange: r.Endpoint applies to the endpoint as
+// it is when the attempt is recorded (a count raised since the claim is
+// reset by a success), and a change that changes nothing writes nothing,
+// so that the finishes of one endpoint's deliveries do not conflict.
+func TestFinishDeliveryEndpointChange(t *testing.T) {
+	ctx := context.Background()
+	h := newHooks(t)
+	ep := h.endpoint("acme")
+	h.add(h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now), h.event(onboarding.EventApplicationCreated, "acme", "app-2", h.now))
+	claimed, _ := h.claim("w1", h.now, 10)
+	if len(claimed) != 2 {
+		t.Fatalf("claimed %v, want both", pairs(claimed))
+	}
+	version := func() uint64 {
+		var v uint64
+		if err := h.s.db.View(func(txn *badger.Txn) error {
+			item, err := txn.Get(endpointKey(ep.ID))
+			if err == nil {
+				v = item.Version()
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if _, err := h.s.UpdateEndpoint(ctx, ep.ID, func(ep *onboarding.Endpoint) error { ep.Exhausted = 3; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	reset := func(ep *onboarding.Endpoint) { ep.Exhausted = 0 }
+	if err := h.finish(claimed[0], h.at(time.Second), onboarding.DeliveryResult{Done: true, Endpoint: reset}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.s.Endpoint(ctx, ep.ID)
+	if err != nil || got.Exhausted != 0 {
+		t.Fatalf("endpoint after a success = %+v, %v; want its count reset", got, err)
+	}
+	before := version()
+	if err := h.finish(claimed[1], h.at(2*time.Second), onboarding.DeliveryResult{Done: true, Endpoint: reset}); err != nil {
+		t.Fatal(err)
+	}
+	if after := version(); after != before {
+		t.Errorf("a change that changes nothing rewrote the endpoint (version %d, then %d)", before, after)
+	}
+}
+
 // TestFinishDelivery checks what each result leaves in the queue.
 func TestFinishDelivery(t *testing.T) {
 	tests := []struct {
@@ -540,7 +614,9 @@ func TestRedeliverBehindTheHead(t *testing.T) {
 
 // TestClaimLimits checks c.Limit, c.MaxInFlight (counting the caller's
 // in-flight deliveries and this claim's, without changing the caller's
-// map) and the report of when to come back.
+// map) and the report of when to come back, which leaves out the due
+// deliveries an endpoint's cap holds back (the caller hears when an
+// attempt in flight to it ends, and would otherwise poll).
 func TestClaimLimits(t *testing.T) {
 	h := newHooks(t)
 	busy, idle := h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme", onboarding.EventApplicationCreated)
@@ -549,6 +625,11 @@ func TestClaimLimits(t *testing.T) {
 	}
 	h.add(h.event(onboarding.EventApplicationCreated, "acme", "app-9", h.at(4*time.Second)))
 	h.add(h.event(onboarding.EventApplicationCreated, "acme", "app-8", h.at(time.Hour)))
+	atCap, next, err := h.s.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: "w1", Now: h.at(time.Minute), Lease: time.Minute,
+		Limit: 10, InFlight: map[string]int{busy.ID: 2, idle.ID: 3}, MaxInFlight: func(string) int { return 2 }})
+	if err != nil || len(atCap) != 0 || !next.IsZero() {
+		t.Errorf("every endpoint at its cap: claimed %v, next %v, %v; want none, zero", pairs(atCap), next, err)
+	}
 	inFlight := map[string]int{busy.ID: 1}
 	claimed, next, err := h.s.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: "w1", Now: h.at(time.Minute), Lease: time.Minute,
 		Limit: 10, InFlight: inFlight, MaxInFlight: func(string) int { return 2 }})
@@ -562,8 +643,8 @@ func TestClaimLimits(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{busy.ID: 1, idle.ID: 1}, count); diff != "" {
 		t.Errorf("claimed per endpoint (-want +got):\n%s", diff)
 	}
-	if !next.Equal(h.at(time.Second)) {
-		t.Errorf("next = %v, want the due time of the first delivery held back %v", next, h.at(time.Second))
+	if !next.Equal(h.at(2 * time.Minute)) {
+		t.Errorf("next = %v, want the leases' end %v, not the due time of a delivery held back", next, h.at(2*time.Minute))
 	}
 	if diff := cmp.Diff(map[string]int{busy.ID: 1}, inFlight); diff != "" {
 		t.Errorf("the caller's InFlight changed (-want +got):\n%s", diff)
