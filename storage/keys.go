@@ -75,7 +75,6 @@ import (
 // a request that is not active has none. The families need no migration
 // (schema 4 stands): a data directory without them holds no RFI requests.
 //
-//
 //	r/<rfiID:16>                                  RFI request record
 //	xro/<orgID>\x00<seq:16>                       → rfiID: an organization's requests by creation
 //	xrs/<orgID>\x00<status>\x00<seq:16>           → rfiID: the same, per status
