@@ -140,7 +140,7 @@ func TestCLIKeysDirect(t *testing.T) {
 	}{
 		{"unknown organization", []string{"keys", "create", "--org", "nope", "--name", "x"}, "onboard: unknown organization 'nope'\n"},
 		{"unknown scope", []string{"keys", "create", "--org", "default", "--name", "x", "--scope", "bogus"},
-			"onboard: unknown scope 'bogus' (valid scopes: applications:create, applications:read, applications:write, rfi:create, events:read)\n"},
+			"onboard: unknown scope 'bogus' (valid scopes: applications:create, applications:read, applications:write, rfi:create, events:read, rfi:read)\n"},
 		{"empty name", []string{"keys", "create", "--org", "default", "--name", " "}, "onboard: a key name is required\n"},
 		{"negative expiry", []string{"keys", "create", "--org", "default", "--name", "x", "--expires-in=-1h"}, "onboard: --expires-in must be positive\n"},
 		{"revoke unknown", []string{"keys", "revoke", "x"}, "onboard: API key 'x' not found\n"},
@@ -152,7 +152,7 @@ func TestCLIKeysDirect(t *testing.T) {
 		})
 	}
 
-	all := []string{"applications:create", "applications:read", "applications:write", "rfi:create", "events:read"}
+	all := []string{"applications:create", "applications:read", "applications:write", "rfi:create", "events:read", "rfi:read"}
 	keys := listKeys(t, dd...)
 	if diff := cmp.Diff(keys, listKeys(t, append([]string{"--org", "default"}, dd...)...)); diff != "" {
 		t.Errorf("keys list --org default differs from keys list (-all +org):\n%s", diff)

@@ -298,6 +298,7 @@ name = "Acme"
   [[organizations.rfi_agents]]
   id = "3f1c2a4e-8b7d-4c6f-9a1e-2d5b7c9e0f13"
   name = "Docs"
+  documents = ["proof_of_address"]
 
 [[organizations]]
 id = "globex"
@@ -310,7 +311,7 @@ id = "globex"
 				ID: "acme", Name: "Acme",
 				Configs: []AppConfig{{ID: "acme-gb", Form: "standard", Countries: []string{"GB"}}},
 				// expiry_days defaults to the spec's 14 days.
-				RFIAgents: []RFIAgentConfig{{ID: "3f1c2a4e-8b7d-4c6f-9a1e-2d5b7c9e0f13", Name: "Docs", ExpiryDays: 14}},
+				RFIAgents: []RFIAgentConfig{{ID: "3f1c2a4e-8b7d-4c6f-9a1e-2d5b7c9e0f13", Name: "Docs", Documents: []string{"proof_of_address"}, ExpiryDays: 14}},
 			},
 			{ID: "globex"},
 		}
@@ -434,21 +435,31 @@ func TestValidate(t *testing.T) {
 		{"custom_domain not a host name", func(c *Config) { c.Organizations[0].CustomDomain = "https://onboarding.example.com" },
 			[]string{`organization "default": custom_domain "https://onboarding.example.com" is not a host name`}},
 		{"rfi agent id not a UUID", func(c *Config) {
-			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: "docs", Name: "Docs", ExpiryDays: 14}}
+			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: "docs", Name: "Docs", Documents: []string{"bank_statement"}, ExpiryDays: 14}}
 		}, []string{`organization "default": rfi agent "docs": id must be a UUID`}},
 		{"two default rfi agents", func(c *Config) {
 			c.Organizations[0].RFIAgents = []RFIAgentConfig{
-				{ID: agentID, Default: true, ExpiryDays: 14},
-				{ID: "9b2e6c1d-0f4a-4b8e-a7c3-5d1f2e3a4b6c", Default: true, ExpiryDays: 14},
+				{ID: agentID, Default: true, Documents: []string{"bank_statement"}, ExpiryDays: 14},
+				{ID: "9b2e6c1d-0f4a-4b8e-a7c3-5d1f2e3a4b6c", Default: true, Documents: []string{"bank_statement"}, ExpiryDays: 14},
 			}
 		}, []string{`organization "default": at most one rfi agent may be the default`}},
 		{"duplicate rfi agent across organizations", func(c *Config) {
-			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: agentID, ExpiryDays: 14}}
-			c.Organizations = append(c.Organizations, OrgConfig{ID: "acme", RFIAgents: []RFIAgentConfig{{ID: agentID, ExpiryDays: 14}}})
+			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: agentID, Documents: []string{"bank_statement"}, ExpiryDays: 14}}
+			c.Organizations = append(c.Organizations, OrgConfig{ID: "acme", RFIAgents: []RFIAgentConfig{{ID: agentID, Documents: []string{"bank_statement"}, ExpiryDays: 14}}})
 		}, []string{`organization "acme": rfi agent "` + agentID + `": duplicate rfi agent id`}},
 		{"rfi agent with negative expiry", func(c *Config) {
-			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: agentID, ExpiryDays: -1}}
+			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: agentID, Documents: []string{"bank_statement"}, ExpiryDays: -1}}
 		}, []string{`organization "default": rfi agent "` + agentID + `": expiry_days must be at least 1`}},
+		{"rfi agent without documents", func(c *Config) {
+			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: agentID, ExpiryDays: 14}}
+		}, []string{`organization "default": rfi agent "` + agentID + `": documents must name at least one document`}},
+		{"rfi agent asking for an unknown or a person document", func(c *Config) {
+			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: agentID, Documents: []string{"passport", "person_id_document", "bank_statement", "bank_statement"}, ExpiryDays: 14}}
+		}, []string{
+			`organization "default": rfi agent "` + agentID + `": unknown document "passport" (use one of certificate_of_incorporation, proof_of_address, bank_statement)`,
+			`organization "default": rfi agent "` + agentID + `": unknown document "person_id_document" (use one of certificate_of_incorporation, proof_of_address, bank_statement)`,
+			`organization "default": rfi agent "` + agentID + `": document "bank_statement" is listed twice`,
+		}},
 		{"several problems at once", func(c *Config) {
 			c.Environment = "dev"
 			c.Registry.Mode = "live"

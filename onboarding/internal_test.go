@@ -116,7 +116,7 @@ func TestParseScopes(t *testing.T) {
 		t.Errorf("parseScopes(comma list) (-want +got):\n%s %v %v", diff, all, err)
 	}
 	_, _, err = parseScopes([]string{"admin"})
-	if want := "unknown scope 'admin' (valid scopes: applications:create, applications:read, applications:write, rfi:create, events:read)"; err == nil || err.Error() != want {
+	if want := "unknown scope 'admin' (valid scopes: applications:create, applications:read, applications:write, rfi:create, events:read, rfi:read)"; err == nil || err.Error() != want {
 		t.Errorf("parseScopes(admin) = %v, want %q", err, want)
 	}
 }

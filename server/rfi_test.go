@@ -268,7 +268,7 @@ func TestReadRFI(t *testing.T) {
 		{"no scope to list", "acme-read", "/api/external/rfi-requests", 401, "API key missing required scopes: rfi:read"},
 		{"no scope for a document", "acme-read", "/api/external/rfi-requests/" + id + "/documents/" + doc.FileID, 401, "API key missing required scopes: rfi:read"},
 		{"bad status", "acme", "/api/external/rfi-requests?status=open", 400, "Invalid status 'open'"},
-		{"bad limit", "acme", "/api/external/rfi-requests?limit=0", 400, "Invalid limit: must be between 1 and 100"},
+		{"bad limit", "acme", "/api/external/rfi-requests?limit=0", 400, "limit must be between 1 and 100"},
 		{"bad cursor", "acme", "/api/external/rfi-requests?cursor=xyz", 400, "Invalid cursor"},
 	}
 	for _, tt := range errorsTests {
