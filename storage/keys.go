@@ -68,9 +68,30 @@ import (
 // floor of that space (duefloor.go), not from its start, whose front is
 // mostly deleted entries.
 //
+// RFI requests (DESIGN §5.10, storage/rfi.go). Their listing and slug
+// indexes mirror the applications' in families of their own; their
+// activity goes to v/ keyed by the request's id (UUIDs do not collide).
+// Every active request has exactly one entry in the expiry queue xrx/, and
+// a request that is not active has none. The families need no migration
+// (schema 4 stands): a data directory without them holds no RFI requests.
+//
+//	r/<rfiID:16>                                  RFI request record
+//	xro/<orgID>\x00<seq:16>                       → rfiID: an organization's requests by creation
+//	xrs/<orgID>\x00<status>\x00<seq:16>           → rfiID: the same, per status
+//	xrl/<linkSlug>                                → rfiID: participant link slugs
+//	xrx/<due:8><rfiID:16>                         → (empty), or the owner of its lease: the
+//	                                                expiry queue. Unclaimed, an entry is due at
+//	                                                the request's ExpiresAt; claimed, it moves
+//	                                                to the lease's end (big-endian unix
+//	                                                nanoseconds, dueNanos) and names its owner;
+//	                                                it stays there while ExpiresAt is unchanged
+//	xrq/<rfiID:16>                                → the request's xrx/ key: where its entry is
+//	                                                now, so that an update finds it (and keeps
+//	                                                a running lease) without a scan
+//
 // Index entries are written and removed in the same transaction as their
-// record (see appIndexes). Record values start with a one-byte codec version
-// (codec.go). The xp/ family is retired (prefixRetiredPreAuthIndex).
+// record (see appIndexes, rfiIndexes). Record values start with a one-byte
+// codec version (codec.go). The xp/ family is retired (prefixRetiredPreAuthIndex).
 const (
 	prefixApp         = "a/"
 	prefixOrgIndex    = "xo/"
@@ -95,6 +116,13 @@ const (
 	prefixAttempt          = "d/"
 	prefixEndpointAttempts = "xdw/"
 	prefixEventAttempts    = "xde/"
+
+	prefixRFI            = "r/"
+	prefixRFIOrgIndex    = "xro/"
+	prefixRFIStatusIndex = "xrs/"
+	prefixRFISlugIndex   = "xrl/"
+	prefixRFIExpiry      = "xrx/"
+	prefixRFIQueued      = "xrq/"
 )
 
 // prefixRetiredPreAuthIndex is the family xp/<sha256(preAuthCode):32> →
@@ -338,4 +366,72 @@ func endpointAttemptPrefix(endpointID string) []byte {
 func eventAttemptPrefix(eventID string) []byte {
 	b := append([]byte(prefixEventAttempts), eventID...)
 	return append(b, sep)
+}
+
+func rfiKey(id uuid.UUID) []byte {
+	return append([]byte(prefixRFI), id[:]...)
+}
+
+// rfiListPrefix is the index prefix that lists org's RFI requests, of one
+// status or (status "") of all.
+func rfiListPrefix(org string, status onboarding.RFIStatus) []byte {
+	b := make([]byte, 0, len(prefixRFIStatusIndex)+len(org)+len(status)+2+16)
+	if status == "" {
+		b = append(b, prefixRFIOrgIndex...)
+		b = append(b, org...)
+		return append(b, sep)
+	}
+	b = append(b, prefixRFIStatusIndex...)
+	b = append(b, org...)
+	b = append(b, sep)
+	b = append(b, status...)
+	return append(b, sep)
+}
+
+func rfiOrgIndexKey(org string, seq ulid.ULID) []byte {
+	return append(rfiListPrefix(org, ""), seq[:]...)
+}
+
+func rfiStatusIndexKey(org string, status onboarding.RFIStatus, seq ulid.ULID) []byte {
+	return append(rfiListPrefix(org, status), seq[:]...)
+}
+
+func rfiSlugIndexKey(slug string) []byte {
+	return append([]byte(prefixRFISlugIndex), slug...)
+}
+
+// rfiExpiryKey is the expiry-queue entry of request id at due.
+func rfiExpiryKey(due time.Time, id uuid.UUID) []byte {
+	b := make([]byte, 0, len(prefixRFIExpiry)+8+16)
+	b = append(b, prefixRFIExpiry...)
+	b = binary.BigEndian.AppendUint64(b, dueNanos(due))
+	return append(b, id[:]...)
+}
+
+// parseRFIExpiryKey splits an expiry-queue entry into its due time and
+// request id.
+func parseRFIExpiryKey(k []byte) (time.Time, uuid.UUID, error) {
+	if len(k) != len(prefixRFIExpiry)+8+16 || !bytes.HasPrefix(k, []byte(prefixRFIExpiry)) {
+		return time.Time{}, uuid.UUID{}, fmt.Errorf("rfi expiry entry %x: malformed", k)
+	}
+	n := binary.BigEndian.Uint64(k[len(prefixRFIExpiry):])
+	return time.Unix(0, int64(n)).UTC(), uuid.UUID(k[len(prefixRFIExpiry)+8:]), nil
+}
+
+func rfiQueuedKey(id uuid.UUID) []byte {
+	return append([]byte(prefixRFIQueued), id[:]...)
+}
+
+// rfiIndexes returns every listing and slug index entry the request's
+// record implies, like appIndexes. Its expiry-queue entry is not among
+// them: where it is depends on a lease too (rfi.go).
+func rfiIndexes(r *onboarding.RFIRequest, id uuid.UUID) map[string][]byte {
+	ix := map[string][]byte{
+		string(rfiOrgIndexKey(r.OrgID, r.Seq)):              id[:],
+		string(rfiStatusIndexKey(r.OrgID, r.Status, r.Seq)): id[:],
+	}
+	for _, p := range r.Participants {
+		ix[string(rfiSlugIndexKey(p.LinkSlug))] = id[:]
+	}
+	return ix
 }

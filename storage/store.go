@@ -67,9 +67,14 @@ type Store struct {
 	seq   *ulid.MonotonicEntropy
 
 	// appLocks serialises read-modify-write transactions on one
-	// application (by a hash of its id): this process owns the database, so
-	// concurrent updates queue instead of failing with write conflicts.
+	// application or RFI request (by a hash of its id): this process owns
+	// the database, so concurrent updates queue instead of failing with
+	// write conflicts.
 	appLocks [64]sync.Mutex
+
+	// rfiClaims serialises ClaimRFIExpiries: claims all read the front of
+	// the expiry queue, so concurrent ones would mostly conflict.
+	rfiClaims sync.Mutex
 
 	// due bounds the due index from below, so that a claim need not walk
 	// its deleted front (duefloor.go).

@@ -1,0 +1,356 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
+
+	"onboard/onboarding"
+)
+
+// RFI requests (keys.go): the r/ record, its listing and slug indexes, and
+// its entry in the expiry queue, all written in the transaction that writes
+// the record, with the activity entries and events of the change.
+
+var _ onboarding.RFIStore = (*Store)(nil)
+
+// CreateRFIRequest stores r, its index entries, its expiry-queue entry
+// (when it is active), its first activity entries and its first events
+// (queued for the endpoints that want them) in one transaction.
+func (s *Store) CreateRFIRequest(ctx context.Context, r *onboarding.RFIRequest, ch onboarding.Changes) error {
+	id, err := uuid.Parse(r.ID)
+	if err != nil {
+		return fmt.Errorf("create rfi request: bad id %q: %w", r.ID, err)
+	}
+	rec, err := encode(r)
+	if err != nil {
+		return err
+	}
+	acts, err := s.encodeActivity(id, ch.Log)
+	if err != nil {
+		return err
+	}
+	ix := rfiIndexes(r, id)
+	defer s.due.lower(eventDues(ch.Events))
+	return s.update(ctx, func(txn *badger.Txn) error {
+		key := rfiKey(id)
+		for _, k := range append([][]byte{key, rfiQueuedKey(id)}, keysOf(ix)...) {
+			if _, err := txn.Get(k); err == nil {
+				return fmt.Errorf("create rfi request %s: %w", r.ID, errDuplicate)
+			} else if !errors.Is(err, badger.ErrKeyNotFound) {
+				return err
+			}
+		}
+		if err := txn.Set(key, rec); err != nil {
+			return err
+		}
+		for k, v := range ix {
+			if err := txn.Set([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		if err := requeueRFI(txn, id, nil, r); err != nil {
+			return err
+		}
+		if err := setAll(txn, acts); err != nil {
+			return err
+		}
+		return s.writeEvents(txn, ch.Events)
+	})
+}
+
+// RFIRequest returns the RFI request with id, or onboarding.ErrNotFound.
+func (s *Store) RFIRequest(_ context.Context, id string) (*onboarding.RFIRequest, error) {
+	u, err := parseAppID(id)
+	if err != nil {
+		return nil, err
+	}
+	var r onboarding.RFIRequest
+	if err := s.view(func(txn *badger.Txn) error { return getRecord(txn, rfiKey(u), &r) }); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// RFIRequestBySlug returns the RFI request one of whose participants has
+// the link slug, or onboarding.ErrNotFound.
+func (s *Store) RFIRequestBySlug(_ context.Context, slug string) (*onboarding.RFIRequest, error) {
+	if slug == "" {
+		return nil, onboarding.ErrNotFound
+	}
+	var r onboarding.RFIRequest
+	err := s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(rfiSlugIndexKey(slug))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return onboarding.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		var id uuid.UUID
+		if err := item.Value(func(b []byte) error {
+			if len(b) != len(id) {
+				return fmt.Errorf("rfi slug index entry has %d bytes", len(b))
+			}
+			copy(id[:], b)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return getRecord(txn, rfiKey(id), &r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// UpdateRFIRequest applies change to the stored RFI request, rewrites the
+// index entries that changed, keeps its expiry-queue entry in step with its
+// status (requeueRFI), appends the activity entries and writes the events
+// (queued for the endpoints that want them), all in one transaction retried
+// on write conflicts. Updates of one request queue on the Store's per-id
+// locks, which it shares with the applications (ids are UUIDs).
+func (s *Store) UpdateRFIRequest(ctx context.Context, id string, change func(*onboarding.RFIRequest) (onboarding.Changes, error)) (*onboarding.RFIRequest, error) {
+	u, err := parseAppID(id)
+	if err != nil {
+		return nil, err
+	}
+	lock := &s.appLocks[u[15]%byte(len(s.appLocks))]
+	lock.Lock()
+	defer lock.Unlock()
+	var result *onboarding.RFIRequest
+	var dues dueWrites // of the last attempt's events
+	err = s.update(ctx, func(txn *badger.Txn) error {
+		dues = dueWrites{}
+		key := rfiKey(u)
+		var r onboarding.RFIRequest
+		if err := getRecord(txn, key, &r); err != nil {
+			return err
+		}
+		oldIx := rfiIndexes(&r, u)
+		old := r
+		ch, err := change(&r)
+		if err != nil {
+			return err
+		}
+		if r.ID != old.ID || r.OrgID != old.OrgID || r.Seq != old.Seq {
+			return fmt.Errorf("update rfi request %s: id, organization and sequence are immutable", id)
+		}
+		if err := setRecord(txn, key, &r); err != nil {
+			return err
+		}
+		newIx := rfiIndexes(&r, u)
+		for k := range oldIx {
+			if _, keep := newIx[k]; !keep {
+				if err := txn.Delete([]byte(k)); err != nil {
+					return err
+				}
+			}
+		}
+		for k, v := range newIx {
+			if _, had := oldIx[k]; !had {
+				if err := txn.Set([]byte(k), v); err != nil {
+					return err
+				}
+			}
+		}
+		if err := requeueRFI(txn, u, &old, &r); err != nil {
+			return err
+		}
+		acts, err := s.encodeActivity(u, ch.Log)
+		if err != nil {
+			return err
+		}
+		if err := setAll(txn, acts); err != nil {
+			return err
+		}
+		dues = eventDues(ch.Events)
+		if err := s.writeEvents(txn, ch.Events); err != nil {
+			return err
+		}
+		result = &r
+		return nil
+	})
+	s.due.lower(dues)
+	if err != nil {
+		return nil, err
+	}
+	return result, nil
+}
+
+// requeueRFI keeps the expiry queue in step with r, which the transaction
+// writes as request id's record (old is the record it replaces, nil on
+// create). An active request keeps exactly one xrx/ entry, named by its
+// xrq/ key, and a request that is not active has none. The entry is at
+// r.ExpiresAt, except while a claim holds it: then it is at the lease's
+// end, and stays there as long as ExpiresAt does not change, so that an
+// unrelated update does not end the lease. Claims write xrq/ too, so an
+// update and a claim of the same request conflict and one of them retries.
+func requeueRFI(txn *badger.Txn, id uuid.UUID, old, r *onboarding.RFIRequest) error {
+	qk := rfiQueuedKey(id)
+	var cur []byte
+	switch item, err := txn.Get(qk); {
+	case err == nil:
+		if cur, err = item.ValueCopy(nil); err != nil {
+			return err
+		}
+	case !errors.Is(err, badger.ErrKeyNotFound):
+		return err
+	}
+	if r.Status != onboarding.RFIActive {
+		if cur == nil {
+			return nil
+		}
+		if err := txn.Delete(cur); err != nil {
+			return err
+		}
+		return txn.Delete(qk)
+	}
+	if cur != nil && old != nil && old.ExpiresAt.Equal(r.ExpiresAt) {
+		return nil // at ExpiresAt already, or leased
+	}
+	want := rfiExpiryKey(r.ExpiresAt, id)
+	if cur != nil {
+		if bytes.Equal(cur, want) {
+			return nil
+		}
+		if err := txn.Delete(cur); err != nil {
+			return err
+		}
+	}
+	if err := txn.Set(want, nil); err != nil {
+		return err
+	}
+	return txn.Set(qk, want)
+}
+
+// ListRFIRequests walks the organization's (or organization and status)
+// RFI index backwards from q.Before, reading q.Limit+1 entries at most,
+// like ListApplications.
+func (s *Store) ListRFIRequests(_ context.Context, q onboarding.RFIListQuery) ([]*onboarding.RFIRequest, bool, error) {
+	prefix := rfiListPrefix(q.OrgID, q.Status)
+	seek := append(bytes.Clone(prefix), 0xff)
+	var before []byte
+	if q.Before != ([16]byte{}) {
+		before = append(bytes.Clone(prefix), q.Before[:]...)
+		seek = before
+	}
+	reqs := make([]*onboarding.RFIRequest, 0, max(q.Limit, 0))
+	more := false
+	err := s.view(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Reverse = true
+		opts.Prefix = prefix
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
+			item := it.Item()
+			if before != nil && bytes.Equal(item.Key(), before) {
+				continue
+			}
+			if len(reqs) == q.Limit {
+				more = true
+				return nil
+			}
+			var u uuid.UUID
+			if err := item.Value(func(v []byte) error {
+				if len(v) != len(u) {
+					return fmt.Errorf("rfi index entry %x: bad value", item.Key())
+				}
+				copy(u[:], v)
+				return nil
+			}); err != nil {
+				return err
+			}
+			var r onboarding.RFIRequest
+			if err := getRecord(txn, rfiKey(u), &r); err != nil {
+				return fmt.Errorf("rfi index entry %x → %s: %w", item.Key(), u, err)
+			}
+			reqs = append(reqs, &r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return reqs, more, nil
+}
+
+// ClaimRFIExpiries walks the expiry queue from its start, earliest first,
+// and moves up to c.Limit entries due at or before c.Now to c.Now+c.Lease,
+// with c.Owner as their value, returning their requests' ids. next is the
+// due time of the first entry after those taken: later than c.Now, or,
+// when c.Limit cut the claim short, the due time of the first request
+// left waiting.
+//
+// It is one transaction, which reads every entry it walks: a claim and an
+// update of the same request conflict (requeueRFI), and so would two claims
+// that meet the same entry, though the claims of this process (the only one
+// that opens the database) queue on a lock instead, as they would
+// otherwise mostly conflict.
+//
+// The walk starts at the front of xrx/, which entries leave as they are
+// claimed or expired: unlike the delivery queue (duefloor.go) no floor
+// skips their deleted versions, a cost bounded by the requests expired
+// since the last compaction.
+func (s *Store) ClaimRFIExpiries(ctx context.Context, c onboarding.Claim) ([]string, time.Time, error) {
+	s.rfiClaims.Lock()
+	defer s.rfiClaims.Unlock()
+	var ids []string
+	var next time.Time
+	err := s.update(ctx, func(txn *badger.Txn) error {
+		ids, next = nil, time.Time{}
+		type entry struct {
+			key []byte
+			id  uuid.UUID
+		}
+		var due []entry
+		prefix := []byte(prefixRFIExpiry)
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			k := it.Item().KeyCopy(nil)
+			at, id, err := parseRFIExpiryKey(k)
+			if err != nil {
+				it.Close()
+				return err
+			}
+			if at.After(c.Now) || len(due) >= c.Limit {
+				next = at
+				break
+			}
+			due = append(due, entry{k, id})
+		}
+		it.Close()
+		until := c.Now.Add(c.Lease)
+		for _, e := range due {
+			to := rfiExpiryKey(until, e.id)
+			if !bytes.Equal(to, e.key) {
+				if err := txn.Delete(e.key); err != nil {
+					return err
+				}
+			}
+			if err := txn.Set(to, []byte(c.Owner)); err != nil {
+				return err
+			}
+			if err := txn.Set(rfiQueuedKey(e.id), to); err != nil {
+				return err
+			}
+			ids = append(ids, e.id.String())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return ids, next, nil
+}
