@@ -80,9 +80,15 @@ type browserServer struct {
 
 func startBrowserServer(t *testing.T) *browserServer {
 	t.Helper()
+	return startBrowserServerWith(t, browserConfig)
+}
+
+// startBrowserServerWith is startBrowserServer serving config.
+func startBrowserServerWith(t *testing.T, config string) *browserServer {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "onboard.toml")
-	if err := os.WriteFile(cfg, []byte(browserConfig), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")

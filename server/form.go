@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"html/template"
@@ -43,7 +44,7 @@ type pages struct {
 }
 
 // pageNames are the page templates beside base.tmpl.
-var pageNames = [...]string{"verify", "overview", "stage", "company", "people", "person", "entity", "ownership", "documents", "collaborators", "review", "error"}
+var pageNames = [...]string{"verify", "overview", "stage", "company", "people", "person", "entity", "ownership", "documents", "collaborators", "review", "error", "rfi", "rfidone", "rfiexpired"}
 
 func mustParsePages() *pages {
 	base := template.Must(template.New("base").ParseFS(templateFiles, "templates/base.tmpl"))
@@ -72,9 +73,10 @@ func (s *Server) formRoutes() {
 		return nil
 	})
 
-	open := []echo.MiddlewareFunc{s.visitor}
-	in := []echo.MiddlewareFunc{s.visitor, signedIn}
-	s.registerVerifyRoutes(open)
+	visit := s.linkVisitor(s.formLink())
+	open := []echo.MiddlewareFunc{visit}
+	in := []echo.MiddlewareFunc{visit, signedIn}
+	s.registerVerifyRoutes("/a/:slug", open)
 	s.registerStageRoutes(open, in)
 	s.registerCompanyRoutes(in)
 	s.registerPeopleRoutes(in)
@@ -82,67 +84,101 @@ func (s *Server) formRoutes() {
 	s.registerDocumentRoutes(in)
 	s.registerCollaboratorRoutes(in)
 	s.registerReviewRoutes(in)
+	s.rfiRoutes()
 }
 
-// visitor identifies who is at the link, keeps their session cookie,
-// checks the CSRF token of posts (uploads check theirs while reading the
-// body) and renders any error as a page.
-func (s *Server) visitor(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		formHeaders(c.Response().Header())
-		r := c.Request()
-		if s.sessions == nil {
-			return s.formFailure(c, nil, onboarding.ErrFormUnavailable)
-		}
-		held, holds := s.heldSession(c)
-		var signIn *onboarding.SignIn
-		if holds && held.ParticipantID != "" {
-			signIn = &onboarding.SignIn{AppID: held.AppID, ParticipantID: held.ParticipantID, Epoch: held.Epoch}
-		}
-		authCode := c.QueryParam("auth_code")
-		v, err := s.svc.Visit(r.Context(), r.Host, c.Param("slug"), authCode, signIn)
-		if err != nil {
-			return s.formFailure(c, nil, err)
-		}
-		s.keepSession(c, v, held, holds)
-		c.Set(visitorKey, v)
-		if authCode != "" && r.Method == http.MethodGet {
-			// The code has done its job: take it out of the address bar
-			// and the browser's history.
-			q := r.URL.Query()
-			q.Del("auth_code")
-			u := *r.URL
-			u.RawQuery = q.Encode()
-			return c.Redirect(http.StatusSeeOther, u.RequestURI())
-		}
-		if r.Method == http.MethodPost && isMultipart(r) && c.Path() != uploadRoute {
-			// Only the upload takes multipart posts (and checks their
-			// token as it reads them); elsewhere one would carry no token.
-			return s.formFailure(c, v, onboarding.ErrCSRF)
-		}
-		if r.Method == http.MethodPost && !isMultipart(r) {
-			r.Body = http.MaxBytesReader(c.Response(), r.Body, maxFormPost)
-			if err := r.ParseForm(); err != nil {
-				return s.formFailure(c, v, onboarding.ErrCSRF)
+// linkKind is one kind of applicant link: the form's under /a/ or an RFI
+// request's under /r/. Both share linkVisitor, their sessions and the
+// verification pages.
+type linkKind struct {
+	// visit finds who is at the link (the domain's Visit or VisitRFI).
+	visit func(ctx context.Context, host, slug, authCode string, held *onboarding.SignIn) (guest, error)
+	// upload is the kind's one route that takes multipart posts.
+	upload string
+	// fail renders an error as a page of the kind (guestOf(c) is nil
+	// before the visitor is known).
+	fail func(c echo.Context, err error) error
+}
+
+// formLink is the application form's kind of link.
+func (s *Server) formLink() linkKind {
+	return linkKind{
+		visit: func(ctx context.Context, host, slug, authCode string, held *onboarding.SignIn) (guest, error) {
+			v, err := s.svc.Visit(ctx, host, slug, authCode, held)
+			if err != nil {
+				return nil, err
 			}
-			if !validCSRF(csrfOf(c), r.PostForm.Get("csrf")) {
-				return s.formFailure(c, v, onboarding.ErrCSRF)
-			}
-		}
-		if err := next(c); err != nil {
-			return s.formFailure(c, v, err)
-		}
-		return nil
+			return formGuest{v}, nil
+		},
+		upload: uploadRoute,
+		fail:   func(c echo.Context, err error) error { return s.formFailure(c, visitorOf(c), err) },
 	}
 }
 
-// signedIn sends a visitor who has not verified to the start of the form.
+// linkVisitor is the middleware of every route of a kind of link: it
+// identifies who is at the link, keeps their session cookie, checks the
+// CSRF token of posts (uploads check theirs while reading the body) and
+// renders any error as a page.
+func (s *Server) linkVisitor(k linkKind) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			formHeaders(c.Response().Header())
+			r := c.Request()
+			if s.sessions == nil {
+				return k.fail(c, onboarding.ErrFormUnavailable)
+			}
+			held, holds := s.heldSession(c)
+			var signIn *onboarding.SignIn
+			if holds && held.ParticipantID != "" {
+				signIn = &onboarding.SignIn{AppID: held.AppID, ParticipantID: held.ParticipantID, Epoch: held.Epoch}
+			}
+			authCode := c.QueryParam("auth_code")
+			g, err := k.visit(r.Context(), r.Host, c.Param("slug"), authCode, signIn)
+			if err != nil {
+				return k.fail(c, err)
+			}
+			s.keepSession(c, g, held, holds)
+			c.Set(visitorKey, g)
+			if authCode != "" && r.Method == http.MethodGet {
+				// The code has done its job: take it out of the address
+				// bar and the browser's history.
+				q := r.URL.Query()
+				q.Del("auth_code")
+				u := *r.URL
+				u.RawQuery = q.Encode()
+				return c.Redirect(http.StatusSeeOther, u.RequestURI())
+			}
+			if r.Method == http.MethodPost && isMultipart(r) && c.Path() != k.upload {
+				// Only the upload takes multipart posts (and checks their
+				// token as it reads them); elsewhere one would carry no
+				// token.
+				return k.fail(c, onboarding.ErrCSRF)
+			}
+			if r.Method == http.MethodPost && !isMultipart(r) {
+				r.Body = http.MaxBytesReader(c.Response(), r.Body, maxFormPost)
+				if err := r.ParseForm(); err != nil {
+					return k.fail(c, onboarding.ErrCSRF)
+				}
+				if !validCSRF(csrfOf(c), r.PostForm.Get("csrf")) {
+					return k.fail(c, onboarding.ErrCSRF)
+				}
+			}
+			if err := next(c); err != nil {
+				return k.fail(c, err)
+			}
+			return nil
+		}
+	}
+}
+
+// signedIn sends a visitor who has not verified to the start of their
+// link.
 func signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v := visitorOf(c)
-		if !v.SignedIn {
+		g := guestOf(c)
+		if !g.signedIn() {
 			if c.Request().Method == http.MethodGet {
-				return c.Redirect(http.StatusSeeOther, formBase(v))
+				return c.Redirect(http.StatusSeeOther, g.base())
 			}
 			return onboarding.ErrNotSignedIn
 		}
@@ -155,12 +191,35 @@ func isMultipart(r *http.Request) bool {
 	return mt == "multipart/form-data"
 }
 
+// guestOf returns the visitor at the link; nil before it is known.
+func guestOf(c echo.Context) guest {
+	g, _ := c.Get(visitorKey).(guest)
+	return g
+}
+
+// visitorOf returns the visitor at the form; nil before it is known.
 func visitorOf(c echo.Context) *onboarding.Visitor {
-	v, _ := c.Get(visitorKey).(*onboarding.Visitor)
-	return v
+	g, _ := c.Get(visitorKey).(formGuest)
+	return g.Visitor
 }
 
 func formBase(v *onboarding.Visitor) string { return "/a/" + v.Participant.LinkSlug }
+
+// formGuest is the form's visitor as a guest of its link.
+type formGuest struct{ *onboarding.Visitor }
+
+func (g formGuest) subject() string                      { return g.App.ID }
+func (g formGuest) participant() *onboarding.Participant { return g.Participant }
+func (g formGuest) signedIn() bool                       { return g.SignedIn }
+func (g formGuest) signedInNow() bool                    { return g.SignedInNow }
+func (g formGuest) base() string                         { return formBase(g.Visitor) }
+func (g formGuest) layout(title string) layout           { return newLayout(g.Visitor, title) }
+func (g formGuest) sendCode(ctx context.Context, svc *onboarding.Service) error {
+	return svc.SendVerificationCode(ctx, g.Visitor)
+}
+func (g formGuest) verifyCode(ctx context.Context, svc *onboarding.Service, code string) error {
+	return svc.VerifyCode(ctx, g.Visitor, code)
+}
 
 // formHeaders are the security headers of every form page.
 func formHeaders(h http.Header) {
@@ -191,6 +250,9 @@ type layout struct {
 	// NoticeWarn shows Notice as a warning rather than a confirmation.
 	NoticeWarn bool
 	Errors     []errorItem
+	// RFI marks the pages of an RFI request's link, whose words differ
+	// from the form's where they speak of the form.
+	RFI bool
 }
 
 // page is the data of one page template.
@@ -234,9 +296,16 @@ func (s *Server) render(c echo.Context, status int, name string, p page) error {
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
-// formFailure renders an error as a page: the kind decides the status,
-// and unexpected errors are logged and shown without detail.
+// formFailure renders an error as a page of the form (v is nil before
+// the application is known).
 func (s *Server) formFailure(c echo.Context, v *onboarding.Visitor, err error) error {
+	return s.linkFailure(c, newLayout(v, ""), err)
+}
+
+// linkFailure renders an error as a page of a link, in the layout l: the
+// kind decides the status, and unexpected errors are logged and shown
+// without detail.
+func (s *Server) linkFailure(c echo.Context, l layout, err error) error {
 	if c.Response().Committed {
 		return nil
 	}
@@ -250,12 +319,15 @@ func (s *Server) formFailure(c echo.Context, v *onboarding.Visitor, err error) e
 	switch {
 	case errors.Is(err, onboarding.ErrFormNotFound):
 		title = "This link does not work"
+	case f.unexpected() && l.RFI:
+		msg = "Something went wrong on our side. The documents you uploaded are safe. Try again in a few minutes."
 	case f.unexpected():
 		msg = "Something went wrong on our side. Your saved answers are safe. Try again in a few minutes."
 	case f.cause == nil && status == http.StatusNotFound:
 		msg = "This page does not exist."
 	}
-	return s.render(c, status, "error", &errorView{layout: newLayout(v, title), ErrorTitle: title, ErrorMessage: msg})
+	l.Title = title
+	return s.render(c, status, "error", &errorView{layout: l, ErrorTitle: title, ErrorMessage: msg})
 }
 
 // errorView is the error page's data.

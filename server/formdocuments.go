@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -23,22 +24,40 @@ func (s *Server) registerDocumentRoutes(in []echo.MiddlewareFunc) {
 // documentsPage draws the documents stage, with errMsg at the slot errKey
 // (or above them all when errKey is none of them).
 func (s *Server) documentsPage(c echo.Context, v *onboarding.Visitor, status int, errKey, errMsg string) error {
-	p := &documentsView{layout: newLayout(v, "Documents"), Slots: s.docSlots(v), Writable: v.Writable(), Next: nextStage(v, onboarding.StageDocuments)}
+	up := s.uploadControls(c, formBase(v), v.Writable())
+	p := &documentsView{layout: newLayout(v, "Documents"), Slots: s.docSlots(v), Next: nextStage(v, onboarding.StageDocuments)}
+	for i := range p.Slots {
+		p.Slots[i].uploadControls = up
+	}
 	p.Notice = notice(c)
 	p.NoticeWarn = c.QueryParam("done") == "rejected"
-	for i := range p.Slots {
-		if p.Slots[i].Key == errKey {
-			p.Slots[i].Error = errMsg
-			p.Errors = []errorItem{{Anchor: "file-" + errKey, Message: p.Slots[i].Label + ": " + errMsg}}
+	p.Errors = slotError(p.Slots, errKey, errMsg)
+	p.MaxUpload = onboarding.SizeText(up.MaxUploadBytes)
+	return s.render(c, status, "documents", p)
+}
+
+// slotError puts errMsg at the slot errKey of slots and returns the error
+// summary's item for it (linked to the slot's file input, or above them
+// all when errKey is none of them); nil without errMsg.
+func slotError(slots []docSlot, errKey, errMsg string) []errorItem {
+	if errMsg == "" {
+		return nil
+	}
+	for i := range slots {
+		if slots[i].Key == errKey {
+			slots[i].Error = errMsg
+			return []errorItem{{Anchor: "file-" + errKey, Message: slots[i].Label + ": " + errMsg}}
 		}
 	}
-	if p.Errors == nil && errMsg != "" {
-		p.Errors = []errorItem{{Message: errMsg}}
-	}
-	p.MaxUploadBytes = s.svc.MaxUploadBytes()
-	p.MaxUpload = onboarding.SizeText(p.MaxUploadBytes)
-	p.MaxUploadMessage = onboarding.ErrUploadTooLarge(p.MaxUploadBytes).Message
-	return s.render(c, status, "documents", p)
+	return []errorItem{{Message: errMsg}}
+}
+
+// uploadControls are what the upload and remove controls of a documents
+// page need, for each of its slots.
+func (s *Server) uploadControls(c echo.Context, base string, writable bool) *uploadControls {
+	max := s.svc.MaxUploadBytes()
+	return &uploadControls{Base: base, CSRF: csrfOf(c), Writable: writable,
+		MaxUploadBytes: max, MaxUploadMessage: onboarding.ErrUploadTooLarge(max).Message}
 }
 
 // docSlots are the documents the applicant can upload, in form order and,
@@ -52,14 +71,8 @@ func (s *Server) docSlots(v *onboarding.Visitor) []docSlot {
 			continue
 		}
 		add := func(personID, whose string, required bool) {
-			slot := docSlot{Key: docKey(f.ID, personID), FieldID: f.ID, PersonID: personID, Label: f.Label, Description: f.Description, Whose: whose, Required: required}
-			if doc, ok := d.Document(f.ID, personID); ok {
-				slot.Doc = &doc
-				if doc.Status != onboarding.DocumentRejected {
-					slot.ViewHref = s.svc.DocumentDownloadPath(&doc)
-				}
-			}
-			out = append(out, slot)
+			doc, ok := d.Document(f.ID, personID)
+			out = append(out, s.docSlot(f, personID, whose, required, doc, ok))
 		}
 		if !f.PersonScoped {
 			add("", "", f.Required)
@@ -73,16 +86,56 @@ func (s *Server) docSlots(v *onboarding.Visitor) []docSlot {
 	return out
 }
 
-// uploadDocument streams a multipart upload into the blob store: the small
-// parts (csrf, field, person) come first, as the page's form orders them,
-// and the file part is read straight into storage without buffering.
+// docSlot is the slot of document field f (for person personID, whose
+// name is whose), holding doc when has; its page sets its controls.
+func (s *Server) docSlot(f *onboarding.Field, personID, whose string, required bool, doc onboarding.Document, has bool) docSlot {
+	slot := docSlot{Key: docKey(f.ID, personID), FieldID: f.ID, PersonID: personID,
+		Label: f.Label, Description: f.Description, Whose: whose, Required: required}
+	if has {
+		slot.Doc = &doc
+		if doc.Status != onboarding.DocumentRejected {
+			slot.ViewHref = s.svc.DocumentDownloadPath(&doc)
+		}
+	}
+	return slot
+}
+
+// uploadDocument streams a multipart upload into the blob store (see
+// receiveUpload) for a document of the application.
 func (s *Server) uploadDocument(c echo.Context) error {
 	v := visitorOf(c)
+	return s.receiveUpload(c, uploadTarget{
+		page: func(status int, key, msg string) error { return s.documentsPage(c, v, status, key, msg) },
+		store: func(ctx context.Context, up onboarding.Upload) (*onboarding.Document, error) {
+			return s.svc.UploadDocument(ctx, v, up)
+		},
+		done: func(key, notice string) string { return formBase(v) + "/s/documents?done=" + notice + "#doc-" + key },
+	})
+}
+
+// uploadTarget is where receiveUpload puts a file: a document of the
+// application form or of an RFI request.
+type uploadTarget struct {
+	// page redraws the documents page with msg at the slot key (or above
+	// them all when key is none of them).
+	page func(status int, key, msg string) error
+	// store validates and records the upload.
+	store func(ctx context.Context, up onboarding.Upload) (*onboarding.Document, error)
+	// done is where the browser goes once the file is stored, with the
+	// notice "uploaded" or "rejected".
+	done func(key, notice string) string
+}
+
+// receiveUpload streams a multipart upload into the blob store: the small
+// parts (csrf, field, person) come first, as the page's form orders them,
+// their CSRF token is checked before the file part, and the file part is
+// read straight into storage without buffering.
+func (s *Server) receiveUpload(c echo.Context, t uploadTarget) error {
 	r := c.Request()
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.svc.MaxUploadBytes()+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return s.documentsPage(c, v, http.StatusBadRequest, "", onboarding.ErrNoFileChosen.Message)
+		return t.page(http.StatusBadRequest, "", onboarding.ErrNoFileChosen.Message)
 	}
 	small := map[string]string{}
 	for {
@@ -91,13 +144,13 @@ func (s *Server) uploadDocument(c echo.Context) error {
 			break
 		}
 		if err != nil {
-			return s.uploadFailed(c, v, "", err)
+			return s.uploadFailed(c, t, "", err)
 		}
 		name := part.FormName()
 		if name != "file" {
 			b, err := io.ReadAll(io.LimitReader(part, 1024))
 			if err != nil {
-				return s.uploadFailed(c, v, "", err)
+				return s.uploadFailed(c, t, "", err)
 			}
 			small[name] = string(b)
 			continue
@@ -107,31 +160,31 @@ func (s *Server) uploadDocument(c echo.Context) error {
 		}
 		key := docKey(small["field"], small["person"])
 		if part.FileName() == "" {
-			return s.documentsPage(c, v, http.StatusBadRequest, key, onboarding.ErrNoFileChosen.Message)
+			return t.page(http.StatusBadRequest, key, onboarding.ErrNoFileChosen.Message)
 		}
-		doc, err := s.svc.UploadDocument(r.Context(), v, onboarding.Upload{
+		doc, err := t.store(r.Context(), onboarding.Upload{
 			FieldID: small["field"], PersonID: small["person"], FileName: part.FileName(),
 			Type: part.Header.Get("Content-Type"), Body: part,
 		})
 		if err != nil {
-			return s.uploadFailed(c, v, key, err)
+			return s.uploadFailed(c, t, key, err)
 		}
 		done := "uploaded"
 		if doc.Status == onboarding.DocumentRejected {
 			done = "rejected"
 		}
-		return c.Redirect(http.StatusSeeOther, formBase(v)+"/s/documents?done="+done+"#doc-"+key)
+		return c.Redirect(http.StatusSeeOther, t.done(key, done))
 	}
 	if !validCSRF(csrfOf(c), small["csrf"]) {
 		return onboarding.ErrCSRF
 	}
-	return s.documentsPage(c, v, http.StatusBadRequest, "", onboarding.ErrNoFileChosen.Message)
+	return t.page(http.StatusBadRequest, "", onboarding.ErrNoFileChosen.Message)
 }
 
 // uploadFailed shows the documents page with the error at the upload it
 // concerns. The rest of an oversized body is read (up to the request
 // limit) so that the browser gets the page rather than a reset connection.
-func (s *Server) uploadFailed(c echo.Context, v *onboarding.Visitor, key string, err error) error {
+func (s *Server) uploadFailed(c echo.Context, t uploadTarget, key string, err error) error {
 	f := failureOf(err)
 	switch f.status {
 	case http.StatusInternalServerError, http.StatusForbidden, http.StatusConflict:
@@ -140,7 +193,7 @@ func (s *Server) uploadFailed(c echo.Context, v *onboarding.Visitor, key string,
 		f.body.Error = onboarding.ErrUploadTooLarge(s.svc.MaxUploadBytes()).Message
 		_, _ = io.Copy(io.Discard, c.Request().Body)
 	}
-	return s.documentsPage(c, v, f.status, key, f.body.Error)
+	return t.page(f.status, key, f.body.Error)
 }
 
 // removeDocument takes away the applicant's upload for one document.
@@ -169,17 +222,25 @@ func docKey(field, person string) string {
 // documentsView is the documents stage's data.
 type documentsView struct {
 	layout
-	Slots            []docSlot
-	MaxUpload        string // the upload limit, for people
+	Slots     []docSlot
+	MaxUpload string // the upload limit, for people
+	Next      string // where Continue goes
+}
+
+// uploadControls are what each slot's upload and remove forms need of
+// their page.
+type uploadControls struct {
+	Base, CSRF       string
+	Writable         bool
 	MaxUploadBytes   int64
 	MaxUploadMessage string // form.js's message for a file over the limit
-	Writable         bool
-	Next             string // where Continue goes
 }
 
 // docSlot is one document the applicant can upload: a company document
-// field, or a person-scoped field for one person.
+// field, or a person-scoped field for one person (templates/base.tmpl
+// draws it).
 type docSlot struct {
+	*uploadControls
 	Key, FieldID, PersonID string
 	Label, Description     string
 	Whose                  string

@@ -27,7 +27,7 @@ func (s *Server) registerStageRoutes(open, in []echo.MiddlewareFunc) {
 func (s *Server) formHome(c echo.Context) error {
 	v := visitorOf(c)
 	if !v.SignedIn {
-		return s.renderVerify(c, http.StatusOK, v, "")
+		return s.renderVerify(c, http.StatusOK, formGuest{v}, "")
 	}
 	if v.NeedsCompany() && v.Writable() {
 		return c.Redirect(http.StatusSeeOther, formBase(v)+"/company")

@@ -9,51 +9,52 @@ import (
 	"onboard/onboarding"
 )
 
-// The verification pages: before signing in, the visitor asks for a code
-// by e-mail and enters it.
+// The verification pages of every applicant link (the form's and RFI
+// requests'): before signing in, the visitor asks for a code by e-mail and
+// enters it.
 
-// registerVerifyRoutes registers the verification posts; the page itself
-// is the link (formHome).
-func (s *Server) registerVerifyRoutes(open []echo.MiddlewareFunc) {
-	s.e.POST("/a/:slug/verify/send", s.sendCode, open...)
-	s.e.POST("/a/:slug/verify", s.verifyCode, open...)
+// registerVerifyRoutes registers the verification posts of the links
+// under prefix; the page itself is the link.
+func (s *Server) registerVerifyRoutes(prefix string, open []echo.MiddlewareFunc) {
+	s.e.POST(prefix+"/verify/send", s.sendCode, open...)
+	s.e.POST(prefix+"/verify", s.verifyCode, open...)
 }
 
 func (s *Server) sendCode(c echo.Context) error {
-	v := visitorOf(c)
-	if v.SignedIn {
-		return c.Redirect(http.StatusSeeOther, formBase(v))
+	g := guestOf(c)
+	if g.signedIn() {
+		return c.Redirect(http.StatusSeeOther, g.base())
 	}
-	if err := s.svc.SendVerificationCode(c.Request().Context(), v); err != nil {
-		if e := onboarding.AsError(err); e != nil {
-			return s.renderVerify(c, statusOf(e.Kind), v, e.Message)
+	if err := g.sendCode(c.Request().Context(), s.svc); err != nil {
+		if e := onboarding.AsError(err); e != nil && e.Kind != onboarding.KindConflict {
+			return s.renderVerify(c, statusOf(e.Kind), g, e.Message)
 		}
 		return err
 	}
-	return redirectWith(c, formBase(v), "sent")
+	return redirectWith(c, g.base(), "sent")
 }
 
 func (s *Server) verifyCode(c echo.Context) error {
-	v := visitorOf(c)
-	if v.SignedIn {
-		return c.Redirect(http.StatusSeeOther, formBase(v))
+	g := guestOf(c)
+	if g.signedIn() {
+		return c.Redirect(http.StatusSeeOther, g.base())
 	}
-	if err := s.svc.VerifyCode(c.Request().Context(), v, c.Request().PostForm.Get("code")); err != nil {
+	if err := g.verifyCode(c.Request().Context(), s.svc, c.Request().PostForm.Get("code")); err != nil {
 		if e := onboarding.AsError(err); e != nil && e.Kind == onboarding.KindInvalid {
-			return s.renderVerify(c, http.StatusBadRequest, v, e.Message)
+			return s.renderVerify(c, http.StatusBadRequest, g, e.Message)
 		}
 		return err
 	}
-	s.startSession(c, v)
-	return redirectWith(c, formBase(v), "verified")
+	s.startSession(c, g)
+	return redirectWith(c, g.base(), "verified")
 }
 
 // renderVerify draws the verification page, with codeErr when the last
 // attempt failed.
-func (s *Server) renderVerify(c echo.Context, status int, v *onboarding.Visitor, codeErr string) error {
-	p := &verifyView{layout: newLayout(v, "Confirm it is you")}
+func (s *Server) renderVerify(c echo.Context, status int, g guest, codeErr string) error {
+	p := &verifyView{layout: g.layout("Confirm it is you")}
 	p.Notice = notice(c)
-	part := v.Participant
+	part := g.participant()
 	p.CodeSent = len(part.VerifyCodeHash) > 0 && s.now().Before(part.VerifyCodeExpires) && part.VerifyAttempts < onboarding.VerifyCodeAttempts
 	p.MaskedEmail = maskEmail(part.Email)
 	p.CodeError = codeErr

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -17,10 +18,11 @@ import (
 	"onboard/onboarding"
 )
 
-// The applicant form's sessions (DESIGN §5.5): once a participant proved
-// control of their e-mail address (or used the partner's pre-auth code),
-// their browser holds a session token in an HttpOnly cookie, and every
-// post carries a CSRF token derived from the session's secret nonce.
+// The sessions of applicant links, the form's and RFI requests' (DESIGN
+// §5.5, §5.10): once a participant proved control of their e-mail address
+// (or used the partner's pre-auth code), their browser holds a session
+// token in an HttpOnly cookie scoped to their link, and every post
+// carries a CSRF token derived from the session's secret nonce.
 // Before sign-in a browser holds an anonymous session, so that the
 // verification pages have CSRF tokens too.
 
@@ -155,45 +157,67 @@ func (s *Server) heldSession(c echo.Context) (Session, bool) {
 	return s.sessions.Read(ck.Value, s.now())
 }
 
-// keepSession gives the visit of v its session: a new one when v signed in
-// just now, the held one while it stands for v (renewed once it is older
-// than sessionRenewAfter), the held anonymous one of the same application,
-// or else a new anonymous one. It sets the cookie when the token changes,
-// and the request's CSRF token.
-func (s *Server) keepSession(c echo.Context, v *onboarding.Visitor, held Session, holds bool) {
+// guest is a visitor at an applicant link, as the link's sessions,
+// verification pages and error pages need it: the form's visitor
+// (formGuest) or an RFI request's (rfiGuest).
+type guest interface {
+	// subject is the id the link's sessions name (Session.AppID): the
+	// application's or the RFI request's.
+	subject() string
+	participant() *onboarding.Participant
+	// signedIn and signedInNow are the visitor's SignedIn and SignedInNow.
+	signedIn() bool
+	signedInNow() bool
+	// base is the link's address, /a/{slug} or /r/{slug}: where its pages
+	// are and the path of its session cookie.
+	base() string
+	// layout starts the layout of one of the link's pages.
+	layout(title string) layout
+	// sendCode and verifyCode are the domain's verification steps.
+	sendCode(ctx context.Context, svc *onboarding.Service) error
+	verifyCode(ctx context.Context, svc *onboarding.Service, code string) error
+}
+
+// keepSession gives the visit of g its session: a new one when g signed in
+// just now, the held one while it stands for g (renewed once it is older
+// than sessionRenewAfter), the held anonymous one of the same subject, or
+// else a new anonymous one. It sets the cookie when the token changes, and
+// the request's CSRF token.
+func (s *Server) keepSession(c echo.Context, g guest, held Session, holds bool) {
 	now := s.now()
 	switch {
-	case v.SignedInNow:
-		s.startSession(c, v)
+	case g.signedInNow():
+		s.startSession(c, g)
 		return
-	case v.SignedIn:
+	case g.signedIn():
 		if now.Sub(held.Issued) > sessionRenewAfter {
 			held.Issued, held.Expires = now, now.Add(sessionTTL)
-			s.setSession(c, v, held)
+			s.setSession(c, g, held)
 		}
-	case holds && held.AppID == v.App.ID && held.ParticipantID == "":
+	case holds && held.AppID == g.subject() && held.ParticipantID == "":
 	default:
-		held = Session{AppID: v.App.ID, Nonce: newNonce(), Issued: now, Expires: now.Add(sessionTTL)}
-		s.setSession(c, v, held)
+		held = Session{AppID: g.subject(), Nonce: newNonce(), Issued: now, Expires: now.Add(sessionTTL)}
+		s.setSession(c, g, held)
 	}
 	c.Set(csrfKey, s.sessions.CSRFToken(held.Nonce))
 }
 
-// startSession starts a signed-in session for v's participant, with a
+// startSession starts a signed-in session for g's participant, with a
 // fresh secret.
-func (s *Server) startSession(c echo.Context, v *onboarding.Visitor) {
+func (s *Server) startSession(c echo.Context, g guest) {
 	now := s.now()
-	ss := Session{AppID: v.App.ID, ParticipantID: v.Participant.ID, Epoch: v.Participant.SessionEpoch,
+	p := g.participant()
+	ss := Session{AppID: g.subject(), ParticipantID: p.ID, Epoch: p.SessionEpoch,
 		Nonce: newNonce(), Issued: now, Expires: now.Add(sessionTTL)}
-	s.setSession(c, v, ss)
+	s.setSession(c, g, ss)
 	c.Set(csrfKey, s.sessions.CSRFToken(ss.Nonce))
 }
 
-// setSession hands ss to the browser in the session cookie, scoped to v's
+// setSession hands ss to the browser in the session cookie, scoped to g's
 // link.
-func (s *Server) setSession(c echo.Context, v *onboarding.Visitor, ss Session) {
+func (s *Server) setSession(c echo.Context, g guest, ss Session) {
 	c.SetCookie(&http.Cookie{
-		Name: sessionCookie, Value: s.sessions.Issue(ss), Path: formBase(v),
+		Name: sessionCookie, Value: s.sessions.Issue(ss), Path: g.base(),
 		MaxAge: int(sessionTTL.Seconds()), HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie || c.Request().TLS != nil,
 	})
