@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -149,56 +148,9 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 }
 
 // ListApplications walks the organization's (or organization and status)
-// index backwards from q.Before, reading q.Limit+1 entries at most: its cost
-// depends on the page size, not on how many applications exist.
+// index backwards from q.Before (listNewestFirst).
 func (s *Store) ListApplications(_ context.Context, q onboarding.ListQuery) ([]*onboarding.Application, bool, error) {
-	prefix := listPrefix(q.OrgID, q.Status)
-	seek := append(bytes.Clone(prefix), 0xff)
-	var before []byte
-	if q.Before != ([16]byte{}) {
-		before = append(bytes.Clone(prefix), q.Before[:]...)
-		seek = before
-	}
-	apps := make([]*onboarding.Application, 0, q.Limit)
-	more := false
-	err := s.view(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Reverse = true
-		opts.Prefix = prefix
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
-			item := it.Item()
-			if before != nil && bytes.Equal(item.Key(), before) {
-				continue
-			}
-			if len(apps) == q.Limit {
-				more = true
-				return nil
-			}
-			var u uuid.UUID
-			if err := item.Value(func(v []byte) error {
-				if len(v) != len(u) {
-					return fmt.Errorf("index entry %x: bad value", item.Key())
-				}
-				copy(u[:], v)
-				return nil
-			}); err != nil {
-				return err
-			}
-			var app onboarding.Application
-			if err := getRecord(txn, appKey(u), &app); err != nil {
-				return fmt.Errorf("index entry %x → %s: %w", item.Key(), u, err)
-			}
-			apps = append(apps, &app)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	return apps, more, nil
+	return listNewestFirst[onboarding.Application](s, listPrefix(q.OrgID, q.Status), q.Before, q.Limit, appKey)
 }
 
 // Activity returns the application's activity log, oldest first.

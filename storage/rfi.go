@@ -231,56 +231,9 @@ func requeueRFI(txn *badger.Txn, id uuid.UUID, old, r *onboarding.RFIRequest) er
 }
 
 // ListRFIRequests walks the organization's (or organization and status)
-// RFI index backwards from q.Before, reading q.Limit+1 entries at most,
-// like ListApplications.
+// RFI index backwards from q.Before (listNewestFirst).
 func (s *Store) ListRFIRequests(_ context.Context, q onboarding.RFIListQuery) ([]*onboarding.RFIRequest, bool, error) {
-	prefix := rfiListPrefix(q.OrgID, q.Status)
-	seek := append(bytes.Clone(prefix), 0xff)
-	var before []byte
-	if q.Before != ([16]byte{}) {
-		before = append(bytes.Clone(prefix), q.Before[:]...)
-		seek = before
-	}
-	reqs := make([]*onboarding.RFIRequest, 0, max(q.Limit, 0))
-	more := false
-	err := s.view(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Reverse = true
-		opts.Prefix = prefix
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
-			item := it.Item()
-			if before != nil && bytes.Equal(item.Key(), before) {
-				continue
-			}
-			if len(reqs) == q.Limit {
-				more = true
-				return nil
-			}
-			var u uuid.UUID
-			if err := item.Value(func(v []byte) error {
-				if len(v) != len(u) {
-					return fmt.Errorf("rfi index entry %x: bad value", item.Key())
-				}
-				copy(u[:], v)
-				return nil
-			}); err != nil {
-				return err
-			}
-			var r onboarding.RFIRequest
-			if err := getRecord(txn, rfiKey(u), &r); err != nil {
-				return fmt.Errorf("rfi index entry %x → %s: %w", item.Key(), u, err)
-			}
-			reqs = append(reqs, &r)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	return reqs, more, nil
+	return listNewestFirst[onboarding.RFIRequest](s, rfiListPrefix(q.OrgID, q.Status), q.Before, q.Limit, rfiKey)
 }
 
 // ClaimRFIExpiries walks the expiry queue from its start, earliest first,

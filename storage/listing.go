@@ -1,0 +1,64 @@
+package storage
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+)
+
+// listNewestFirst reads a page of records through a listing index: the
+// entries under prefix end in a creation ULID and hold the record's UUID,
+// and key gives the record's key from it. It walks the index backwards
+// from before (the newest when zero), reading limit+1 entries at most, so
+// its cost depends on the page size, not on how many records exist; more
+// reports whether entries remain.
+func listNewestFirst[T any](s *Store, prefix []byte, before ulid.ULID, limit int, key func(uuid.UUID) []byte) (page []*T, more bool, err error) {
+	seek := append(bytes.Clone(prefix), 0xff)
+	var from []byte
+	if before != (ulid.ULID{}) {
+		from = append(bytes.Clone(prefix), before[:]...)
+		seek = from
+	}
+	page = make([]*T, 0, max(limit, 0))
+	err = s.view(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Reverse = true
+		opts.Prefix = prefix
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
+			item := it.Item()
+			if from != nil && bytes.Equal(item.Key(), from) {
+				continue
+			}
+			if len(page) == limit {
+				more = true
+				return nil
+			}
+			var u uuid.UUID
+			if err := item.Value(func(v []byte) error {
+				if len(v) != len(u) {
+					return fmt.Errorf("index entry %x: bad value", item.Key())
+				}
+				copy(u[:], v)
+				return nil
+			}); err != nil {
+				return err
+			}
+			rec := new(T)
+			if err := getRecord(txn, key(u), rec); err != nil {
+				return fmt.Errorf("index entry %x → %s: %w", item.Key(), u, err)
+			}
+			page = append(page, rec)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return page, more, nil
+}
