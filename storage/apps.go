@@ -239,29 +239,5 @@ func (s *Store) ApplicationBySlug(_ context.Context, slug string) (*onboarding.A
 	if slug == "" {
 		return nil, onboarding.ErrNotFound
 	}
-	var app onboarding.Application
-	err := s.view(func(txn *badger.Txn) error {
-		item, err := txn.Get(slugIndexKey(slug))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return onboarding.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		var id uuid.UUID
-		if err := item.Value(func(b []byte) error {
-			if len(b) != len(id) {
-				return fmt.Errorf("slug index entry has %d bytes", len(b))
-			}
-			copy(id[:], b)
-			return nil
-		}); err != nil {
-			return err
-		}
-		return getRecord(txn, appKey(id), &app)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &app, nil
+	return recordByIndex[onboarding.Application](s, slugIndexKey(slug), appKey)
 }

@@ -2,11 +2,14 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
+
+	"onboard/onboarding"
 )
 
 // listNewestFirst reads a page of records through a listing index: the
@@ -61,4 +64,35 @@ func listNewestFirst[T any](s *Store, prefix []byte, before ulid.ULID, limit int
 		return nil, false, err
 	}
 	return page, more, nil
+}
+
+// recordByIndex reads the record an index entry names: the entry at ix
+// holds the record's UUID, and key gives the record's key from it. A
+// missing entry is onboarding.ErrNotFound.
+func recordByIndex[T any](s *Store, ix []byte, key func(uuid.UUID) []byte) (*T, error) {
+	rec := new(T)
+	err := s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(ix)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return onboarding.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		var id uuid.UUID
+		if err := item.Value(func(b []byte) error {
+			if len(b) != len(id) {
+				return fmt.Errorf("index entry %x has %d bytes", ix, len(b))
+			}
+			copy(id[:], b)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return getRecord(txn, key(id), rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec, nil
 }

@@ -83,31 +83,7 @@ func (s *Store) RFIRequestBySlug(_ context.Context, slug string) (*onboarding.RF
 	if slug == "" {
 		return nil, onboarding.ErrNotFound
 	}
-	var r onboarding.RFIRequest
-	err := s.view(func(txn *badger.Txn) error {
-		item, err := txn.Get(rfiSlugIndexKey(slug))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return onboarding.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		var id uuid.UUID
-		if err := item.Value(func(b []byte) error {
-			if len(b) != len(id) {
-				return fmt.Errorf("rfi slug index entry has %d bytes", len(b))
-			}
-			copy(id[:], b)
-			return nil
-		}); err != nil {
-			return err
-		}
-		return getRecord(txn, rfiKey(id), &r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return recordByIndex[onboarding.RFIRequest](s, rfiSlugIndexKey(slug), rfiKey)
 }
 
 // UpdateRFIRequest applies change to the stored RFI request, rewrites the
