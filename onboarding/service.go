@@ -93,6 +93,7 @@ type Store interface {
 
 	WebhookStore
 	RFIStore
+	ActivityStore
 }
 
 // ListQuery selects a page of an organization's applications.

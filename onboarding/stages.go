@@ -145,12 +145,14 @@ func (s *Service) SaveStage(ctx context.Context, v *Visitor, stageID string, val
 			if v.CompanyFieldLocked(a, f) || keepStored(shown, id, set[id], a.Data.Fields[id]) {
 				continue
 			}
+			if ValueFingerprint(set[id]) != ValueFingerprint(a.Data.Fields[id]) {
+				saved = append(saved, id) // the log names the fields the save changed
+			}
 			if set[id] == nil {
 				delete(a.Data.Fields, id)
 			} else {
 				a.Data.Fields[id] = set[id]
 			}
-			saved = append(saved, id)
 		}
 		return Activity{Action: ActionFormSaved, Fields: saved, Detail: stageID}, nil
 	})

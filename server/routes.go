@@ -35,6 +35,7 @@ func (s *Server) routes() {
 	route("POST", "/applications/:id/pre-auth", s.refreshPreAuth, onboarding.ScopeApplicationsCreate)
 	route("POST", "/applications/:id/decision", s.recordDecision, onboarding.ScopeApplicationsWrite)
 	route("POST", "/applications/:id/invite", s.resendInvite, onboarding.ScopeApplicationsCreate)
+	route("GET", "/applications/:id/activity", s.listActivity, onboarding.ScopeApplicationsRead)
 	route("POST", "/rfi-requests", s.createRFIRequest, onboarding.ScopeRFICreate)
 	route("GET", "/rfi-requests", s.listRFIRequests, onboarding.ScopeRFIRead)
 	route("GET", "/rfi-requests/:id", s.getRFIRequest, onboarding.ScopeRFIRead)

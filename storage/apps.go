@@ -35,10 +35,6 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	if err != nil {
 		return err
 	}
-	acts, err := s.encodeActivity(id, ch.Log)
-	if err != nil {
-		return err
-	}
 	ix := appIndexes(app, id)
 	defer s.due.lower(eventDues(ch.Events))
 	return s.update(ctx, func(txn *badger.Txn) error {
@@ -58,7 +54,7 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 				return err
 			}
 		}
-		if err := setAll(txn, acts); err != nil {
+		if err := s.appendActivity(txn, id, ch.Log); err != nil {
 			return err
 		}
 		return s.writeEvents(txn, ch.Events)
@@ -126,11 +122,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 				}
 			}
 		}
-		acts, err := s.encodeActivity(u, ch.Log)
-		if err != nil {
-			return err
-		}
-		if err := setAll(txn, acts); err != nil {
+		if err := s.appendActivity(txn, u, ch.Log); err != nil {
 			return err
 		}
 		dues = eventDues(ch.Events)
@@ -176,29 +168,6 @@ func (s *Store) Activity(_ context.Context, appID string) ([]onboarding.Activity
 		return nil
 	})
 	return out, err
-}
-
-type kv struct{ key, value []byte }
-
-func (s *Store) encodeActivity(app uuid.UUID, log []onboarding.Activity) ([]kv, error) {
-	out := make([]kv, 0, len(log))
-	for i := range log {
-		b, err := encode(&log[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, kv{activityKey(app, s.nextULID(log[i].At)), b})
-	}
-	return out, nil
-}
-
-func setAll(txn *badger.Txn, entries []kv) error {
-	for _, e := range entries {
-		if err := txn.Set(e.key, e.value); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func keysOf(m map[string][]byte) [][]byte {

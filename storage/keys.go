@@ -26,7 +26,11 @@ import (
 //	xl/<linkSlug>                                 → appID: participant link slugs
 //	xr/<appID:16>                                 → (empty): applications whose registry
 //	                                                documents are still pending (the fetch queue)
-//	v/<appID:16><ulid:16>                         activity entry, oldest first
+//	v/<appID:16><ulid:16>                         activity entry, oldest first, with its link
+//	                                              in the log's hash chain (activity.go)
+//	vh/<appID:16>                                 → <ulid:16><sha256:32>: the head of that log,
+//	                                              its last entry's ULID and hash, written with
+//	                                              every append (schema 5)
 //	k/<clientID>                                  API key record
 //	xk/<orgID>\x00<clientID>                      → (empty): an organization's keys
 //	i/<clientID>\x00<idempotencyKey>              saved response of an idempotent POST (24 h TTL)
@@ -125,6 +129,9 @@ const (
 	prefixRFIQueued      = "xrq/"
 )
 
+// prefixActivityHead is the family of activity log heads (schema 5).
+const prefixActivityHead = "vh/"
+
 // prefixRetiredPreAuthIndex is the family xp/<sha256(preAuthCode):32> →
 // appID that schema 2 and earlier wrote for every live pre-auth code.
 // Nothing read it (the form finds an application by its link slug, then
@@ -186,6 +193,10 @@ func activityPrefix(app uuid.UUID) []byte {
 
 func activityKey(app uuid.UUID, id ulid.ULID) []byte {
 	return append(activityPrefix(app), id[:]...)
+}
+
+func activityHeadKey(subject uuid.UUID) []byte {
+	return append([]byte(prefixActivityHead), subject[:]...)
 }
 
 func apiKeyKey(clientID string) []byte {

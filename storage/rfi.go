@@ -31,10 +31,6 @@ func (s *Store) CreateRFIRequest(ctx context.Context, r *onboarding.RFIRequest, 
 	if err != nil {
 		return err
 	}
-	acts, err := s.encodeActivity(id, ch.Log)
-	if err != nil {
-		return err
-	}
 	ix := rfiIndexes(r, id)
 	defer s.due.lower(eventDues(ch.Events))
 	return s.update(ctx, func(txn *badger.Txn) error {
@@ -57,7 +53,7 @@ func (s *Store) CreateRFIRequest(ctx context.Context, r *onboarding.RFIRequest, 
 		if err := requeueRFI(txn, id, nil, r); err != nil {
 			return err
 		}
-		if err := setAll(txn, acts); err != nil {
+		if err := s.appendActivity(txn, id, ch.Log); err != nil {
 			return err
 		}
 		return s.writeEvents(txn, ch.Events)
@@ -139,11 +135,7 @@ func (s *Store) UpdateRFIRequest(ctx context.Context, id string, change func(*on
 		if err := requeueRFI(txn, u, &old, &r); err != nil {
 			return err
 		}
-		acts, err := s.encodeActivity(u, ch.Log)
-		if err != nil {
-			return err
-		}
-		if err := setAll(txn, acts); err != nil {
+		if err := s.appendActivity(txn, u, ch.Log); err != nil {
 			return err
 		}
 		dues = eventDues(ch.Events)

@@ -34,7 +34,9 @@ import (
 //	4: marks the API keys created without a scope list AllScopes; adds the
 //	   event, endpoint, delivery queue and delivery log families (keys.go),
 //	   which need no migration
-const schemaVersion = "4"
+//	5: chains every activity log: each v/ entry stores its hash and the one
+//	   before it, and every log has a vh/ head (chainActivityLogs)
+const schemaVersion = "5"
 
 // migrationBatch bounds the keys one migration transaction deletes or reads, keeping
 // it well within Badger's transaction size limit.
@@ -208,7 +210,15 @@ func (s *Store) checkSchema() error {
 		if err := s.markAllScopeKeys(ctx); err != nil {
 			return fmt.Errorf("migrate schema 3 to 4: %w", err)
 		}
-		return s.setSchema(ctx, "4")
+		if err := s.setSchema(ctx, "4"); err != nil {
+			return fmt.Errorf("migrate schema 3 to 4: %w", err)
+		}
+		fallthrough
+	case "4":
+		if err := s.chainActivityLogs(ctx); err != nil {
+			return fmt.Errorf("migrate schema 4 to 5: %w", err)
+		}
+		return s.setSchema(ctx, "5")
 	}
 	return fmt.Errorf("data directory has schema version %q; this onboard reads version %s", v, schemaVersion)
 }

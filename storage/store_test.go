@@ -105,7 +105,7 @@ func TestKeys(t *testing.T) {
 	families := []string{prefixApp, prefixOrgIndex, prefixStatusIndex, prefixSlugIndex, prefixPendingDocs, prefixActivity, prefixKey,
 		prefixOrgKeyIndex, prefixIdempotency, "m/", prefixRetiredPreAuthIndex, prefixEvent, prefixOrgEventIndex, prefixTypeEventIndex,
 		prefixEndpoint, prefixOrgEndpointIndex, prefixDelivery, prefixQueueHead, prefixDueIndex, prefixLeaseIndex, prefixAttempt, prefixEndpointAttempts,
-		prefixEventAttempts}
+		prefixEventAttempts, prefixActivityHead}
 	for i, a := range families {
 		for j, b := range families {
 			if i != j && strings.HasPrefix(b, a) {
@@ -703,7 +703,7 @@ func keysWithPrefix(t *testing.T, s *Store, prefix string) map[string]string {
 // stored without AllScopes (more of them than one migration transaction
 // reads): those that carry every scope version 3 knew, in any order, were
 // created without a scope list and become AllScopes; the others keep
-// exactly their scopes. The version moves to 4.
+// exactly their scopes. The version moves on (to 4, then to the current one).
 func TestMigrateSchema3(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -768,7 +768,7 @@ func TestMigrateSchema3(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("AllScopes after migration (-want +got):\n%s", diff)
 	}
-	if v, _, err := s.schema(); err != nil || v != "4" {
-		t.Errorf("schema after migration = %q, %v; want 4", v, err)
+	if v, _, err := s.schema(); err != nil || v != schemaVersion {
+		t.Errorf("schema after migration = %q, %v; want %s", v, err, schemaVersion)
 	}
 }

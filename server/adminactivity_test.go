@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"onboard/onboarding"
+)
+
+// serveAdmin serves h on a unix socket, as serve does, and returns a
+// client of it.
+func serveAdmin(t *testing.T, h http.Handler) *AdminClient {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "admin.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() { srv.Close(); <-done })
+	c, err := DialAdmin(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// dropLast removes the last entry of application id's log behind the
+// chain's back, and returns the break verify-log should report.
+func dropLast(t *testing.T, e *env, id string) AdminLogBreak {
+	t.Helper()
+	brk := AdminLogBreak{Subject: onboarding.SubjectApplication, SubjectID: id}
+	if err := e.store.TamperWithActivity(context.Background(), id, func(h *onboarding.ActivityHead, log []onboarding.LoggedActivity) (*onboarding.ActivityHead, []onboarding.LoggedActivity) {
+		n := len(log) - 1
+		brk.EntryID = onboarding.ActivityEntryID(log[n].Seq)
+		brk.Problem = "it is missing: the log ends at " + onboarding.ActivityEntryID(log[n-1].Seq) + ", but its head names this entry as the last"
+		return h, log[:n]
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return brk
+}
+
+// TestAdminVerifyLog drives verify-log on the admin socket: its errors
+// with their statuses, and its streamed answer as the client relays it.
+func TestAdminVerifyLog(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	admin := New(Options{Service: e.svc}).AdminHandler()
+	unknown := uuid.NewString()
+	for _, tt := range []struct {
+		name, query string
+		status      int
+		want        string
+	}{
+		{"unknown organization", "?org=nope", http.StatusBadRequest, "unknown organization 'nope'"},
+		{"unknown application", "?app=" + unknown, http.StatusNotFound, "Application " + unknown + " not found"},
+		{"malformed application id", "?app=nope", http.StatusNotFound, "Application nope not found"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			admin.ServeHTTP(w, httptest.NewRequest("GET", "/apps/verify-log"+tt.query, nil))
+			wantError(t, w, tt.status, errBody(tt.want))
+			c := serveAdmin(t, admin)
+			q := AdminVerifyLog{}
+			if strings.HasPrefix(tt.query, "?org=") {
+				q.OrgID = strings.TrimPrefix(tt.query, "?org=")
+			} else {
+				q.AppID = strings.TrimPrefix(tt.query, "?app=")
+			}
+			if _, err := c.VerifyLog(context.Background(), q, nil); err == nil || err.Error() != tt.want {
+				t.Errorf("client error = %v, want %q", err, tt.want)
+			}
+		})
+	}
+
+	older, newer := e.create(t, "acme", ""), e.create(t, "acme", "")
+	e.create(t, "globex", "")
+	c := serveAdmin(t, admin)
+	var got []AdminLogBreak
+	collect := func(b AdminLogBreak) error { got = append(got, b); return nil }
+	r, err := c.VerifyLog(context.Background(), AdminVerifyLog{}, collect)
+	if err != nil || len(got) != 0 || r != (AdminLogReport{Applications: 3, Entries: 6}) {
+		t.Fatalf("whole logs: %+v, %v, breaks %+v", r, err, got)
+	}
+
+	// Newest first.
+	want := []AdminLogBreak{dropLast(t, e, newer), dropLast(t, e, older)}
+	r, err = c.VerifyLog(context.Background(), AdminVerifyLog{OrgID: "acme"}, collect)
+	if diff := cmp.Diff(want, got); diff != "" || err != nil || r != (AdminLogReport{Applications: 2, Entries: 2, Broken: 2}) {
+		t.Errorf("broken logs: %+v, %v; breaks (-want +got):\n%s", r, err, diff)
+	}
+
+	// The caller's error stops the walk and is returned.
+	stop := errors.New("stop")
+	if _, err := c.VerifyLog(context.Background(), AdminVerifyLog{}, func(AdminLogBreak) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("VerifyLog with a failing callback = %v, want stop", err)
+	}
+
+	// A failure after the answer started comes as its last line.
+	cancelling := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		admin.ServeHTTP(&cancelOnWrite{ResponseWriter: w, cancel: cancel}, r.WithContext(ctx))
+	})
+	got = nil
+	if _, err := serveAdmin(t, cancelling).VerifyLog(context.Background(), AdminVerifyLog{}, collect); err == nil || err.Error() != "Internal server error" || len(got) != 1 {
+		t.Errorf("VerifyLog failing midway = %v after %d breaks; want Internal server error after 1", err, len(got))
+	}
+}
+
+// cancelOnWrite cancels its request's context once the answer has begun.
+type cancelOnWrite struct {
+	http.ResponseWriter
+	cancel func()
+	once   sync.Once
+}
+
+func (w *cancelOnWrite) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.once.Do(w.cancel)
+	return n, err
+}

@@ -1,0 +1,380 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"onboard/onboarding"
+)
+
+// readLog returns the subject's head and entries as ActivityLog reads them.
+func readLog(t *testing.T, s *Store, id string) (*onboarding.ActivityHead, []onboarding.LoggedActivity) {
+	t.Helper()
+	var head *onboarding.ActivityHead
+	var log []onboarding.LoggedActivity
+	err := s.ActivityLog(context.Background(), id, func(h *onboarding.ActivityHead, entries iter.Seq2[*onboarding.LoggedActivity, error]) error {
+		head = h
+		for e, err := range entries {
+			if err != nil {
+				return err
+			}
+			log = append(log, *e)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("ActivityLog(%s): %v", id, err)
+	}
+	return head, log
+}
+
+// wantChained checks that the subject's stored log is the chain of want
+// (its activities, in order): each entry chained after the one before,
+// from the log's start, and the head at the last.
+func wantChained(t *testing.T, s *Store, id string, want []onboarding.Activity) []onboarding.LoggedActivity {
+	t.Helper()
+	head, log := readLog(t, s, id)
+	got := make([]onboarding.Activity, len(log))
+	prev := onboarding.ActivityChainStart(id)
+	for i, e := range log {
+		got[i] = e.Activity
+		if e.Prev != prev {
+			t.Errorf("%s entry %d: Prev = %q, want %q", id, i, e.Prev, prev)
+		}
+		if h := onboarding.ActivityHash(prev, &e); e.Hash != h || len(h) != 64 {
+			t.Errorf("%s entry %d: Hash = %q, want %q", id, i, e.Hash, h)
+		}
+		if i > 0 && e.Seq.Compare(log[i-1].Seq) <= 0 {
+			t.Errorf("%s entry %d: Seq %s not after %s", id, i, e.Seq, log[i-1].Seq)
+		}
+		prev = e.Hash
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s log (-want +got):\n%s", id, diff)
+	}
+	switch {
+	case len(log) == 0 && head != nil:
+		t.Errorf("%s: empty log with head %+v", id, head)
+	case len(log) > 0 && (head == nil || *head != onboarding.ActivityHead{Seq: log[len(log)-1].Seq, Hash: prev}):
+		t.Errorf("%s: head = %+v, want the last entry %s %s", id, head, log[len(log)-1].Seq, prev)
+	}
+	return log
+}
+
+func act(action string, at time.Time) onboarding.Activity {
+	return onboarding.Activity{At: at, Action: action, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}}
+}
+
+// TestActivityChain appends to application and RFI logs in every way the
+// Store does (create, update, an update that logs nothing), with a clock
+// that steps back: each log is one chain in append order, with its head.
+func TestActivityChain(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	created := []onboarding.Activity{act(onboarding.ActionCreated, t0), act(onboarding.ActionInviteSent, t0)}
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: created}); err != nil {
+		t.Fatal(err)
+	}
+	first := wantChained(t, s, app.ID, created)
+	log := created
+	for i, a := range []onboarding.Activity{
+		{At: t0.Add(time.Minute), Action: onboarding.ActionFieldsUpdated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1"}, Fields: []string{"industry", "website"}},
+		{At: t0.Add(-time.Hour), Action: onboarding.ActionFormSaved, Actor: onboarding.Actor{Type: onboarding.ActorParticipant, ID: "p1", Name: "a@example.com"}, Detail: "company"},
+		{}, // an update that logs nothing
+		{At: t0.Add(time.Minute), Action: onboarding.ActionDocumentForced, Actor: onboarding.Actor{Type: onboarding.ActorOperator}, Detail: "bank_statement: checked \u2028 \"by phone\"\n"},
+	} {
+		if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
+			if a.Action == "" {
+				return onboarding.Changes{}, nil
+			}
+			return onboarding.Changes{Log: []onboarding.Activity{a}}, nil
+		}); err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+		if a.Action != "" {
+			log = append(log, a)
+		}
+		got := wantChained(t, s, app.ID, log)
+		if !cmp.Equal(got[:len(first)], first) {
+			t.Errorf("update %d changed earlier entries", i)
+		}
+	}
+	// Activity still lists the entries alone.
+	if plain, err := s.Activity(ctx, app.ID); err != nil || !cmp.Equal(plain, log) {
+		t.Errorf("Activity() = %+v, %v; want %+v", plain, err, log)
+	}
+
+	r := newRFI(t, "acme", 1, onboarding.RFIActive)
+	rlog := []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}
+	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: rlog}); err != nil {
+		t.Fatal(err)
+	}
+	more := act(onboarding.ActionRFIExpired, t0.Add(time.Hour))
+	if _, err := s.UpdateRFIRequest(ctx, r.ID, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
+		r.Status = onboarding.RFIExpired
+		return onboarding.Changes{Log: []onboarding.Activity{more}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantChained(t, s, r.ID, append(rlog, more))
+
+	// A subject with no log: no head, no entries.
+	if head, log := readLog(t, s, uuid.NewString()); head != nil || log != nil {
+		t.Errorf("unknown subject: head %+v, log %+v", head, log)
+	}
+	if err := s.ActivityLog(ctx, "nope", nil); !errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("ActivityLog(malformed id) = %v, want ErrNotFound", err)
+	}
+}
+
+// TestConcurrentAppendsKeepOneChain appends to one log from many
+// goroutines: every entry is in the chain once.
+func TestConcurrentAppendsKeepOneChain(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
+				return onboarding.Changes{Log: []onboarding.Activity{act(fmt.Sprintf("test.%02d", i), t0)}}, nil
+			}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	head, log := readLog(t, s, app.ID)
+	if len(log) != n+1 {
+		t.Fatalf("%d entries, want %d", len(log), n+1)
+	}
+	prev := onboarding.ActivityChainStart(app.ID)
+	for i, e := range log {
+		if e.Prev != prev || onboarding.ActivityHash(prev, &e) != e.Hash {
+			t.Fatalf("entry %d (%s) is not chained after the one before it", i, e.Action)
+		}
+		prev = e.Hash
+	}
+	if head == nil || head.Hash != prev {
+		t.Errorf("head = %+v, want hash %s", head, prev)
+	}
+}
+
+// TestActivityAfter pages through a log: each page follows the last entry
+// of the one before, and more says whether entries remain.
+func TestActivityAfter(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	var want []onboarding.Activity
+	for i := range 7 {
+		want = append(want, act(fmt.Sprintf("test.%d", i), t0.Add(time.Duration(i)*time.Second)))
+	}
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: want}); err != nil {
+		t.Fatal(err)
+	}
+	other := newApp(t, "acme", 2, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, other, onboarding.Changes{Log: want[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	_, all := readLog(t, s, app.ID)
+	for _, limit := range []int{1, 3, 7, 50} {
+		var got []onboarding.LoggedActivity
+		after := ulid.ULID{}
+		for pages := 0; ; pages++ {
+			page, more, err := s.ActivityAfter(ctx, app.ID, after, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > limit || (more && len(page) != limit) {
+				t.Fatalf("limit %d: page of %d, more %v", limit, len(page), more)
+			}
+			got = append(got, page...)
+			if !more {
+				break
+			}
+			after = page[len(page)-1].Seq
+		}
+		if diff := cmp.Diff(all, got); diff != "" {
+			t.Errorf("limit %d: pages (-want +got):\n%s", limit, diff)
+		}
+	}
+	if page, more, err := s.ActivityAfter(ctx, app.ID, all[6].Seq, 10); err != nil || len(page) != 0 || more {
+		t.Errorf("after the last entry: %v, %v, %v; want nothing", page, more, err)
+	}
+	if _, _, err := s.ActivityAfter(ctx, "nope", ulid.ULID{}, 10); !errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("ActivityAfter(malformed id) = %v, want ErrNotFound", err)
+	}
+}
+
+// legacyLog stores log as schema 4 did: plain entries under v/, no links,
+// no head.
+func legacyLog(t *testing.T, s *Store, id string, log []onboarding.Activity) {
+	t.Helper()
+	u := uuid.MustParse(id)
+	entropy := ulid.Monotonic(ulid.DefaultEntropy(), 0)
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for i := range log {
+		b, err := encode(&log[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wb.Set(activityKey(u, ulid.MustNew(ulid.Timestamp(log[i].At), entropy)), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// versions returns the Badger version of every v/ and vh/ key: a key
+// rewritten gets a new one.
+func versions(t *testing.T, s *Store) map[string]uint64 {
+	t.Helper()
+	out := map[string]uint64{}
+	for _, prefix := range []string{prefixActivity, prefixActivityHead} {
+		if err := s.db.View(func(txn *badger.Txn) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				out[string(it.Item().KeyCopy(nil))] = it.Item().Version()
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestMigrateSchema4 opens a version 4 data directory, whose activity
+// entries have no hashes and whose logs no heads (more entries than one
+// migration transaction reads, so that a log spans two): every log becomes
+// its chain, with its head, and nothing else changes. A migration cut
+// short by a crash after its first transaction is finished on the next
+// open without rewriting what it had done.
+func TestMigrateSchema4(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	a1, a2 := newApp(t, "acme", 1, onboarding.StatusSent), newApp(t, "globex", 2, onboarding.StatusCreated)
+	r := newRFI(t, "acme", 3, onboarding.RFIActive)
+	for _, a := range []*onboarding.Application{a1, a2} {
+		if err := s.CreateApplication(ctx, a, onboarding.Changes{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{}); err != nil {
+		t.Fatal(err)
+	}
+	logs := map[string][]onboarding.Activity{}
+	for i, id := range []string{a1.ID, a2.ID, r.ID} {
+		n := []int{migrationBatch/2 + 3, migrationBatch, 5}[i]
+		for j := range n {
+			a := act(fmt.Sprintf("test.%d", j), t0.Add(time.Duration(j)*time.Millisecond))
+			if j%3 == 0 {
+				a.Fields, a.Detail = []string{"industry"}, "stage <b>&</b>"
+			}
+			logs[id] = append(logs[id], a)
+		}
+		legacyLog(t, s, id, logs[id])
+	}
+	if err := s.setSchema(ctx, "4"); err != nil {
+		t.Fatal(err)
+	}
+	before := allKeys(t, s)
+
+	// The first transaction of the migration, then a crash.
+	var st chainState
+	if err := s.update(ctx, func(txn *badger.Txn) error {
+		st2 := st
+		done, err := chainBatch(txn, &st2)
+		if done {
+			t.Error("the first batch finished the migration")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	partial := versions(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openTestStore(t, dir)
+	defer s.Close()
+	if v, _, err := s.schema(); err != nil || v != schemaVersion {
+		t.Errorf("schema after migration = %q, %v; want %s", v, err, schemaVersion)
+	}
+	for id, log := range logs {
+		wantChained(t, s, id, log)
+	}
+	after := versions(t, s)
+	kept := 0
+	for k, v := range partial {
+		if k[:len(prefixActivity)] == prefixActivity && after[k] == v {
+			kept++
+		}
+	}
+	if kept != migrationBatch {
+		t.Errorf("%d entries chained before the crash kept their version, want the %d of the first batch", kept, migrationBatch)
+	}
+	// Besides v/ values and the new heads, nothing changed.
+	got := allKeys(t, s)
+	for k := range got {
+		if k[:len(prefixActivity)] == prefixActivity || k[:len(prefixActivityHead)] == prefixActivityHead {
+			delete(got, k)
+		}
+	}
+	for k := range before {
+		if k[:len(prefixActivity)] == prefixActivity {
+			delete(before, k)
+		}
+	}
+	before[keySchema] = schemaVersion
+	if diff := cmp.Diff(before, got); diff != "" {
+		t.Errorf("other keys after migration (-want +got):\n%s", diff)
+	}
+}
+
+func TestHeadEncoding(t *testing.T) {
+	h := onboarding.ActivityHead{Seq: ulid.MustParse("01KAJ6F4G0000000000000000A"), Hash: onboarding.ActivityChainStart("x")}
+	b, err := encodeHead(h)
+	if err != nil || len(b) != headLen {
+		t.Fatalf("encodeHead = %x, %v", b, err)
+	}
+	if got, err := decodeHead(b); err != nil || got != h {
+		t.Errorf("decodeHead = %+v, %v; want %+v", got, err, h)
+	}
+	if _, err := encodeHead(onboarding.ActivityHead{Hash: "zz"}); err == nil {
+		t.Error("encodeHead of a bad hash succeeded")
+	}
+	if _, err := decodeHead(b[:20]); err == nil {
+		t.Error("decodeHead of a short value succeeded")
+	}
+	if got := successor(ulid.ULID{0: 1, 15: 0xff}); got != (ulid.ULID{0: 1, 14: 1}) {
+		t.Errorf("successor carries wrongly: %x", got)
+	}
+}
