@@ -35,7 +35,11 @@ func (a *app) close(stderr io.Writer) {
 }
 
 // openApp opens the data directory and builds the Service.
-func openApp(cfg Config, log *slog.Logger) (*app, error) {
+func openApp(cfg Config, log *slog.Logger) (*app, error) { return openMeteredApp(cfg, log, nil) }
+
+// openMeteredApp is openApp with the Service's transports counted on m
+// (nil: not counted).
+func openMeteredApp(cfg Config, log *slog.Logger, m *serveMetrics) (*app, error) {
 	orgs, err := cfg.domainOrganizations()
 	if err != nil {
 		return nil, err
@@ -60,7 +64,7 @@ func openApp(cfg Config, log *slog.Logger) (*app, error) {
 		store.Close()
 		return nil, err
 	}
-	svc, err := newService(cfg, store, orgs, sessionKey, log)
+	svc, err := newService(cfg, store, orgs, sessionKey, log, m)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -70,9 +74,9 @@ func openApp(cfg Config, log *slog.Logger) (*app, error) {
 
 // newService builds the Service on store with the configured registry,
 // mailer, blob store and webhook transport, and the session key of
-// applicant access.
-func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger) (*onboarding.Service, error) {
-	reg, err := newRegistry(cfg)
+// applicant access; m (may be nil) counts what the transports do.
+func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger, m *serveMetrics) (*onboarding.Service, error) {
+	reg, err := newRegistry(cfg, m.registryCounter())
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +93,10 @@ func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organizatio
 		schedule[i] = d.Duration
 	}
 	return onboarding.New(onboarding.Options{
-		Store: store, Registry: reg, Mailer: mailer, Organizations: orgs,
+		Store: store, Registry: reg, Mailer: m.mailer(mailer), Organizations: orgs,
 		PublicURL: cfg.PublicURL, Logger: log, Blobs: files, Links: signer,
 		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
-		PageCounter: pdf.PageCount, Webhooks: newWebhooks(cfg),
+		PageCounter: pdf.PageCount, Webhooks: m.webhooks(newWebhooks(cfg)),
 		RetrySchedule: schedule, WebhookTimeout: cfg.Webhooks.Timeout.Duration,
 	})
 }
@@ -150,14 +154,15 @@ func registryOptions(cfg Config) registry.Options {
 }
 
 // newRegistry returns the configured registry, serving the embedded
-// recordings in fixtures mode.
-func newRegistry(cfg Config) (*registry.Registry, error) {
+// recordings in fixtures mode; count (may be nil) counts its calls.
+func newRegistry(cfg Config, count func(registry, outcome string)) (*registry.Registry, error) {
 	fixtures, err := fs.Sub(registryFixtures, "testdata/registry")
 	if err != nil {
 		return nil, err
 	}
 	opts := registryOptions(cfg)
 	opts.Fixtures = fixtures
+	opts.CountCall = count
 	return registry.New(opts)
 }
 

@@ -27,6 +27,7 @@ type Config struct {
 	Limits        LimitsConfig   `toml:"limits"`
 	Webhooks      WebhooksConfig `toml:"webhooks"`
 	Blobs         BlobsConfig    `toml:"blobs"`
+	Metrics       MetricsConfig  `toml:"metrics"`
 	Organizations []OrgConfig    `toml:"organizations"`
 
 	dir string // directory of the file, for relative form paths
@@ -62,6 +63,13 @@ type BlobsConfig struct {
 	// SigningKey signs download links (base64, at least 32 bytes); empty
 	// means a key generated into the data directory's secrets/.
 	SigningKey string `toml:"signing_key"`
+}
+
+// MetricsConfig is the [metrics] table (DESIGN §5.13).
+type MetricsConfig struct {
+	// Listen is the address (host:port) of GET /metrics; empty: the API's
+	// listener serves it.
+	Listen string `toml:"listen"`
 }
 
 // WebhooksConfig is the [webhooks] table.

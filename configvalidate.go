@@ -32,6 +32,7 @@ func (c *Config) Validate() error {
 	c.Limits.validate(&p)
 	c.Webhooks.validate(&p)
 	c.Blobs.validate(&p)
+	c.Metrics.validate(c.Listen, &p)
 	validateOrganizations(c.Organizations, &p)
 	return p.Err()
 }
@@ -143,6 +144,18 @@ func (b *BlobsConfig) validate(p *onboarding.Problems) {
 		if _, err := blobs.DecodeKey(b.SigningKey); err != nil {
 			p.Note("blobs", "blobs.signing_key: %v", err)
 		}
+	}
+}
+
+// validate checks the [metrics] table; listen is the API's address.
+func (m *MetricsConfig) validate(listen string, p *onboarding.Problems) {
+	if m.Listen == "" {
+		return
+	}
+	if _, _, err := net.SplitHostPort(m.Listen); err != nil {
+		p.Note("metrics", "metrics.listen %q is not host:port", m.Listen)
+	} else if m.Listen == listen && !strings.HasSuffix(listen, ":0") {
+		p.Note("metrics", "metrics.listen %q is the API's listen address: leave it empty to serve /metrics there", m.Listen)
 	}
 }
 

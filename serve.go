@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 type ServeCmd struct {
 	Listen    string `help:"Address to listen on; overrides listen." placeholder:"ADDR"`
 	PublicURL string `help:"Base URL of applicant links; overrides public_url." name:"public-url" placeholder:"URL"`
+	LogFormat string `help:"Format of the log lines on stderr: text or json." name:"log-format" enum:"text,json" default:"text"`
 }
 
 // override applies the serve flags to the configuration.
@@ -41,7 +41,7 @@ func (c *ServeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := newLogger(c.LogFormat, e.stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -51,11 +51,13 @@ func (c *ServeCmd) Run(e *env) error {
 		stop()
 	}()
 
-	a, err := openApp(cfg, log)
+	metrics := newServeMetrics()
+	a, err := openMeteredApp(cfg, log, metrics)
 	if err != nil {
 		return err
 	}
 	defer a.close(e.stderr)
+	metrics.watchStore(a.store, outboxRefresh)
 
 	// Listen before creating the sandbox key, so that a start that fails
 	// (port taken) does not use up the one-time key.
@@ -63,21 +65,35 @@ func (c *ServeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	metricsLn, err := listenMetrics(cfg)
+	if err != nil {
+		api.Close()
+		admin.Close()
+		return err
+	}
 	if cfg.Environment == "sandbox" {
 		if err := printBootstrapKey(context.WithoutCancel(ctx), a.svc, cfg, e.stdout); err != nil {
 			api.Close()
 			admin.Close()
+			if metricsLn != nil {
+				metricsLn.Close()
+			}
 			return err
 		}
 	}
+	workers := newJobs(log)
 	srv := server.New(server.Options{
 		Service: a.svc, Responses: a.store, Sessions: a.sessions, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
 		PublicURL: cfg.PublicURL, Sandbox: cfg.Environment == "sandbox",
+		Metrics: metrics.reg, MetricsListener: metricsLn, Readiness: []server.Probe{
+			{Name: "store", Check: a.store.Ping},
+			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry),
+		},
 	})
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
-		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode)
-	err = serveWithJobs(ctx, srv, a.svc, api, admin, log)
+		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode, metricsAddr(metricsLn))
+	err = serveWithJobs(ctx, srv, a.svc, workers, api, admin)
 	log.Info("onboard stopped")
 	return err
 }
@@ -98,33 +114,31 @@ func listen(cfg Config) (api, admin net.Listener, err error) {
 
 // serveWithJobs runs the server until ctx ends, with the Service's
 // background jobs beside it: registry documents, webhook delivery and RFI
-// expiry. The jobs run until the server has stopped. An application the
-// registry job was fetching stays pending and resumes on the next start;
-// webhook attempts in flight finish (each within the webhook timeout), and
-// deliveries still queued are sent after the next start; RFI requests due
-// while the server was down expire at the next start.
-func serveWithJobs(ctx context.Context, srv *server.Server, svc *onboarding.Service, api, admin net.Listener, log *slog.Logger) error {
+// expiry, each started (and so ready) before the server serves. The jobs
+// run until the server has stopped. An application the registry job was
+// fetching stays pending and resumes on the next start; webhook attempts
+// in flight finish (each within the webhook timeout), and deliveries still
+// queued are sent after the next start; RFI requests due while the server
+// was down expire at the next start.
+func serveWithJobs(ctx context.Context, srv *server.Server, svc *onboarding.Service, j *jobs, api, admin net.Listener) error {
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
-	var jobs sync.WaitGroup
-	jobs.Go(func() {
-		if err := svc.RunRegistryDocuments(jobCtx); err != nil && !errors.Is(err, context.Canceled) {
-			log.Error("registry documents job stopped", "err", err)
-		}
-	})
-	jobs.Go(func() {
-		if err := svc.RunWebhooks(jobCtx); err != nil && !errors.Is(err, context.Canceled) {
-			log.Error("webhook delivery job stopped", "err", err)
-		}
-	})
-	jobs.Go(func() {
-		if err := svc.RunRFIExpiry(jobCtx); err != nil && !errors.Is(err, context.Canceled) {
-			log.Error("rfi expiry job stopped", "err", err)
-		}
-	})
+	j.start(jobRegistryDocuments, func() error { return svc.RunRegistryDocuments(jobCtx) })
+	j.start(jobWebhookDelivery, func() error { return svc.RunWebhooks(jobCtx) })
+	j.start(jobRFIExpiry, func() error { return svc.RunRFIExpiry(jobCtx) })
 	err := srv.Run(ctx, api, admin, 30*time.Second)
 	stopJobs()
-	jobs.Wait()
+	j.wait()
 	return err
+}
+
+// newLogger returns serve's logger: lines on w from info level, as
+// key=value text or (format "json") one JSON object each.
+func newLogger(format string, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // printBootstrapKey creates the first sandbox key, for organization

@@ -22,8 +22,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// servingPattern finds the address serve bound in its "onboard serving" log line.
-var servingPattern = regexp.MustCompile(`msg="onboard serving" .*listen=(127\.0\.0\.1:\d+)`)
+// servingPattern finds the address serve bound in its "onboard serving" log
+// line, text or (--log-format json) JSON.
+var servingPattern = regexp.MustCompile(`(?:msg="onboard serving" .*listen=|"msg":"onboard serving".*"listen":")(127\.0\.0\.1:\d+)`)
 
 // sandboxKeyPattern finds a full key in serve's output.
 var sandboxKeyPattern = regexp.MustCompile(`(?m)^svc_[a-z0-9]{16}\.[A-Za-z0-9]{43}$`)

@@ -28,6 +28,9 @@ type endpoint struct {
 	timeout time.Duration // bounds each JSON request, reading included
 	auth    func(*http.Request)
 	limit   *limiter // nil: no limit (fixtures mode)
+	// registry and count report each call (Options.CountCall); count may be nil.
+	registry string
+	count    func(registry, outcome string)
 }
 
 // response is a registry answer read in full.
@@ -94,6 +97,7 @@ func (e *endpoint) getURL(ctx context.Context, u *url.URL, accept string, auth b
 // creates keep finding slots while the registry documents job is busy.
 func (e *endpoint) wait(ctx context.Context, urlPath string) error {
 	if err := e.limit.wait(ctx, onboarding.IsBackground(ctx)); err != nil {
+		e.counted(OutcomeThrottled)
 		return e.unavailable(urlPath, err)
 	}
 	return nil
@@ -105,6 +109,7 @@ func (e *endpoint) wait(ctx context.Context, urlPath string) error {
 func (e *endpoint) send(ctx context.Context, u *url.URL, accept string, auth bool) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
+		e.counted(OutcomeError)
 		return nil, e.failed(u.Path, err)
 	}
 	req.Header.Set("Accept", accept)
@@ -120,10 +125,13 @@ func (e *endpoint) send(ctx context.Context, u *url.URL, accept string, auth boo
 			err = fmt.Errorf("%s %s://%s%s: %w", ue.Op, u.Scheme, u.Host, u.Path, ue.Err)
 		}
 		if errors.Is(err, ErrNoRecording) {
+			e.counted(OutcomeError)
 			return nil, e.failed(u.Path, err)
 		}
+		e.counted(OutcomeUnavailable)
 		return nil, e.unavailable(u.Path, err)
 	}
+	e.counted(statusOutcome(resp.StatusCode))
 	if auth && resp.StatusCode == http.StatusTooManyRequests {
 		e.limit.throttled(resp.Header)
 	}

@@ -67,6 +67,11 @@ type Options struct {
 	CompaniesHouseLimit, CROLimit Limit
 	// Now is the limiters' clock; default time.Now.
 	Now func() time.Time
+	// CountCall, when set, is called once for every request sent to a
+	// registry and every one its rate limit held back: with the registry
+	// (RegistryUK, RegistryIE) and the outcome (OutcomeOK, ...). It must be
+	// safe for concurrent use and return promptly.
+	CountCall func(registry, outcome string)
 }
 
 // Registry checks companies against Companies House (GB) and the CRO (IE).
@@ -129,9 +134,9 @@ func New(opts Options) (*Registry, error) {
 	client := newHTTPClient(rt)
 	return &Registry{adapters: newAdapters(
 		newCompaniesHouse(endpoint{base: chBase, client: client, timeout: timeout,
-			limit: newLimiter(chLimit, opts.Now)}, opts.CompaniesHouseAPIKey),
+			limit: newLimiter(chLimit, opts.Now), registry: RegistryUK, count: opts.CountCall}, opts.CompaniesHouseAPIKey),
 		newCRO(endpoint{base: croBase, client: client, timeout: timeout,
-			limit: newLimiter(croLimit, opts.Now)}, opts.CROEmail, opts.CROAPIKey),
+			limit: newLimiter(croLimit, opts.Now), registry: RegistryIE, count: opts.CountCall}, opts.CROEmail, opts.CROAPIKey),
 	)}, nil
 }
 

@@ -119,7 +119,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	f := failureOf(err)
 	if f.unexpected() {
-		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	}
 	if f.status == http.StatusUnauthorized {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="onboard"`)

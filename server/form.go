@@ -312,7 +312,8 @@ func (s *Server) linkFailure(c echo.Context, l layout, err error) error {
 	f := failureOf(err)
 	status := f.status
 	if f.unexpected() {
-		s.log.Error("form request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+		s.log.Error("form request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	}
 	title := "Sorry, there is a problem"
 	msg := f.body.Error

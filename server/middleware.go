@@ -63,12 +63,15 @@ func (s *Server) authenticate(scope onboarding.Scope) echo.MiddlewareFunc {
 }
 
 // requestLog logs one line per request (never bodies: they carry personal
-// data) and tags the response with a request id.
+// data; never the path of a matched route either, whose parameters may be
+// an applicant's link: its route pattern instead), counts it in the HTTP
+// metrics, and tags the response with a request id: the client's
+// X-Request-Id when it is sane (requestIDOK), a new one otherwise.
 func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		id := c.Request().Header.Get(echo.HeaderXRequestID)
-		if id == "" || len(id) > 64 {
+		if !requestIDOK(id) {
 			var b [8]byte
 			_, _ = rand.Read(b[:])
 			id = hex.EncodeToString(b[:])
@@ -78,19 +81,61 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
+		took := time.Since(start)
+		route, status := s.routeOf(c), c.Response().Status
+		if s.metrics != nil {
+			s.metrics.observe(route, c.Request().Method, status, took)
+		}
+		level := slog.LevelInfo
+		if isProbeRoute(route) && status < 500 {
+			level = slog.LevelDebug // load balancers and scrapers call them every few seconds
+		}
+		if !s.log.Enabled(c.Request().Context(), level) {
+			return nil
+		}
 		attrs := []slog.Attr{
 			slog.String("method", c.Request().Method),
-			slog.String("path", c.Request().URL.Path),
-			slog.Int("status", c.Response().Status),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.String("route", route),
+			slog.Int("status", status),
+			slog.Float64("latency_ms", float64(took.Microseconds())/1000),
 			slog.String("request_id", id),
+		}
+		if route == unmatchedRoute {
+			attrs = append(attrs, slog.String("path", c.Request().URL.Path))
 		}
 		if k := apiKey(c); k != nil {
 			attrs = append(attrs, slog.String("key", k.ClientID), slog.String("org", k.OrgID))
 		}
-		s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "request", attrs...)
+		s.log.LogAttrs(c.Request().Context(), level, "request", attrs...)
 		return nil
 	}
+}
+
+// isProbeRoute reports whether route is that of health checks or scrapes,
+// logged at debug level while they succeed.
+func isProbeRoute(route string) bool {
+	return route == "/healthz" || route == "/readyz" || route == "/metrics"
+}
+
+// maxRequestID bounds the X-Request-Id a client may choose.
+const maxRequestID = 128
+
+// requestIDOK reports whether a client's X-Request-Id may be kept: 1 to
+// maxRequestID letters, digits and "-_.:+/=" (UUIDs, ULIDs, hex and base64
+// ids), nothing that could break a log line or a header.
+func requestIDOK(id string) bool {
+	if id == "" || len(id) > maxRequestID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch b := id[i]; {
+		case b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9':
+		case strings.IndexByte("-_.:+/=", b) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // recoverPanic turns a panic into a 500 with the stack in the log.

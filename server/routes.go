@@ -11,6 +11,10 @@ func (s *Server) routes() {
 	s.e.Use(s.requestLog, s.recoverPanic)
 
 	s.e.GET("/healthz", s.health)
+	s.e.GET("/readyz", s.ready)
+	if s.metricsHandler != nil && s.metricsLn == nil {
+		s.e.GET("/metrics", echo.WrapHandler(s.metricsHandler))
+	}
 	// Signed blob downloads: the link itself is the credential.
 	s.e.GET("/files/:id", s.download)
 	s.e.HEAD("/files/:id", s.download)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"onboard/onboarding"
 )
@@ -43,6 +44,15 @@ type Options struct {
 	// (production) every path under /api/external/test-helpers/ answers
 	// 404 Not found.
 	Sandbox bool
+	// Metrics, when set, is the registry the HTTP metrics are registered
+	// on and GET /metrics serves (DESIGN §5.13); without it there is no
+	// /metrics.
+	Metrics *prometheus.Registry
+	// MetricsListener, when set, is where Run serves GET /metrics, instead
+	// of the API listener.
+	MetricsListener net.Listener
+	// Readiness are the checks of GET /readyz; with none it answers ready.
+	Readiness []Probe
 }
 
 // Server serves the API.
@@ -62,6 +72,12 @@ type Server struct {
 	sessions Sessions // the applicant form's sessions
 
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
+
+	routePatterns  map[string]bool // every registered route's pattern: the route labels
+	metrics        *httpMetrics    // nil: no metrics
+	metricsHandler http.Handler    // GET /metrics
+	metricsLn      net.Listener    // nil: /metrics is on the API listener
+	probes         []Probe         // the checks of GET /readyz
 }
 
 // New returns a Server with every route registered.
@@ -82,20 +98,31 @@ func New(opts Options) *Server {
 	s.sessions = opts.Sessions
 	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]bool{}}
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
+	s.probes = opts.Readiness
+	if opts.Metrics != nil {
+		s.metrics = newHTTPMetrics(opts.Metrics)
+		s.metricsHandler = newMetricsHandler(opts.Metrics, s.log)
+		s.metricsLn = opts.MetricsListener
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	s.e = e
 	s.routes()
+	s.routePatterns = map[string]bool{}
+	for _, r := range e.Routes() {
+		s.routePatterns[r.Path] = true
+	}
 	return s
 }
 
 // Handler returns the API's http.Handler.
 func (s *Server) Handler() http.Handler { return s.e }
 
-// Run serves the API on api and the admin socket on admin (which may be nil)
-// until ctx is done, then shuts down gracefully: in-flight requests finish,
-// for at most grace.
+// Run serves the API on api, the admin socket on admin (which may be nil)
+// and GET /metrics on Options.MetricsListener (when set) until ctx is
+// done, then shuts down gracefully: in-flight requests finish, for at most
+// grace.
 func (s *Server) Run(ctx context.Context, api, admin net.Listener, grace time.Duration) error {
 	servers := []*http.Server{{
 		Handler:           s.e,
@@ -108,6 +135,10 @@ func (s *Server) Run(ctx context.Context, api, admin net.Listener, grace time.Du
 	if admin != nil {
 		servers = append(servers, &http.Server{Handler: s.AdminHandler(), ReadHeaderTimeout: 10 * time.Second})
 		listeners = append(listeners, admin)
+	}
+	if s.metricsLn != nil {
+		servers = append(servers, &http.Server{Handler: metricsOnly(s.metricsHandler), ReadHeaderTimeout: 10 * time.Second})
+		listeners = append(listeners, s.metricsLn)
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
