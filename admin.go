@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"onboard/onboarding"
 	"onboard/server"
 )
 
@@ -24,6 +25,8 @@ type admin interface {
 	TestEndpoint(context.Context, string) (server.AdminTestEvent, error)
 	Redeliver(context.Context, server.AdminRedeliver) (server.AdminRedelivery, error)
 	DeliveryAttempts(context.Context, server.AdminDeliveryQuery) ([]server.AdminDeliveryAttempt, error)
+
+	Export(context.Context, onboarding.ExportQuery, onboarding.ExportSink) (onboarding.ExportSummary, error)
 }
 
 // localAdmin runs the admin commands on a store opened by this process.
@@ -31,6 +34,7 @@ type localAdmin struct {
 	server.KeyAdmin
 	server.DocAdmin
 	server.WebhookAdmin
+	server.ExportAdmin
 }
 
 // withAdmin runs fn against the running server when one holds the data
@@ -50,5 +54,5 @@ func (e *env) withAdmin(fn func(context.Context, admin) error) error {
 		return err
 	}
 	defer a.close(e.stderr)
-	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}, server.WebhookAdmin{Service: a.svc}})
+	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}, server.WebhookAdmin{Service: a.svc}, server.ExportAdmin{Service: a.svc}})
 }
