@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"onboard/onboarding"
 	"onboard/server"
 )
 
@@ -26,6 +27,7 @@ type admin interface {
 	DeliveryAttempts(context.Context, server.AdminDeliveryQuery) ([]server.AdminDeliveryAttempt, error)
 
 	VerifyLog(context.Context, server.AdminVerifyLog, func(server.AdminLogBreak) error) (server.AdminLogReport, error)
+	Export(context.Context, onboarding.ExportQuery, onboarding.ExportSink) (onboarding.ExportSummary, error)
 }
 
 // localAdmin runs the admin commands on a store opened by this process.
@@ -34,6 +36,7 @@ type localAdmin struct {
 	server.DocAdmin
 	server.WebhookAdmin
 	server.ActivityAdmin
+	server.ExportAdmin
 }
 
 // withAdmin runs fn against the running server when one holds the data
@@ -53,5 +56,6 @@ func (e *env) withAdmin(fn func(context.Context, admin) error) error {
 		return err
 	}
 	defer a.close(e.stderr)
-	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}, server.WebhookAdmin{Service: a.svc}, server.ActivityAdmin{Service: a.svc}})
+	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}, server.WebhookAdmin{Service: a.svc},
+		server.ActivityAdmin{Service: a.svc}, server.ExportAdmin{Service: a.svc}})
 }

@@ -10,6 +10,7 @@ import (
 
 // AppsCmd groups the commands on applications (DESIGN §4).
 type AppsCmd struct {
+	Export    AppsExportCmd    `cmd:"" help:"Write an organization's applications as NDJSON or CSV, and optionally their documents."`
 	VerifyLog AppsVerifyLogCmd `cmd:"verify-log" help:"Check the hash chains of the activity logs: any edit or removal of stored history is reported."`
 }
 

@@ -15,7 +15,7 @@ type CLI struct {
 
 	Serve    ServeCmd    `cmd:"" help:"Run the API server."`
 	Keys     KeysCmd     `cmd:"" help:"Create, list and revoke API keys."`
-	Apps     AppsCmd     `cmd:"" help:"Work with applications."`
+	Apps     AppsCmd     `cmd:"" help:"Export applications and verify their activity logs."`
 	Docs     DocsCmd     `cmd:"" help:"Force or skip an application's document requirement."`
 	Webhooks WebhooksCmd `cmd:"" help:"Register webhook endpoints, see their deliveries, redeliver events."`
 	Registry RegistryCmd `cmd:"" help:"Work with the company registries."`

@@ -189,6 +189,7 @@ func (s *Server) AdminHandler() http.Handler {
 	})
 	s.webhookRoutes(mux)
 	s.activityRoutes(mux)
+	s.exportRoutes(mux)
 	return mux
 }
 

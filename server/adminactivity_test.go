@@ -19,7 +19,7 @@ import (
 
 // serveAdmin serves h on a unix socket, as serve does, and returns a
 // client of it.
-func serveAdmin(t *testing.T, h http.Handler) *AdminClient {
+func serveAdmin(t testing.TB, h http.Handler) *AdminClient {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "admin.sock")
 	ln, err := net.Listen("unix", path)
