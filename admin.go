@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 
 	"onboard/server"
@@ -24,6 +25,8 @@ type admin interface {
 	TestEndpoint(context.Context, string) (server.AdminTestEvent, error)
 	Redeliver(context.Context, server.AdminRedeliver) (server.AdminRedelivery, error)
 	DeliveryAttempts(context.Context, server.AdminDeliveryQuery) ([]server.AdminDeliveryAttempt, error)
+
+	Backup(context.Context, io.Writer) error
 }
 
 // localAdmin runs the admin commands on a store opened by this process.
@@ -31,6 +34,7 @@ type localAdmin struct {
 	server.KeyAdmin
 	server.DocAdmin
 	server.WebhookAdmin
+	*dataBackup
 }
 
 // withAdmin runs fn against the running server when one holds the data
@@ -50,5 +54,5 @@ func (e *env) withAdmin(fn func(context.Context, admin) error) error {
 		return err
 	}
 	defer a.close(e.stderr)
-	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}, server.WebhookAdmin{Service: a.svc}})
+	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}, server.WebhookAdmin{Service: a.svc}, a.backup})
 }

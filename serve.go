@@ -74,6 +74,7 @@ func (c *ServeCmd) Run(e *env) error {
 		Service: a.svc, Responses: a.store, Sessions: a.sessions, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
 		PublicURL: cfg.PublicURL, Sandbox: cfg.Environment == "sandbox",
+		Backup: a.backup,
 	})
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
 		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode)

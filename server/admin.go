@@ -188,6 +188,7 @@ func (s *Server) AdminHandler() http.Handler {
 		s.adminReply(w, http.StatusOK, d, err)
 	})
 	s.webhookRoutes(mux)
+	s.backupRoutes(mux)
 	return mux
 }
 

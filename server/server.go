@@ -43,6 +43,9 @@ type Options struct {
 	// (production) every path under /api/external/test-helpers/ answers
 	// 404 Not found.
 	Sandbox bool
+	// Backup makes the archives of onboard backup on the admin socket;
+	// without it, a backup request answers 503.
+	Backup Backuper
 }
 
 // Server serves the API.
@@ -62,6 +65,8 @@ type Server struct {
 	sessions Sessions // the applicant form's sessions
 
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
+
+	backup Backuper // onboard backup on the admin socket; nil: unavailable
 }
 
 // New returns a Server with every route registered.
@@ -78,6 +83,7 @@ func New(opts Options) *Server {
 	}
 	s.secureCookie = strings.HasPrefix(opts.PublicURL, "https://")
 	s.sandbox = opts.Sandbox
+	s.backup = opts.Backup
 	s.pages = mustParsePages()
 	s.sessions = opts.Sessions
 	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]bool{}}
