@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 
 	"onboard/onboarding"
@@ -28,6 +29,7 @@ type admin interface {
 
 	VerifyLog(context.Context, server.AdminVerifyLog, func(server.AdminLogBreak) error) (server.AdminLogReport, error)
 	Export(context.Context, onboarding.ExportQuery, onboarding.ExportSink) (onboarding.ExportSummary, error)
+	Backup(context.Context, io.Writer) error
 }
 
 // localAdmin runs the admin commands on a store opened by this process.
@@ -37,6 +39,7 @@ type localAdmin struct {
 	server.WebhookAdmin
 	server.ActivityAdmin
 	server.ExportAdmin
+	*dataBackup
 }
 
 // withAdmin runs fn against the running server when one holds the data
@@ -57,5 +60,5 @@ func (e *env) withAdmin(fn func(context.Context, admin) error) error {
 	}
 	defer a.close(e.stderr)
 	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}, server.WebhookAdmin{Service: a.svc},
-		server.ActivityAdmin{Service: a.svc}, server.ExportAdmin{Service: a.svc}})
+		server.ActivityAdmin{Service: a.svc}, server.ExportAdmin{Service: a.svc}, a.backup})
 }

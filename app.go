@@ -25,6 +25,7 @@ type app struct {
 	store    *storage.Store
 	svc      *onboarding.Service
 	sessions *server.SignedSessions // the applicant form's sessions, under the session key
+	backup   *dataBackup            // onboard backup of this data directory
 }
 
 // close closes the store, reporting a failure on stderr.
@@ -64,41 +65,46 @@ func openMeteredApp(cfg Config, log *slog.Logger, m *serveMetrics) (*app, error)
 		store.Close()
 		return nil, err
 	}
-	svc, err := newService(cfg, store, orgs, sessionKey, log, m)
+	svc, files, err := newService(cfg, store, orgs, sessionKey, log, m)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	return &app{store: store, svc: svc, sessions: sessions}, nil
+	backup := &dataBackup{store: store, files: files, dataDir: cfg.DataDir, log: log}
+	return &app{store: store, svc: svc, sessions: sessions, backup: backup}, nil
 }
 
 // newService builds the Service on store with the configured registry,
 // mailer, blob store and webhook transport, and the session key of
-// applicant access; m (may be nil) counts what the transports do.
-func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger, m *serveMetrics) (*onboarding.Service, error) {
+// applicant access; m (may be nil) counts what the transports do. It
+// returns the blob store too, guarded so that a backup can hold its
+// deletions off.
+func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger, m *serveMetrics) (*onboarding.Service, *blobs.Guard, error) {
 	reg, err := newRegistry(cfg, m.registryCounter())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mailer, err := newMailer(cfg, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	files, signer, err := openBlobs(cfg)
+	blobStore, signer, err := openBlobs(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	files := blobs.NewGuard(blobStore)
 	schedule := make([]time.Duration, len(cfg.Webhooks.RetrySchedule))
 	for i, d := range cfg.Webhooks.RetrySchedule {
 		schedule[i] = d.Duration
 	}
-	return onboarding.New(onboarding.Options{
+	svc, err := onboarding.New(onboarding.Options{
 		Store: store, Registry: reg, Mailer: m.mailer(mailer), Organizations: orgs,
 		PublicURL: cfg.PublicURL, Logger: log, Blobs: files, Links: signer,
 		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
 		PageCounter: pdf.PageCount, Webhooks: m.webhooks(newWebhooks(cfg)),
 		RetrySchedule: schedule, WebhookTimeout: cfg.Webhooks.Timeout.Duration,
 	})
+	return svc, files, err
 }
 
 // newWebhooks returns the webhook transport: https to public addresses

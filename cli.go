@@ -19,6 +19,8 @@ type CLI struct {
 	Docs     DocsCmd     `cmd:"" help:"Force or skip an application's document requirement."`
 	Webhooks WebhooksCmd `cmd:"" help:"Register webhook endpoints, see their deliveries, redeliver events."`
 	Registry RegistryCmd `cmd:"" help:"Work with the company registries."`
+	Backup   BackupCmd   `cmd:"" help:"Write a backup archive of the data directory, also while serve runs."`
+	Restore  RestoreCmd  `cmd:"" help:"Restore a backup archive into a new, empty data directory."`
 	Version  VersionCmd  `cmd:"" help:"Print the version."`
 }
 

@@ -90,6 +90,7 @@ func (c *ServeCmd) Run(e *env) error {
 			{Name: "store", Check: a.store.Ping},
 			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry),
 		},
+		Backup: a.backup,
 	})
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
 		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode, metricsAddr(metricsLn))

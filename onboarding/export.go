@@ -331,12 +331,12 @@ func optionalCell(t *time.Time) string {
 // was read (a replaced upload) is counted as missing, not copied.
 func (x *Export) writeFiles(ctx context.Context, sink ExportSink, app *Application, sum *ExportSummary) error {
 	var files []exportBlob
-	files = appendDocumentBlobs(files, app.Data.Documents)
+	files = appendExportBlobs(files, app.Data.Documents)
 	for i := range app.Data.People {
-		files = appendDocumentBlobs(files, app.Data.People[i].Documents)
+		files = appendExportBlobs(files, app.Data.People[i].Documents)
 	}
 	for i := range app.Data.Entities {
-		files = appendDocumentBlobs(files, app.Data.Entities[i].Documents)
+		files = appendExportBlobs(files, app.Data.Entities[i].Documents)
 	}
 	if app.RegistryDocumentsStatus != "" && app.RegistryDocumentsStatus != RegistryDocumentsPending {
 		for _, rd := range app.RegistryDocuments {
@@ -363,9 +363,9 @@ func (x *Export) writeFiles(ctx context.Context, sink ExportSink, app *Applicati
 // blob.
 type exportBlob struct{ id, name, blob string }
 
-// appendDocumentBlobs appends the files of the visible documents of docs
+// appendExportBlobs appends the files of the visible documents of docs
 // (a skipped requirement has none), by field id.
-func appendDocumentBlobs(out []exportBlob, docs map[string]Document) []exportBlob {
+func appendExportBlobs(out []exportBlob, docs map[string]Document) []exportBlob {
 	for _, id := range slices.Sorted(maps.Keys(docs)) {
 		d := docs[id]
 		if d.Visible() && d.Status != DocumentSkipped && d.BlobID != "" {

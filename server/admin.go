@@ -190,6 +190,7 @@ func (s *Server) AdminHandler() http.Handler {
 	s.webhookRoutes(mux)
 	s.activityRoutes(mux)
 	s.exportRoutes(mux)
+	s.backupRoutes(mux)
 	return mux
 }
 

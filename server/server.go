@@ -53,6 +53,9 @@ type Options struct {
 	MetricsListener net.Listener
 	// Readiness are the checks of GET /readyz; with none it answers ready.
 	Readiness []Probe
+	// Backup makes the archives of onboard backup on the admin socket;
+	// without it, a backup request answers 503.
+	Backup Backuper
 }
 
 // Server serves the API.
@@ -78,6 +81,7 @@ type Server struct {
 	metricsHandler http.Handler    // GET /metrics
 	metricsLn      net.Listener    // nil: /metrics is on the API listener
 	probes         []Probe         // the checks of GET /readyz
+	backup         Backuper        // onboard backup on the admin socket; nil: unavailable
 }
 
 // New returns a Server with every route registered.
@@ -94,6 +98,7 @@ func New(opts Options) *Server {
 	}
 	s.secureCookie = strings.HasPrefix(opts.PublicURL, "https://")
 	s.sandbox = opts.Sandbox
+	s.backup = opts.Backup
 	s.pages = mustParsePages()
 	s.sessions = opts.Sessions
 	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]bool{}}

@@ -108,16 +108,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	bopts := badger.DefaultOptions(dir).
-		WithSyncWrites(true).
-		WithLogger(badgerLogger{opts.Logger}).
-		WithNumVersionsToKeep(1).
-		WithMemTableSize(16 << 20).
-		WithValueLogFileSize(64 << 20).
-		WithBlockCacheSize(32 << 20).
-		WithIndexCacheSize(16 << 20).
-		WithDetectConflicts(true)
-	db, err := badger.Open(bopts)
+	db, err := badger.Open(badgerOptions(dir, opts.Logger))
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
@@ -136,6 +127,19 @@ func Open(dir string, opts Options) (*Store, error) {
 	s.done.Add(1)
 	go s.gcLoop(opts.GCInterval)
 	return s, nil
+}
+
+// badgerOptions are the options of every database of a data directory.
+func badgerOptions(dir string, log *slog.Logger) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(badgerLogger{log}).
+		WithNumVersionsToKeep(1).
+		WithMemTableSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithBlockCacheSize(32 << 20).
+		WithIndexCacheSize(16 << 20).
+		WithDetectConflicts(true)
 }
 
 // Close stops garbage collection and closes the database. Writes
