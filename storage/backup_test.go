@@ -282,7 +282,7 @@ func TestRestoreRefusals(t *testing.T) {
 }
 
 // versions returns how many versions of key the database still holds.
-func versions(t *testing.T, s *Store, key []byte) int {
+func keyVersions(t *testing.T, s *Store, key []byte) int {
 	t.Helper()
 	n := 0
 	err := s.db.View(func(txn *badger.Txn) error {
@@ -319,11 +319,11 @@ func TestBackupKeepsLatestVersionOnly(t *testing.T) {
 		}
 	}
 	key := appKey(uuid.MustParse(app.ID))
-	if n := versions(t, s, key); n < 2 {
+	if n := keyVersions(t, s, key); n < 2 {
 		t.Fatalf("the original holds %d versions of the record; the test needs older ones", n)
 	}
 	_, restored := backupAndRestore(t, s)
-	if n := versions(t, restored, key); n != 1 {
+	if n := keyVersions(t, restored, key); n != 1 {
 		t.Errorf("the restored database holds %d versions of the record, want 1", n)
 	}
 	got, err := restored.Application(ctx, app.ID)
