@@ -281,7 +281,7 @@ func TestRestoreRefusals(t *testing.T) {
 	}
 }
 
-// versions returns how many versions of key the database still holds.
+// keyVersions returns how many versions of key the database still holds.
 func keyVersions(t *testing.T, s *Store, key []byte) int {
 	t.Helper()
 	n := 0
