@@ -214,7 +214,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	}
 	srv := New(Options{Service: svc, Responses: store, Sessions: sessions, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
 		PublicURL: "https://onboard.test", Sandbox: !opts.production})
-	e := &env{h: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
+	// Every exchange with the API is checked against its OpenAPI document.
+	e := &env{h: contractChecked(t, srv.Handler()), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
 	e.passes, e.sweeps = passes, sweeps
 	if opts.rfiExpiry {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/openapi"
 )
 
 // routes registers every route of the API in one place.
@@ -18,6 +19,8 @@ func (s *Server) routes() {
 	// Signed blob downloads: the link itself is the credential.
 	s.e.GET("/files/:id", s.download)
 	s.e.HEAD("/files/:id", s.download)
+	// The API's contract (DESIGN §5.13): no key, cacheable.
+	s.e.GET(openapi.Path, echo.WrapHandler(openapi.Handler()))
 
 	// Middleware is attached per route, not to the group: echo v4 answers
 	// every unmatched path of a group that has middleware with 404, which
