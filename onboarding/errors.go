@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Kind classifies an Error for the transport: each kind maps to exactly one
@@ -39,6 +40,9 @@ type Error struct {
 	SuggestedName string
 	// Retryable is true when the same request may succeed later.
 	Retryable bool
+	// RetryAfter, when set, is how long until it may (a 429's
+	// Retry-After).
+	RetryAfter time.Duration
 	// Items lists what a refused submission lacks, for the applicant.
 	Items []string
 	// Required, Missing and Example explain the RFI missing-fields error

@@ -22,8 +22,11 @@ const ActionInviteResendRequested = "invite.resend_requested"
 // ResendWarning is the resend's warning when the e-mail could not be sent.
 const ResendWarning = "The invite email could not be sent. Share the link with the applicant or try again later."
 
-// ErrTooManyResends is the 429 for a sixth resend within 24 hours.
-var ErrTooManyResends = &Error{Kind: KindRateLimited, Message: "Rate limit exceeded", Retryable: true}
+// ErrTooManyResends is the 429 for a sixth resend within 24 hours; the
+// next is possible after wait.
+func ErrTooManyResends(wait time.Duration) *Error {
+	return &Error{Kind: KindRateLimited, Message: "Rate limit exceeded", Retryable: true, RetryAfter: wait}
+}
 
 // ErrCannotResend is the 400 for an application whose invite can no longer
 // be resent.
@@ -62,7 +65,8 @@ func (s *Service) ResendInvite(ctx context.Context, k *APIKey, appID string) (*R
 			}
 		}
 		if len(recent) >= maxInviteResends {
-			return nil, ErrTooManyResends
+			// Room comes back when the oldest resend of the window leaves it.
+			return nil, ErrTooManyResends(recent[0].Add(inviteResendWindow).Sub(now))
 		}
 		a.InviteResends = append(recent, now)
 		return []Activity{{At: now, Action: ActionInviteResendRequested, Actor: keyActor(k)}}, nil

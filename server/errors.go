@@ -2,7 +2,9 @@ package server
 
 import (
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -124,6 +126,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	if f.status == http.StatusUnauthorized {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="onboard"`)
+	}
+	if f.cause != nil && f.cause.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.cause.RetryAfter.Seconds()))))
 	}
 	if err := writeJSON(c, f.status, f.body); err != nil {
 		s.log.Warn("write error response", "err", err)

@@ -60,7 +60,11 @@ func TestResendInvite(t *testing.T) {
 			t.Fatalf("resend = %d %s", w.Code, w.Body)
 		}
 	}
-	wantError(t, e.do("POST", path, "acme", ""), http.StatusTooManyRequests, map[string]any{"error": "Rate limit exceeded", "retryable": true})
+	w = e.do("POST", path, "acme", "")
+	wantError(t, w, http.StatusTooManyRequests, map[string]any{"error": "Rate limit exceeded", "retryable": true})
+	if got := w.Header().Get("Retry-After"); got != "86400" {
+		t.Errorf("Retry-After = %q, want 86400 (the first resend of the window leaves it in 24 h)", got)
+	}
 	e.clock.Advance(24*time.Hour + time.Second)
 	if w := e.do("POST", path, "acme", ""); w.Code != http.StatusOK {
 		t.Errorf("resend a day later = %d %s", w.Code, w.Body)
