@@ -34,8 +34,8 @@ const (
 	mimeOctetStream = "application/octet-stream"
 )
 
-// docSniffLen is how much of a file sniffDocumentType looks at. PDF readers
-// accept a %PDF- header anywhere in the first 1024 bytes.
+// docSniffLen is how much of a file sniffDocumentType looks at, and how
+// much of its end pdfHasEOF looks at.
 const docSniffLen = 1024
 
 // docNoneSafeTypes are the declared types a validation "none" document may
@@ -96,12 +96,16 @@ type documentVerdict struct {
 // declaredType is the Content-Type the browser sent for the part; it may be
 // empty or wrong, and only a validation "none" field ever uses it.
 //
-// checkDocument reads the first 1024 bytes of the file, and the whole of it
-// only for a PDF in a strict field with max_pages.
+// checkDocument reads the first 1024 bytes of the file, the last 1024 of a
+// PDF, and the whole of it only for a PDF in a strict field with max_pages.
 func checkDocument(f *Field, r io.ReaderAt, size int64, declaredType string, maxUpload int64, countPages PageCounter) documentVerdict {
 	head := make([]byte, min(max(size, 0), docSniffLen))
 	n, _ := io.ReadFull(io.NewSectionReader(r, 0, int64(len(head))), head)
 	sniffed := sniffDocumentType(head[:n])
+	if sniffed == mimePDF && !pdfHasEOF(r, size) {
+		// Truncated, or not a PDF at all: none of the sniffed types.
+		sniffed = ""
+	}
 
 	if f.Validation == docValidationNone {
 		return documentVerdict{FileType: noneFileType(sniffed, declaredType), Reason: ReasonNoValidatorConfigured}
@@ -258,6 +262,12 @@ var (
 // "image/heic" or "image/heif" from a file's first bytes (up to 1024 are
 // looked at), or "" when it is none of them.
 //
+// A PDF starts with its header, %PDF-1. or %PDF-2., at byte 0. PDF readers
+// accept junk before the header, but a file with anything else first is
+// an HTML page or a text file that mentions %PDF-, or a PDF a mail or text
+// tool has altered: it is not accepted as a PDF. Whether the file also
+// ends like a PDF is pdfHasEOF's question.
+//
 // An AVIF image is a HEIF file too (major brand avif, compatible mif1) but
 // an AV1-coded one that few HEIF readers decode: it is not recognised unless
 // it also carries a HEIC brand.
@@ -271,10 +281,21 @@ func sniffDocumentType(head []byte) string {
 	if t := sniffHEIF(head); t != "" {
 		return t
 	}
-	if bytes.Contains(head[:min(len(head), docSniffLen)], []byte("%PDF-")) {
+	if bytes.HasPrefix(head, []byte("%PDF-1.")) || bytes.HasPrefix(head, []byte("%PDF-2.")) {
 		return mimePDF
 	}
 	return ""
+}
+
+// pdfHasEOF reports whether the last 1024 bytes of a file of size bytes,
+// readable through r, hold the %%EOF marker that ends every complete PDF
+// (ISO 32000-1 §7.5.5; readers look for it in the last 1024 bytes). A PDF
+// without it is truncated, or not a PDF.
+func pdfHasEOF(r io.ReaderAt, size int64) bool {
+	n := min(max(size, 0), docSniffLen)
+	tail := make([]byte, n)
+	m, _ := r.ReadAt(tail, size-n)
+	return bytes.Contains(tail[:m], []byte("%%EOF"))
 }
 
 // sniffHEIF recognises an ISO-BMFF file whose first box is an ftyp box with

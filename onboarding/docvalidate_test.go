@@ -27,6 +27,12 @@ var (
 	fileJPEG = []byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9")
 	fileHTML = []byte("<!DOCTYPE html>\n<html><body><script>alert(1)</script></body></html>\n")
 	fileGIF  = []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;")
+
+	// fileHTMLWithPDF is an HTML page that mentions a PDF header and ends
+	// like a PDF: PDF readers would open it, onboard does not.
+	fileHTMLWithPDF = []byte("<!DOCTYPE html>\n<html><body><script>alert(1)</script>\n%PDF-1.4\n%%EOF\n</body></html>\n")
+	// fileTruncatedPDF is a one-page PDF cut short: it has no %%EOF.
+	fileTruncatedPDF = pdfOnePage[:len(pdfOnePage)-20]
 )
 
 // countPages is the PageCounter main wires into the Service: the verdicts
@@ -49,8 +55,13 @@ func TestSniffDocumentType(t *testing.T) {
 		want string
 	}{
 		{"pdf", pdfOnePage, "application/pdf"},
-		{"pdf after junk", append(bytes.Repeat([]byte("x"), 1000), "%PDF-1.4\n"...), "application/pdf"},
-		{"pdf header past 1024 bytes", append(bytes.Repeat([]byte("x"), 1020), "%PDF-1.4\n"...), ""},
+		{"pdf 2.0", []byte("%PDF-2.0\n"), "application/pdf"},
+		{"pdf after junk", append(bytes.Repeat([]byte("x"), 1000), "%PDF-1.4\n"...), ""},
+		{"pdf after a byte order mark", []byte("\xef\xbb\xbf%PDF-1.4\n"), ""},
+		{"pdf after whitespace", []byte("\n%PDF-1.4\n"), ""},
+		{"html with a pdf header", fileHTMLWithPDF, ""},
+		{"pdf header of no version", []byte("%PDF-\n"), ""},
+		{"pdf header of version 3", []byte("%PDF-3.0\n"), ""},
 		{"png", filePNG, "image/png"},
 		{"jpeg", fileJPEG, "image/jpeg"},
 		{"heic major", ftyp("heic", "mif1", "heic"), "image/heic"},
@@ -76,21 +87,33 @@ func TestSniffDocumentType(t *testing.T) {
 	}
 }
 
-// bigFile is a file of size bytes: head, then zeros; it does not hold the
-// zeros.
+// bigFile is a file of size bytes: head, then zeros, then tail at its very
+// end; it does not hold the zeros.
 type bigFile struct {
 	head []byte
 	size int64
+	tail []byte
 }
+
+// pdfEOF is the end of a PDF, for a bigFile's tail.
+var pdfEOF = []byte("\n%%EOF\n")
 
 func (f bigFile) ReadAt(p []byte, off int64) (int, error) {
 	if off >= f.size {
 		return 0, io.EOF
 	}
+	short := off+int64(len(p)) > f.size
+	p = p[:min(int64(len(p)), f.size-off)]
 	n := copy(p, f.head[min(off, int64(len(f.head))):])
 	clear(p[n:])
-	if end := off + int64(len(p)); end > f.size {
-		return int(f.size - off), io.EOF
+	tailAt := f.size - int64(len(f.tail))
+	for i := range p {
+		if at := off + int64(i); at >= tailAt {
+			p[i] = f.tail[at-tailAt]
+		}
+	}
+	if short {
+		return len(p), io.EOF
 	}
 	return len(p), nil
 }
@@ -127,6 +150,10 @@ func TestCheckDocument(t *testing.T) {
 		// safe declared one, or application/octet-stream.
 		{name: "none pdf", field: none, file: bytes.NewReader(pdfOnePage), declared: "text/html",
 			want: ok("application/pdf", ReasonNoValidatorConfigured)},
+		{name: "none html with a pdf header", field: none, file: bytes.NewReader(fileHTMLWithPDF), declared: "text/html",
+			want: ok("application/octet-stream", ReasonNoValidatorConfigured)},
+		{name: "none truncated pdf declared pdf", field: none, file: bytes.NewReader(fileTruncatedPDF), declared: "application/pdf",
+			want: ok("application/pdf", ReasonNoValidatorConfigured)},
 		{name: "none heic", field: none, file: bytes.NewReader(ftyp("heic", "mif1")),
 			want: ok("image/heic", ReasonNoValidatorConfigured)},
 		{name: "none html declared html", field: none, file: bytes.NewReader(fileHTML), declared: "text/html",
@@ -148,11 +175,13 @@ func TestCheckDocument(t *testing.T) {
 			want: ok("application/octet-stream", ReasonNoValidatorConfigured)},
 		{name: "none empty", field: none, file: bytes.NewReader(nil),
 			want: ok("application/octet-stream", ReasonNoValidatorConfigured)},
-		{name: "none over the upload limit", field: none, file: bigFile{pdfOnePage, 25*mb + 1},
+		{name: "none over the upload limit", field: none, file: bigFile{pdfOnePage, 25*mb + 1, pdfEOF},
 			want: ok("application/pdf", ReasonNoValidatorConfigured)},
 
 		// baseline, and the default ("").
 		{name: "baseline pdf", field: baseline, file: bytes.NewReader(pdfThreePage),
+			want: ok("application/pdf", ReasonBaselinePassed)},
+		{name: "baseline sandbox sample pdf", field: baseline, file: bytes.NewReader(samplePDF()),
 			want: ok("application/pdf", ReasonBaselinePassed)},
 		{name: "default pdf", field: byDefault, file: bytes.NewReader(pdfOnePage),
 			want: ok("application/pdf", ReasonBaselinePassed)},
@@ -164,17 +193,28 @@ func TestCheckDocument(t *testing.T) {
 			want: ok("image/heic", ReasonBaselinePassed)},
 		{name: "baseline heif", field: baseline, file: bytes.NewReader(ftyp("mif1", "mif1")),
 			want: ok("image/heif", ReasonBaselinePassed)},
-		{name: "baseline pdf at the upload limit", field: baseline, file: bigFile{pdfOnePage, 25 * mb},
+		{name: "baseline pdf at the upload limit", field: baseline, file: bigFile{pdfOnePage, 25 * mb, pdfEOF},
 			want: ok("application/pdf", ReasonBaselinePassed)},
 		{name: "baseline empty", field: baseline, file: bytes.NewReader(nil), declared: "application/pdf",
 			want: rejected(empty)},
 		{name: "default empty", field: byDefault, file: bytes.NewReader(nil), want: rejected(empty)},
-		{name: "baseline over the upload limit", field: baseline, file: bigFile{pdfOnePage, 25*mb + 1},
+		{name: "baseline over the upload limit", field: baseline, file: bigFile{pdfOnePage, 25*mb + 1, pdfEOF},
 			want: rejected(tooLarge)},
 		{name: "baseline html declared pdf", field: baseline, file: bytes.NewReader(fileHTML), declared: "application/pdf",
 			want: rejected(badType)},
 		{name: "default html declared pdf", field: byDefault, file: bytes.NewReader(fileHTML), declared: "application/pdf",
 			want: rejected(badType)},
+		{name: "baseline html with a pdf header", field: baseline, file: bytes.NewReader(fileHTMLWithPDF), declared: "application/pdf",
+			want: rejected(badType)},
+		{name: "baseline text renamed pdf", field: baseline, file: bytes.NewReader([]byte("Certificate of incorporation\n")),
+			declared: "application/pdf", want: rejected(badType)},
+		{name: "baseline truncated pdf", field: baseline, file: bytes.NewReader(fileTruncatedPDF), want: rejected(badType)},
+		{name: "baseline pdf with %%EOF before its last 1024 bytes", field: baseline,
+			file: bigFile{pdfOnePage, 1 * mb, nil}, want: rejected(badType)},
+		{name: "baseline pdf with %%EOF at the edge of its last 1024 bytes", field: baseline,
+			file: bigFile{pdfOnePage, 1 * mb, append([]byte("%%EOF"), make([]byte, 1019)...)}, want: ok("application/pdf", ReasonBaselinePassed)},
+		{name: "baseline pdf with %%EOF just before its last 1024 bytes", field: baseline,
+			file: bigFile{pdfOnePage, 1 * mb, append([]byte("%%EOF"), make([]byte, 1020)...)}, want: rejected(badType)},
 		{name: "baseline gif declared gif", field: baseline, file: bytes.NewReader(fileGIF), declared: "image/gif",
 			want: rejected(badType)},
 		{name: "baseline avif", field: baseline, file: bytes.NewReader(ftyp("avif", "mif1", "miaf")),
@@ -192,7 +232,7 @@ func TestCheckDocument(t *testing.T) {
 		{name: "strict object stream pdf passes", field: strict(nil, 0, 4), file: bytes.NewReader(pdfObjStm),
 			want: ok("application/pdf", ReasonValidationPassed)},
 		{name: "strict empty", field: strict(pdfOnly, 0, 1), file: bytes.NewReader(nil), want: rejected(empty)},
-		{name: "strict over the upload limit", field: strict(pdfOnly, 30*mb, 0), file: bigFile{pdfOnePage, 25*mb + 1},
+		{name: "strict over the upload limit", field: strict(pdfOnly, 30*mb, 0), file: bigFile{pdfOnePage, 25*mb + 1, pdfEOF},
 			want: rejected(tooLarge)},
 		{name: "strict html declared pdf, no accept list", field: strict(nil, 0, 0), file: bytes.NewReader(fileHTML),
 			declared: "application/pdf", want: rejected(badType)},
@@ -213,13 +253,16 @@ func TestCheckDocument(t *testing.T) {
 		{name: "strict html declared pdf, accept list", field: strict(pdfOnly, 0, 0), file: bytes.NewReader(fileHTML),
 			declared: "application/pdf",
 			want:     rejected("This type of file cannot be accepted here. Upload a PDF file.")},
+		{name: "strict html with a pdf header, accept list", field: strict(pdfOnly, 0, 0), file: bytes.NewReader(fileHTMLWithPDF),
+			want: rejected("This type of file cannot be accepted here. Upload a PDF file.")},
+		{name: "strict truncated pdf", field: strict(nil, 0, 0), file: bytes.NewReader(fileTruncatedPDF), want: rejected(badType)},
 		{name: "strict heif is not heic", field: strict([]string{"image/heic"}, 0, 0), file: bytes.NewReader(ftyp("mif1")),
 			want: rejected("This type of file cannot be accepted here. Upload a HEIC file.")},
-		{name: "strict max size MB", field: strict(nil, 2*mb+mb/2, 0), file: bigFile{fileJPEG, 3 * mb},
+		{name: "strict max size MB", field: strict(nil, 2*mb+mb/2, 0), file: bigFile{fileJPEG, 3 * mb, nil},
 			want: rejected("The file is larger than 2.5 MB, the limit for Proof of address. Upload a smaller file.")},
-		{name: "strict max size KB", field: strict(nil, 500<<10, 0), file: bigFile{pdfOnePage, 500<<10 + 1},
+		{name: "strict max size KB", field: strict(nil, 500<<10, 0), file: bigFile{pdfOnePage, 500<<10 + 1, pdfEOF},
 			want: rejected("The file is larger than 500 KB, the limit for Proof of address. Upload a smaller file.")},
-		{name: "strict at max size", field: strict(nil, 500<<10, 0), file: bigFile{pdfOnePage, 500 << 10},
+		{name: "strict at max size", field: strict(nil, 500<<10, 0), file: bigFile{pdfOnePage, 500 << 10, pdfEOF},
 			want: ok("application/pdf", ReasonValidationPassed)},
 		{name: "strict too many pages", field: strict(nil, 0, 2), file: bytes.NewReader(pdfThreePage),
 			want: rejected("The document has 3 pages; at most 2 are accepted here.")},
@@ -250,14 +293,15 @@ func TestCheckDocument(t *testing.T) {
 func TestCheckDocumentReadsOnlyWhatItNeeds(t *testing.T) {
 	pdf := pdftest.Pages(5, 100<<10)
 	tests := []struct {
-		name    string
-		field   *Field
-		wantEnd int64
+		name      string
+		field     *Field
+		wantBytes int64 // at most; 0: any, up to about twice the file
 	}{
-		{"none", &Field{Validation: "none"}, 1024},
-		{"baseline", &Field{}, 1024},
-		{"strict without max_pages", &Field{Validation: "strict", Accept: []string{"application/pdf"}, MaxSize: 1 << 20}, 1024},
-		{"strict with max_pages", &Field{Validation: "strict", MaxPages: 5}, int64(len(pdf))},
+		// The first and the last 1024 bytes.
+		{"none", &Field{Validation: "none"}, 2048},
+		{"baseline", &Field{}, 2048},
+		{"strict without max_pages", &Field{Validation: "strict", Accept: []string{"application/pdf"}, MaxSize: 1 << 20}, 2048},
+		{"strict with max_pages", &Field{Validation: "strict", MaxPages: 5}, 0},
 	}
 	for _, tt := range tests {
 		r := pdftest.NewReadRecorder(t, pdf)
@@ -265,8 +309,11 @@ func TestCheckDocumentReadsOnlyWhatItNeeds(t *testing.T) {
 		if v.Reject != "" {
 			t.Errorf("%s: rejected: %s", tt.name, v.Reject)
 		}
-		if end := r.End(); end != tt.wantEnd {
-			t.Errorf("%s: read up to byte %d, want %d", tt.name, end, tt.wantEnd)
+		if end := r.End(); end != int64(len(pdf)) {
+			t.Errorf("%s: read up to byte %d, want %d", tt.name, end, len(pdf))
+		}
+		if n := r.BytesRead(); tt.wantBytes > 0 && n > tt.wantBytes {
+			t.Errorf("%s: read %d bytes, want at most %d", tt.name, n, tt.wantBytes)
 		}
 		// Stream data is skipped by /Length: the scan reads each byte at
 		// most about once.

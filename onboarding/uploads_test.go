@@ -54,9 +54,9 @@ func TestUploadDocument(t *testing.T) {
 		{
 			name:    "a new file replaces the earlier one",
 			earlier: onboarding.DocumentAccepted,
-			up:      onboarding.Upload{FieldID: "certificate_of_incorporation", Body: strings.NewReader("%PDF-1.4 a pdf")},
+			up:      onboarding.Upload{FieldID: "certificate_of_incorporation", Body: strings.NewReader("%PDF-1.4 a pdf\n%%EOF\n")},
 			wantDoc: &onboarding.Document{FileName: "document.pdf", FileType: "application/pdf", Status: onboarding.DocumentAccepted,
-				AcceptanceReason: onboarding.ReasonBaselinePassed, Size: 14},
+				AcceptanceReason: onboarding.ReasonBaselinePassed, Size: 21},
 			wantAction: onboarding.ActionDocumentUploaded, wantDetail: "certificate_of_incorporation",
 		},
 		{
