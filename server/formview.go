@@ -106,6 +106,7 @@ type fieldView struct {
 	Currencies   []string
 	MaxLength    int
 	InputType    string // the <input type> of text-like fields
+	Width        string // a width class fitting short answers (input--width-N), or ""
 	InputMode    string
 	Autocomplete string
 	Pattern      string // checked in the browser too, by form.js
@@ -171,6 +172,7 @@ func (v *fieldView) setValue(f *onboarding.Field, raw json.RawMessage) {
 func (v *fieldView) setInput(f *onboarding.Field) {
 	switch f.Type {
 	case onboarding.TypeDate:
+		v.Width = "input--width-10"
 		// A partial date (a registry's month of birth) is shown as text
 		// so that the browser's date control does not drop it.
 		if v.Value == "" || len(v.Value) == len("2006-01-02") {
@@ -179,8 +181,12 @@ func (v *fieldView) setInput(f *onboarding.Field) {
 	case onboarding.TypePhone:
 		v.InputType, v.Autocomplete = "tel", "tel"
 	case onboarding.TypePercentage:
-		v.InputMode = "decimal"
+		v.InputMode, v.Width = "decimal", "input--width-4"
 	case onboarding.TypeText:
+		// A pattern of exactly two letters is a country code.
+		if strings.HasSuffix(f.Pattern, "]{2}$") {
+			v.Width = "input--width-2"
+		}
 		switch {
 		case strings.Contains(f.ID, "email"):
 			v.InputType, v.Autocomplete = "email", "email"
