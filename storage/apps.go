@@ -39,20 +39,8 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	defer s.due.lower(eventDues(ch.Events))
 	return s.update(ctx, func(txn *badger.Txn) error {
 		key := appKey(id)
-		for _, k := range append([][]byte{key}, keysOf(ix)...) {
-			if _, err := txn.Get(k); err == nil {
-				return fmt.Errorf("create application %s: %w", app.ID, errDuplicate)
-			} else if !errors.Is(err, badger.ErrKeyNotFound) {
-				return err
-			}
-		}
-		if err := txn.Set(key, rec); err != nil {
+		if err := insertRecord(txn, "application "+app.ID, key, rec, ix); err != nil {
 			return err
-		}
-		for k, v := range ix {
-			if err := txn.Set([]byte(k), v); err != nil {
-				return err
-			}
 		}
 		if err := s.appendActivity(txn, id, ch.Log); err != nil {
 			return err

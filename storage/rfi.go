@@ -35,20 +35,8 @@ func (s *Store) CreateRFIRequest(ctx context.Context, r *onboarding.RFIRequest, 
 	defer s.due.lower(eventDues(ch.Events))
 	return s.update(ctx, func(txn *badger.Txn) error {
 		key := rfiKey(id)
-		for _, k := range append([][]byte{key, rfiQueuedKey(id)}, keysOf(ix)...) {
-			if _, err := txn.Get(k); err == nil {
-				return fmt.Errorf("create rfi request %s: %w", r.ID, errDuplicate)
-			} else if !errors.Is(err, badger.ErrKeyNotFound) {
-				return err
-			}
-		}
-		if err := txn.Set(key, rec); err != nil {
+		if err := insertRecord(txn, "rfi request "+r.ID, key, rec, ix, rfiQueuedKey(id)); err != nil {
 			return err
-		}
-		for k, v := range ix {
-			if err := txn.Set([]byte(k), v); err != nil {
-				return err
-			}
 		}
 		if err := requeueRFI(txn, id, nil, r); err != nil {
 			return err

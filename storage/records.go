@@ -96,3 +96,25 @@ func recordByIndex[T any](s *Store, ix []byte, key func(uuid.UUID) []byte) (*T, 
 	}
 	return rec, nil
 }
+
+// insertRecord writes a new record at key and its index entries ix, after
+// checking that none of key, extra and the index keys exists yet: a
+// duplicate id or link slug is errDuplicate, and nothing is written.
+func insertRecord(txn *badger.Txn, what string, key, rec []byte, ix map[string][]byte, extra ...[]byte) error {
+	for _, k := range append(append([][]byte{key}, extra...), keysOf(ix)...) {
+		if _, err := txn.Get(k); err == nil {
+			return fmt.Errorf("create %s: %w", what, errDuplicate)
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+	}
+	if err := txn.Set(key, rec); err != nil {
+		return err
+	}
+	for k, v := range ix {
+		if err := txn.Set([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
