@@ -268,6 +268,24 @@ type tab struct {
 	ctx   context.Context
 	shots string
 	n     int // screenshots taken
+	// scriptsOff is set when the tab runs pages without JavaScript.
+	scriptsOff bool
+}
+
+// disableScripts runs the tab's pages without JavaScript, as a browser
+// with scripts turned off does.
+func (tb *tab) disableScripts() {
+	tb.t.Helper()
+	tb.setScripts(false)
+	tb.scriptsOff = true
+}
+
+// setScripts turns the tab's JavaScript on or off.
+func (tb *tab) setScripts(on bool) {
+	tb.t.Helper()
+	if _, err := chromedp.Call(tb.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !on}); err != nil {
+		tb.t.Fatal(err)
+	}
 }
 
 // tab returns the browser's first tab.
@@ -419,9 +437,14 @@ func (tb *tab) value(id string) string {
 	return tb.eval(fmt.Sprintf(`document.getElementById(%q).value`, id))
 }
 
-// shot saves a full-page screenshot as NN-name.png.
+// shot saves a full-page screenshot as NN-name.png, and checks the page
+// state it shows with axe-core: every state a test photographs is a state
+// checked for accessibility (the failure screenshot is not).
 func (tb *tab) shot(name string) {
 	tb.t.Helper()
+	if name != "failure" {
+		defer tb.wantAccessible(name)
+	}
 	tb.n++
 	png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -896,9 +919,7 @@ func TestBrowserWithoutJavaScript(t *testing.T) {
 	link := created["link"].(string)
 
 	jane := b.tab(t)
-	if _, err := chromedp.Call(jane.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
-		t.Fatal(err)
-	}
+	jane.disableScripts()
 	jane.open(link + "?auth_code=" + created["pre_auth_code"].(string))
 	jane.clickAndWait("task-business")
 	jane.typeInto("business_description", "Specialist teas.")
