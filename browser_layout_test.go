@@ -149,10 +149,10 @@ func TestBrowserLayout(t *testing.T) {
 				t.Fatalf("viewport is %s px wide, want %d", w, size.width)
 			}
 
-			// The overview: whole-row task links, buttons clear of the footer.
+			// The overview: whole-row task links, each a full touch target.
 			lee.wantSpaced("h1")
 			lee.wantRowsClickable()
-			lee.wantTargets("main .button")
+			lee.wantTargets(".tasks a")
 			lee.shot("overview")
 
 			// An error summary keeps clear of the header; country codes are narrow.
@@ -224,7 +224,7 @@ func TestBrowserLayout(t *testing.T) {
 			// The review shows both long answers without sideways scrolling,
 			// each label on the first line of its value.
 			lee.open(link + "/review")
-			lee.wantHeading("Review and submit")
+			lee.wantHeading("Check your answers before sending your application")
 			lee.wantFits()
 			lee.wantSpaced("h1")
 			lee.wantTargets("main button")

@@ -40,6 +40,7 @@ const browserConfig = `
 id = "acme"
 name = "Acme Payments"
 default_config = "acme-standard"
+terms_url = "https://acme.example/terms"
 
   [[organizations.configs]]
   id = "acme-standard"
@@ -544,16 +545,29 @@ func TestBrowserApplicantJourney(t *testing.T) {
 		jane.typeInto("code", code)
 		jane.clickAndWait("verify")
 	}
-	jane.wantText("Your e-mail address is confirmed.", "Company details", "People and owners", "Documents", "Declarations")
+	jane.wantText("Your e-mail address is confirmed.", "Company details", "People and owners", "Documents", "Check your answers and send")
 	jane.shot("overview")
 	if got := s.application(t, id)["status"]; got != "in_progress" {
 		t.Errorf("status after verification = %v, want in_progress", got)
 	}
 
-	// Submitting now lists what is missing.
-	jane.clickAndWait("review")
+	// Checking the answers now lists what is missing; the declarations
+	// come last, and sending without them says which to tick.
+	jane.clickAndWait("task-send")
+	jane.wantHeading("Check your answers before sending your application")
+	jane.wantText("Still to do", "Industry is missing", "Certificate of incorporation is missing", "Now send your application",
+		"I accept the terms and conditions of Acme Payments")
 	jane.clickAndWait("submit-application")
-	jane.wantText("The application cannot be submitted yet", "Industry is missing", "Certificate of incorporation is missing", "Confirm: I accept the terms and conditions")
+	jane.wantText("There is a problem", "Confirm that the information you have given is accurate and complete", "Confirm that you accept the terms and conditions")
+	jane.shot("declarations-refused")
+	jane.do("follow the summary link", chromedp.Click(`#error-summary a[href="#confirm_accuracy"]`, chromedp.NodeVisible))
+	if got := jane.focused(); got != "confirm_accuracy" {
+		jane.fail("the summary link focused %q, want the declaration's checkbox", got)
+	}
+	jane.check("confirm_accuracy")
+	jane.check("confirm_terms")
+	jane.clickAndWait("submit-application")
+	jane.wantText("The application cannot be submitted yet", "Industry is missing")
 	jane.shot("submit-refused")
 
 	// Company details: the registry's values are there, its name read-only.
@@ -681,21 +695,27 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	tom.typeInto("expected_monthly_volume.amount", "40000")
 	tom.clickAndWait("save-later")
 	tom.wantText("Your answers are saved.")
+	tom.wantText("Declarations and sending", "Jane Smith, the primary contact, will make the declarations and send the application")
 	tom.clickAndWait("review")
-	tom.wantText("Only the primary contact can make the declarations and submit the application.")
+	tom.wantText("Jane Smith, the primary contact, will make the declarations and send the application.")
+	if tom.eval(`String(document.getElementById("submit-application") !== null)`) == "true" {
+		tom.fail("a collaborator is offered the declarations")
+	}
 	tom.shot("review")
 
-	// Declarations, review and submit.
+	// Check the answers, make the declarations and send.
 	jane.open(link)
-	jane.clickAndWait("task-confirmation")
-	jane.check("confirm_accuracy")
-	jane.check("confirm_terms")
-	jane.clickAndWait("save-continue")
-	jane.wantHeading("Review and submit")
+	jane.clickAndWait("task-send")
+	jane.wantHeading("Check your answers before sending your application")
 	if strings.Contains(jane.text(), "Still to do") {
 		jane.fail("the review still lists things to do")
 	}
 	jane.wantText("Priya Patel", "GBP 40000", "NwIncDoc10000001.pdf")
+	if href := jane.eval(`document.getElementById("terms-link").href`); href != "https://acme.example/terms" {
+		jane.fail("the terms link goes to %q", href)
+	}
+	jane.check("confirm_accuracy")
+	jane.check("confirm_terms")
 	jane.shot("review")
 	jane.clickAndWait("submit-application")
 	jane.wantText("Your application has been submitted.", "Application submitted")
@@ -703,7 +723,7 @@ func TestBrowserApplicantJourney(t *testing.T) {
 
 	// Frozen: the stages show the answers read-only.
 	jane.open(link + "/s/company")
-	jane.wantHeading("Your answers")
+	jane.wantHeading("Your application")
 
 	// What the partner reads.
 	app = s.application(t, id)
@@ -890,9 +910,9 @@ func TestBrowserPhone(t *testing.T) {
 		{"/entities/new", "Add a related company"},
 		{"/ownership/new", "Add ownership"},
 		{"/s/documents", "Documents"},
-		{"/s/confirmation", "Declarations"},
+		{"/s/confirmation", "Check your answers before sending your application"},
 		{"/collaborators", "Invite colleagues to help"},
-		{"/review", "Review and submit"},
+		{"/review", "Check your answers before sending your application"},
 	} {
 		phone.open(link + page.path)
 		phone.wantHeading(page.heading)

@@ -85,6 +85,7 @@ type OrgConfig struct {
 	DefaultConfig      string           `toml:"default_config"`
 	CustomDomain       string           `toml:"custom_domain"`
 	CustomDomainActive bool             `toml:"custom_domain_active"`
+	TermsURL           string           `toml:"terms_url"`
 	Configs            []AppConfig      `toml:"configs"`
 	RFIAgents          []RFIAgentConfig `toml:"rfi_agents"`
 }
@@ -218,6 +219,7 @@ func (c *Config) domainOrganizations() ([]*onboarding.Organization, error) {
 		org := &onboarding.Organization{
 			ID: o.ID, Name: o.Name, DefaultConfig: o.DefaultConfig,
 			CustomDomain: strings.ToLower(o.CustomDomain), CustomDomainActive: o.CustomDomainActive,
+			TermsURL: o.TermsURL,
 		}
 		if org.Name == "" {
 			org.Name = o.ID

@@ -101,13 +101,13 @@ func TestExampleConfig(t *testing.T) {
 		RegistryDocuments bool
 	}
 	type org struct {
-		ID, Name, DefaultConfig, CustomDomain string
-		CustomDomainActive                    bool
-		Configs                               []config
+		ID, Name, DefaultConfig, CustomDomain, TermsURL string
+		CustomDomainActive                              bool
+		Configs                                         []config
 	}
 	var gotOrgs []org
 	for _, o := range orgs {
-		g := org{ID: o.ID, Name: o.Name, DefaultConfig: o.DefaultConfig, CustomDomain: o.CustomDomain, CustomDomainActive: o.CustomDomainActive}
+		g := org{ID: o.ID, Name: o.Name, DefaultConfig: o.DefaultConfig, CustomDomain: o.CustomDomain, CustomDomainActive: o.CustomDomainActive, TermsURL: o.TermsURL}
 		for _, c := range o.Configs {
 			g.Configs = append(g.Configs, config{ID: c.ID, Form: c.Form.ID(), Countries: c.Countries, RegistryDocuments: c.RegistryDocuments})
 		}
@@ -115,7 +115,7 @@ func TestExampleConfig(t *testing.T) {
 	}
 	wantOrgs := []org{{
 		ID: "acme", Name: "Acme Payments", DefaultConfig: "acme-standard",
-		CustomDomain: "onboarding.acme.example", CustomDomainActive: true,
+		CustomDomain: "onboarding.acme.example", CustomDomainActive: true, TermsURL: "https://acme.example/onboarding-terms",
 		Configs: []config{
 			{ID: "acme-standard", Form: "standard", Countries: []string{"GB", "IE"}, RegistryDocuments: true},
 			{ID: "acme-lite", Form: "kyb-lite", Countries: []string{"GB"}},
@@ -434,6 +434,14 @@ func TestValidate(t *testing.T) {
 			[]string{`organization "default": custom_domain_active needs custom_domain`}},
 		{"custom_domain not a host name", func(c *Config) { c.Organizations[0].CustomDomain = "https://onboarding.example.com" },
 			[]string{`organization "default": custom_domain "https://onboarding.example.com" is not a host name`}},
+		{"terms_url not a URL", func(c *Config) { c.Organizations[0].TermsURL = "acme.example/terms" },
+			[]string{`organization "default": terms_url "acme.example/terms" must be an absolute http or https URL without credentials`}},
+		{"terms_url with credentials", func(c *Config) { c.Organizations[0].TermsURL = "https://u:p@acme.example/terms" },
+			[]string{`organization "default": terms_url "https://u:p@acme.example/terms" must be an absolute http or https URL without credentials`}},
+		{"terms_url over http in production", func(c *Config) {
+			c.Environment = "production"
+			c.Organizations[0].TermsURL = "http://acme.example/terms"
+		}, []string{`organization "default": terms_url must be an https URL in production`}},
 		{"rfi agent id not a UUID", func(c *Config) {
 			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: "docs", Name: "Docs", Documents: []string{"bank_statement"}, ExpiryDays: 14}}
 		}, []string{`organization "default": rfi agent "docs": id must be a UUID`}},

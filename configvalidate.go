@@ -33,7 +33,7 @@ func (c *Config) Validate() error {
 	c.Webhooks.validate(&p)
 	c.Blobs.validate(&p)
 	c.Metrics.validate(c.Listen, &p)
-	validateOrganizations(c.Organizations, &p)
+	validateOrganizations(c.Organizations, c.Environment, &p)
 	return p.Err()
 }
 
@@ -169,19 +169,19 @@ type orgIDs struct {
 }
 
 // validateOrganizations checks the [[organizations]] entries with their
-// configurations and rfi agents.
-func validateOrganizations(orgs []OrgConfig, p *onboarding.Problems) {
+// configurations and rfi agents, for environment.
+func validateOrganizations(orgs []OrgConfig, environment string, p *onboarding.Problems) {
 	if len(orgs) == 0 {
 		p.Note("organizations", "at least one [[organizations]] entry is required")
 	}
 	seen := orgIDs{orgs: map[string]bool{}, configs: map[string]string{}, agents: map[string]bool{}}
 	for i := range orgs {
-		orgs[i].validate(&seen, p)
+		orgs[i].validate(environment, &seen, p)
 	}
 }
 
 // validate checks one [[organizations]] entry.
-func (o *OrgConfig) validate(seen *orgIDs, p *onboarding.Problems) {
+func (o *OrgConfig) validate(environment string, seen *orgIDs, p *onboarding.Problems) {
 	where := fmt.Sprintf("organization %q", o.ID)
 	if !idPattern.MatchString(o.ID) {
 		p.Note("organizations", "%s: id must be 1-63 lower-case letters, digits, '-' or '_'", where)
@@ -195,6 +195,15 @@ func (o *OrgConfig) validate(seen *orgIDs, p *onboarding.Problems) {
 	}
 	if o.CustomDomainActive && o.CustomDomain == "" {
 		p.Note("organizations", "%s: custom_domain_active needs custom_domain", where)
+	}
+	if o.TermsURL != "" {
+		u, err := url.Parse(o.TermsURL)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil:
+			p.Note("organizations", "%s: terms_url %q must be an absolute http or https URL without credentials", where, o.TermsURL)
+		case environment == "production" && u.Scheme != "https":
+			p.Note("organizations", "%s: terms_url must be an https URL in production", where)
+		}
 	}
 	own := map[string]bool{}
 	for i := range o.Configs {

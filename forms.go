@@ -28,6 +28,7 @@ type formField struct {
 	Sensitive    bool                    `toml:"sensitive"`
 	PersonScoped bool                    `toml:"person_scoped"`
 	Confirmation bool                    `toml:"confirmation"`
+	Terms        bool                    `toml:"terms"`
 	Options      []onboarding.Option     `toml:"options"`
 	Pattern      string                  `toml:"pattern"`
 	PatternMsg   string                  `toml:"pattern_message"`
@@ -71,7 +72,7 @@ func (c *Config) loadForm(ref string) (*onboarding.Form, error) {
 		fields[i] = onboarding.Field{
 			ID: ff.ID, Label: ff.Label, Description: ff.Description, Type: onboarding.FieldType(ff.Type),
 			Category: ff.Category, Required: ff.Required, Sensitive: ff.Sensitive, PersonScoped: ff.PersonScoped,
-			Confirmation: ff.Confirmation, Options: ff.Options, Pattern: ff.Pattern, PatternMessage: ff.PatternMsg, MaxLength: ff.MaxLength,
+			Confirmation: ff.Confirmation, Terms: ff.Terms, Options: ff.Options, Pattern: ff.Pattern, PatternMessage: ff.PatternMsg, MaxLength: ff.MaxLength,
 			Rule: ff.Rule, Validation: ff.Validation, Accept: ff.Accept, MaxSize: ff.MaxSize, MaxPages: ff.MaxPages,
 			RequiredFor: ff.RequiredFor,
 		}

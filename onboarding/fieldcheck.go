@@ -20,6 +20,9 @@ func checkFieldDefinition(f *Field, add reportFunc) {
 	if f.Confirmation && f.Type != TypeBoolean {
 		add("a confirmation field must be of type boolean, not %s", f.Type)
 	}
+	if f.Terms && !f.Confirmation {
+		add("terms applies to confirmation fields only")
+	}
 }
 
 // checkFieldBasics checks the label, the type and the category.

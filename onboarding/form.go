@@ -68,6 +68,10 @@ type Field struct {
 	PersonScoped bool
 	// Confirmation marks an attestation the applicant ticks.
 	Confirmation bool
+	// Terms marks the declaration that accepts the organization's terms
+	// and conditions: it is asked, and required, only of organizations
+	// with a terms_url, and its label links to them.
+	Terms bool
 	// Options are the choices of a select or multi_select field.
 	Options []Option
 	// Pattern is an RE2 pattern a text value must match.

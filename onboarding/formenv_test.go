@@ -98,6 +98,7 @@ type formOptions struct {
 	noMailer  bool  // build the Service without a Mailer
 	maxUpload int64 // Options.MaxUploadBytes
 	registry  onboarding.Registry
+	noTerms   bool // the organization publishes no terms_url
 }
 
 // formEnv is a Service with everything a form test reads behind it.
@@ -138,6 +139,9 @@ func newFormEnv(t *testing.T, opts ...formOptions) *formEnv {
 		{ID: configStd, Form: onboarding.StandardForm(), Countries: []string{"FR", "GB"}},
 		{ID: configSelect, Form: onboarding.StandardForm(), Countries: []string{"GB"}, CompanySelection: true},
 	}}
+	if !o.noTerms {
+		e.org.TermsURL = "https://acme.example/terms"
+	}
 	sopts := onboarding.Options{
 		Store: store, Registry: o.registry, Now: e.clock.Now, PageCounter: pdf.PageCount,
 		PublicURL: "https://onboard.example", SessionKey: []byte(strings.Repeat("k", 32)),

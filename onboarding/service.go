@@ -22,6 +22,9 @@ type Organization struct {
 	DefaultConfig      string // id of the configuration used when create names none; may be empty
 	CustomDomain       string // host name of the organization's own link domain; may be empty
 	CustomDomainActive bool
+	// TermsURL is the address of the organization's terms and conditions;
+	// declarations marked Terms are asked only when it is set.
+	TermsURL string
 	Configs            []*Configuration
 	// RFIAgents are the organization's document-collection agents (DESIGN
 	// §5.10), ids in canonical UUID form.

@@ -217,7 +217,7 @@ func standardFields() []Field {
 		},
 		{
 			ID: "confirm_terms", Label: "I accept the terms and conditions", Type: TypeBoolean,
-			Category: confirmation, Required: true, Confirmation: true,
+			Category: confirmation, Required: true, Confirmation: true, Terms: true,
 		},
 	}
 }

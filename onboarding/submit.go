@@ -88,6 +88,8 @@ func (v *Visitor) Missing() []Missing {
 					m.Stage = StageDocuments
 					out = append(out, m)
 				}
+			case f.Confirmation && !v.Asked(f):
+				// not asked of this organization's applicants
 			case f.Required && len(app.Fields[f.ID]) == 0:
 				msg := f.Label + " is missing"
 				if f.Confirmation {

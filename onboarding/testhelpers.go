@@ -179,7 +179,7 @@ func (s *Service) fillSampleValues(ctx context.Context, v *Visitor) error {
 	}
 	for _, st := range form.Stages() {
 		for _, f := range st.Fields {
-			if f.Confirmation && !bytes.Equal(v.App.Data.Fields[f.ID], []byte("true")) {
+			if f.Confirmation && v.Asked(f) && !bytes.Equal(v.App.Data.Fields[f.ID], []byte("true")) {
 				if stages[st.ID] == nil {
 					stages[st.ID] = map[string]json.RawMessage{}
 				}

@@ -136,7 +136,7 @@ func testOrganizations(t testing.TB) []*onboarding.Organization {
 	t.Helper()
 	std := onboarding.StandardForm()
 	return []*onboarding.Organization{
-		{ID: "acme", Name: "Acme Payments", DefaultConfig: "acme-standard", Configs: []*onboarding.Configuration{
+		{ID: "acme", Name: "Acme Payments", DefaultConfig: "acme-standard", TermsURL: "https://acme.example/terms", Configs: []*onboarding.Configuration{
 			{ID: "acme-standard", Form: std, Countries: []string{"GB", "IE", "FR"}, RegistryDocuments: true},
 			{ID: "acme-select", Form: std, Countries: []string{"GB", "IE", "FR"}, CompanySelection: true},
 		}, RFIAgents: []*onboarding.RFIAgent{

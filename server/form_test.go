@@ -273,7 +273,7 @@ func TestFormVerification(t *testing.T) {
 	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || !c.Secure || c.Path != a.base || c.MaxAge != int(sessionTTL.Seconds()) {
 		t.Errorf("session cookie = %+v, want HttpOnly, SameSite=Lax, Secure, Path %s, 12 h", c, a.base)
 	}
-	wantPage(t, a.get("?done=verified"), http.StatusOK, "Your e-mail address is confirmed.", "Company details", "Review and submit")
+	wantPage(t, a.get("?done=verified"), http.StatusOK, "Your e-mail address is confirmed.", "Company details", "Check your answers and send")
 
 	app := e.apiApp(t, id)
 	if app["status"] != "in_progress" {
@@ -783,12 +783,39 @@ func TestFormSubmission(t *testing.T) {
 	a := e.applicantAt(t, e.primaryLink(t, id))
 	a.signIn()
 
-	w := a.post("/submit", nil)
+	// The declarations come last, on the check-answers page, and are not
+	// among the things still to do.
+	w := a.get("/review")
+	wantPage(t, w, http.StatusOK, "Check your answers before sending your application", "Now send your application",
+		`<a href="`+a.base+`/s/company#industry">Change<span class="visually-hidden"> Industry</span></a>`,
+		`<a href="`+a.base+`/s/documents#doc-certificate_of_incorporation">Change<span class="visually-hidden"> Certificate of incorporation</span></a>`,
+		"I confirm that the information I have given is accurate and complete",
+		"I accept the terms and conditions of Acme Payments", `href="https://acme.example/terms"`, "Accept and send")
+	if strings.Contains(w.Body.String(), "Confirm:") {
+		t.Error("the declarations are listed as things still to do")
+	}
+	if strings.Contains(w.Body.String(), "#company_name\">Change") {
+		t.Error("the register's company name offers a Change link")
+	}
+	// Unticked declarations are errors; nothing is stored.
+	w = a.post("/submit", url.Values{"confirm_terms": {"true"}})
+	wantPage(t, w, http.StatusBadRequest, "There is a problem",
+		`<a href="#confirm_accuracy">Confirm that the information you have given is accurate and complete</a>`,
+		`id="confirm_terms" name="confirm_terms" value="true" checked`)
+	if strings.Contains(w.Body.String(), "Confirm that you accept the terms") {
+		t.Error("a ticked declaration is reported unticked")
+	}
+	w = a.post("/submit", url.Values{"confirm_accuracy": {"true"}, "confirm_terms": {"true"}})
 	wantPage(t, w, http.StatusBadRequest,
-		"The application cannot be submitted yet: 7 things are missing.",
+		"The application cannot be submitted yet: 5 things are missing.",
 		"Industry is missing", "What the business does is missing", "Add at least one director",
-		"Certificate of incorporation is missing", "Proof of business address is missing",
-		"Confirm: I confirm that the information I have given is accurate and complete", "Confirm: I accept the terms and conditions")
+		"Certificate of incorporation is missing", "Proof of business address is missing")
+	if f := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any); f["confirm_accuracy"] != nil {
+		t.Errorf("a refused send stored the declarations: %v", f)
+	}
+	// accept is a post that ticks every declaration (each post adds its
+	// CSRF token to the values, so each gets its own).
+	accept := func() url.Values { return url.Values{"confirm_accuracy": {"true"}, "confirm_terms": {"true"}} }
 
 	a.post("/s/company", url.Values{"industry": {"software"}, "registered_address.line1": {"1 Grand Canal Sq"}, "registered_address.city": {"Dublin"}, "registered_address.country": {"IE"}})
 	a.post("/s/business", url.Values{"business_description": {"Software"}})
@@ -799,10 +826,12 @@ func TestFormSubmission(t *testing.T) {
 	a.upload("certificate_of_incorporation", "", "cert.pdf", "application/pdf", pdf)
 	a.upload("proof_of_address", "", "bill.pdf", "application/pdf", pdf)
 	a.upload("person_id_document", ciara, "id.png", "image/png", []byte("not a png"))
-	a.post("/s/confirmation", url.Values{"confirm_accuracy": {"true"}, "confirm_terms": {"true"}})
+	// The old declarations page leads to the check-answers page.
+	wantRedirect(t, a.get("/s/confirmation"), a.base+"/review")
+	wantRedirect(t, a.post("/s/confirmation", accept()), a.base+"/review")
 
 	// The rejected identity document cannot slip through.
-	wantPage(t, a.post("/submit", nil), http.StatusBadRequest, "1 thing is missing", "Identity document for Ciara Byrne was not accepted: upload it again")
+	wantPage(t, a.post("/submit", accept()), http.StatusBadRequest, "1 thing is missing", "Identity document for Ciara Byrne was not accepted: upload it again")
 	a.get("/s/documents")
 	a.upload("person_id_document", ciara, "id.pdf", "application/pdf", pdf)
 
@@ -817,14 +846,24 @@ func TestFormSubmission(t *testing.T) {
 	}
 	sean := e.applicantAt(t, seanLink)
 	sean.signIn()
-	wantPage(t, sean.post("/submit", nil), http.StatusForbidden, onboarding.ErrPrimaryOnly.Message)
+	wantPage(t, sean.post("/submit", accept()), http.StatusForbidden, onboarding.ErrPrimaryOnly.Message)
+	wantPage(t, a.get("/review"), http.StatusOK, `<a href="`+a.base+`/people/`+ciara+`">Change<span class="visually-hidden"> Ciara Byrne</span></a>`)
+	w = sean.get("/review")
+	wantPage(t, w, http.StatusOK, "Ciara, the primary contact, will make the declarations and send the application.")
+	if strings.Contains(w.Body.String(), "submit-application") {
+		t.Error("a collaborator is offered the declarations")
+	}
+	wantPage(t, sean.get(""), http.StatusOK, "Declarations and sending", "Ciara, the primary contact, will make the declarations")
 
-	w = a.post("/submit", nil)
+	w = a.post("/submit", accept())
 	wantRedirect(t, w, a.base+"?done=submitted")
 	wantPage(t, a.get("?done=submitted"), http.StatusOK, "Application submitted")
 	app := e.apiApp(t, id)
 	if app["status"] != "submitted" || app["submitted_at"] != "2026-11-21T09:30:00.000Z" {
 		t.Errorf("after submit: status %v, submitted_at %v", app["status"], app["submitted_at"])
+	}
+	if f := app["data"].(map[string]any)["fields"].(map[string]any); f["confirm_accuracy"] != true || f["confirm_terms"] != true {
+		t.Errorf("declarations after submit: %v %v", f["confirm_accuracy"], f["confirm_terms"])
 	}
 	if n := e.activity(t, id, onboarding.ActionSubmitted); n != 1 {
 		t.Errorf("%d submitted entries", n)
@@ -835,12 +874,14 @@ func TestFormSubmission(t *testing.T) {
 	wantError(t, e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{"industry":"retail"}}`), http.StatusBadRequest, errBody("Cannot update application in submitted status"))
 	wantPage(t, a.post("/s/company", url.Values{"industry": {"retail"}}), http.StatusConflict, onboarding.ErrApplicationFrozen.Message)
 	wantPage(t, a.upload("bank_statement", "", "s.pdf", "application/pdf", pdf), http.StatusConflict, onboarding.ErrApplicationFrozen.Message)
-	wantPage(t, a.post("/submit", nil), http.StatusConflict, onboarding.ErrApplicationFrozen.Message)
+	wantPage(t, a.post("/submit", accept()), http.StatusConflict, onboarding.ErrApplicationFrozen.Message)
 	wantRedirect(t, a.get("/s/company"), a.base+"/review")
 	w = a.get("/review")
-	wantPage(t, w, http.StatusOK, "Your answers", "Software", "Ciara Byrne")
-	if strings.Contains(w.Body.String(), "submit-application") {
-		t.Error("the submitted review page still offers to submit")
+	wantPage(t, w, http.StatusOK, "Your application", "Software", "Ciara Byrne")
+	for _, offer := range []string{"submit-application", ">Change<"} {
+		if strings.Contains(w.Body.String(), offer) {
+			t.Errorf("the submitted review page still offers %s", offer)
+		}
 	}
 }
 
@@ -874,7 +915,7 @@ func TestFormCollaborators(t *testing.T) {
 	tom.signIn()
 	wantRedirect(t, tom.post("/s/business", url.Values{"business_description": {"Tom wrote this"}, "action": {"save"}}), tom.base+"?done=saved")
 	wantPage(t, tom.get("/collaborators"), http.StatusForbidden, onboarding.ErrPrimaryOnly.Message)
-	wantPage(t, tom.post("/s/confirmation", url.Values{"confirm_terms": {"true"}}), http.StatusForbidden, onboarding.ErrPrimaryOnly.Message)
+	wantRedirect(t, tom.post("/s/confirmation", url.Values{"confirm_terms": {"true"}}), tom.base+"/review")
 	if n := e.activity(t, id, onboarding.ActionOpened); n != 1 {
 		t.Errorf("%d application.opened entries after two participants, want 1", n)
 	}

@@ -10,8 +10,10 @@ import (
 	"onboard/onboarding"
 )
 
-// Review and submission: every answer of the application by stage, what
-// is still missing, and the primary contact's submit button.
+// Check your answers and send (GOV.UK's pattern): every answer of the
+// application by stage, each with a Change link to where it is given, what
+// is still missing, and at the end the declarations the primary contact
+// accepts as they send the application.
 
 // registerReviewRoutes registers the review page and the submission.
 func (s *Server) registerReviewRoutes(in []echo.MiddlewareFunc) {
@@ -20,28 +22,98 @@ func (s *Server) registerReviewRoutes(in []echo.MiddlewareFunc) {
 }
 
 func (s *Server) reviewPage(c echo.Context) error {
-	return s.renderReview(c, visitorOf(c), http.StatusOK, nil)
+	return s.renderReview(c, visitorOf(c), http.StatusOK, nil, nil)
 }
 
-// renderReview draws the review page with the error summary items.
-func (s *Server) renderReview(c echo.Context, v *onboarding.Visitor, status int, items []errorItem) error {
-	p := &reviewView{layout: newLayout(v, "Review and submit"), Missing: missingLinks(v), Sections: s.reviewSections(v),
-		Writable: v.Writable(), Submitted: !v.Writable(), IsPrimary: v.Primary()}
+// renderReview draws the review page; accepted are the declarations
+// ticked in a post that failed, and errs its errors.
+func (s *Server) renderReview(c echo.Context, v *onboarding.Visitor, status int, accepted map[string]bool, errs *formErrors) error {
+	title := "Check your answers before sending your application"
+	if !v.Writable() {
+		title = "Your application"
+	}
+	p := &reviewView{layout: newLayout(v, title), Missing: missingLinks(v), Sections: s.reviewSections(v),
+		Writable: v.Writable(), Submitted: !v.Writable(), IsPrimary: v.Primary(), PrimaryContact: primaryContact(v)}
+	for _, f := range v.Declarations() {
+		d := declarationView{ID: f.ID, Label: f.Label, Checked: accepted[f.ID], Error: errs.at(f.ID)}
+		if f.Terms {
+			d.TermsURL = v.Org.TermsURL
+		}
+		p.Declarations = append(p.Declarations, d)
+	}
 	p.Notice = notice(c)
-	p.Errors = items
+	p.Errors = errs.items()
 	return s.render(c, status, "review", p)
 }
 
+// submit is "Accept and send": the declarations ticked and the
+// submission, in one step. An unticked declaration or anything missing
+// shows the page again with what to do.
 func (s *Server) submit(c echo.Context) error {
 	v := visitorOf(c)
-	err := s.svc.Submit(c.Request().Context(), v)
+	form := c.Request().PostForm
+	accepted := map[string]bool{}
+	for _, f := range v.Declarations() {
+		accepted[f.ID] = form.Get(f.ID) == "true"
+	}
+	err := s.svc.AcceptAndSubmit(c.Request().Context(), v, accepted)
 	if e := onboarding.AsError(err); e != nil && len(e.Items) > 0 {
-		return s.renderReview(c, v, http.StatusBadRequest, []errorItem{{Anchor: "missing", Message: e.Message}})
+		errs := &formErrors{summary: []errorItem{{Anchor: "missing", Message: e.Message}}}
+		return s.renderReview(c, v, http.StatusBadRequest, accepted, errs)
+	}
+	if errs := declarationErrors(err, v.Declarations()); errs != nil {
+		return s.renderReview(c, v, http.StatusBadRequest, accepted, errs)
 	}
 	if err != nil {
 		return err
 	}
 	return redirectWith(c, formBase(v), "submitted")
+}
+
+// declarationErrors turns the error of declarations left unticked into
+// their messages, in the GOV.UK style; nil when err is not about them.
+func declarationErrors(err error, declarations []*onboarding.Field) *formErrors {
+	e := onboarding.AsError(err)
+	if e == nil || e.Kind != onboarding.KindInvalid || len(e.Details) == 0 {
+		return nil
+	}
+	fe := &formErrors{byControl: map[string]string{}}
+	for _, f := range declarations {
+		if _, ok := e.Details[f.ID]; ok {
+			m := declarationMessage(f)
+			fe.byControl[f.ID] = m
+			fe.summary = append(fe.summary, errorItem{Anchor: f.ID, Message: m})
+		}
+	}
+	if len(fe.summary) == 0 {
+		return nil
+	}
+	return fe
+}
+
+// declarationMessage asks for an unticked declaration in plain words.
+func declarationMessage(f *onboarding.Field) string {
+	switch {
+	case f.Terms:
+		return "Confirm that you accept the terms and conditions"
+	case f.ID == "confirm_accuracy":
+		return "Confirm that the information you have given is accurate and complete"
+	}
+	return "Tick the box to confirm: " + f.Label
+}
+
+// primaryContact names the primary contact for their colleagues: their
+// name when known, else their email address.
+func primaryContact(v *onboarding.Visitor) string {
+	for _, p := range v.App.Participants {
+		if p.Role == onboarding.RolePrimary {
+			if p.Name != "" {
+				return p.Name
+			}
+			return p.Email
+		}
+	}
+	return "the primary contact"
 }
 
 // missingLinks are what the application lacks, each with a link to where
@@ -50,6 +122,9 @@ func missingLinks(v *onboarding.Visitor) []missingView {
 	base := formBase(v)
 	var out []missingView
 	for _, m := range v.Missing() {
+		if f, ok := v.Form().Field(m.FieldID); ok && f.Confirmation {
+			continue // made at the end of the review page itself
+		}
 		href := base + "/s/" + m.Stage
 		if m.Stage == "company" && v.NeedsCompany() {
 			href = base + "/company"
@@ -62,19 +137,31 @@ func missingLinks(v *onboarding.Visitor) []missingView {
 	return out
 }
 
-// reviewSections are the answers of each stage.
+// reviewSections are the answers of each stage, each row with the
+// address of the control that changes it (declarations are not answers:
+// they are made at the end of the page).
 func (s *Server) reviewSections(v *onboarding.Visitor) []summarySection {
 	var out []summarySection
+	base := formBase(v)
 	for _, st := range v.Form().Stages() {
-		sec := summarySection{Title: st.Title, Href: formBase(v) + "/s/" + st.ID}
+		sec := summarySection{Title: st.Title}
 		switch st.ID {
 		case onboarding.StagePeople:
 			sec.Rows = peopleRows(v)
+			sec.Empty = "No people added"
+			sec.Href = base + "/s/" + st.ID
 		case onboarding.StageDocuments:
 			sec.Rows = s.documentRows(v)
 		default:
-			for _, f := range st.Fields {
-				sec.Rows = append(sec.Rows, summaryRow{Label: f.Label, Value: valueText(f, v.App.Data.Fields[f.ID])})
+			for _, f := range stageControls(st) {
+				row := summaryRow{Label: f.Label, Value: valueText(f, v.App.Data.Fields[f.ID])}
+				if !v.CompanyFieldLocked(v.App, f) { // the register's answers are not the applicant's to change
+					row.Href = base + "/s/" + st.ID + "#" + f.ID
+				}
+				sec.Rows = append(sec.Rows, row)
+			}
+			if len(sec.Rows) == 0 {
+				continue
 			}
 		}
 		out = append(out, sec)
@@ -87,6 +174,7 @@ func (s *Server) reviewSections(v *onboarding.Visitor) []summarySection {
 func peopleRows(v *onboarding.Visitor) []summaryRow {
 	var out []summaryRow
 	d := &v.App.Data
+	base := formBase(v)
 	fields := personFields(v)
 	for i := range d.People {
 		pp := &d.People[i]
@@ -99,13 +187,13 @@ func peopleRows(v *onboarding.Visitor) []summaryRow {
 				parts = append(parts, f.Label+": "+t)
 			}
 		}
-		out = append(out, summaryRow{Label: onboarding.PersonName(pp), Value: strings.Join(parts, "\n")})
+		out = append(out, summaryRow{Label: onboarding.PersonName(pp), Value: strings.Join(parts, "\n"), Href: base + "/people/" + pp.ID})
 	}
 	for _, e := range d.Entities {
-		out = append(out, summaryRow{Label: e.Name, Value: entityTypeLabels[e.Type]})
+		out = append(out, summaryRow{Label: e.Name, Value: entityTypeLabels[e.Type], Href: base + "/entities/" + e.ID})
 	}
 	for _, o := range d.Ownership {
-		out = append(out, summaryRow{Label: "Ownership", Value: ownershipText(v.App, o)})
+		out = append(out, summaryRow{Label: "Ownership", Value: ownershipText(v.App, o), Href: base + "/ownership/" + o.ID})
 	}
 	return out
 }
@@ -130,7 +218,7 @@ func (s *Server) documentRows(v *onboarding.Visitor) []summaryRow {
 				val = slot.Doc.FileName
 			}
 		}
-		out = append(out, summaryRow{Label: label, Value: val})
+		out = append(out, summaryRow{Label: label, Value: val, Href: formBase(v) + "/s/documents#doc-" + slot.Key})
 	}
 	return out
 }
@@ -196,6 +284,18 @@ type reviewView struct {
 	Writable  bool
 	Submitted bool
 	IsPrimary bool
+	// Declarations are what the primary contact accepts as they send.
+	Declarations []declarationView
+	// PrimaryContact names who makes the declarations, for colleagues.
+	PrimaryContact string
+}
+
+// declarationView is one declaration's checkbox.
+type declarationView struct {
+	ID, Label, Error string
+	Checked          bool
+	// TermsURL is the organization's terms, for the terms declaration.
+	TermsURL string
 }
 
 // missingView is one thing still to do, linked to where it is done.
@@ -203,9 +303,13 @@ type missingView struct{ Href, Message string }
 
 // summarySection is the answers of one stage.
 type summarySection struct {
-	Title, Href string
-	Rows        []summaryRow
+	Title string
+	Rows  []summaryRow
+	// Href and Empty, when set, are where to add the section's first
+	// answer and what to say while it has none.
+	Href, Empty string
 }
 
-// summaryRow is one answer.
-type summaryRow struct{ Label, Value string }
+// summaryRow is one answer, with the address of the control that changes
+// it.
+type summaryRow struct{ Label, Value, Href string }

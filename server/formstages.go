@@ -53,16 +53,31 @@ func tasks(v *onboarding.Visitor) []taskView {
 		out = append(out, taskView{ID: "find-company", Title: "Find your company", Href: base + "/company", State: "To do", Class: "warn"})
 	}
 	for _, st := range v.Form().Stages() {
+		if st.ID != onboarding.StagePeople && st.ID != onboarding.StageDocuments && len(stageControls(st)) == 0 {
+			continue // the declarations: made in the last task
+		}
 		t := taskView{ID: st.ID, Title: st.Title, Href: base + "/s/" + st.ID, State: "Completed", Class: "ok"}
 		if n := todo[st.ID]; n > 0 {
 			t.State, t.Class = fmt.Sprintf("%d to do", n), "warn"
 		}
-		if st.ID == onboarding.StageConfirmation && !v.Primary() {
-			t.State, t.Class = "Primary contact only", "plain"
-		}
 		out = append(out, t)
 	}
-	return out
+	return append(out, sendTask(v))
+}
+
+// sendTask is the overview's last line: checking the answers and sending
+// them with the declarations. Only the primary contact sends; their
+// colleagues see who will, as a line that is not a link.
+func sendTask(v *onboarding.Visitor) taskView {
+	t := taskView{ID: "send", Title: "Check your answers and send", Href: formBase(v) + "/review", State: "Not yet started", Class: "plain"}
+	switch {
+	case !v.Writable():
+		t.State, t.Class = "Sent", "ok"
+	case !v.Primary():
+		t.Title, t.Href = "Declarations and sending", ""
+		t.State = primaryContact(v) + ", the primary contact, will make the declarations and send the application"
+	}
+	return t
 }
 
 // nextStage is where "continue" goes after stage id.
@@ -88,7 +103,7 @@ func (s *Server) stagePage(c echo.Context) error {
 		if !ok {
 			return onboarding.ErrStageNotFound
 		}
-		if !v.Writable() {
+		if !v.Writable() || len(stageControls(st)) == 0 {
 			return c.Redirect(http.StatusSeeOther, formBase(v)+"/review")
 		}
 		p := &stageView{layout: newLayout(v, st.Title), Stage: st, Fields: stageFields(v, st, nil, nil, nil)}
@@ -105,6 +120,10 @@ func (s *Server) stageSave(c echo.Context) error {
 	}
 	form := c.Request().PostForm
 	fields := stageControls(st)
+	if len(fields) == 0 {
+		// The declarations' old page: they are made on the review page.
+		return c.Redirect(http.StatusSeeOther, formBase(v)+"/review")
+	}
 	values := make(map[string]json.RawMessage, len(fields))
 	for _, f := range fields {
 		values[f.ID] = bindField(f, f.ID, form)
@@ -125,11 +144,13 @@ func (s *Server) stageSave(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, nextStage(v, st.ID))
 }
 
-// stageControls are the fields of stage st that its page shows.
+// stageControls are the fields of stage st that its page shows: not
+// documents or people's details, which have pages of their own, nor
+// declarations, which are made at the end of the review page.
 func stageControls(st onboarding.Stage) []*onboarding.Field {
 	var out []*onboarding.Field
 	for _, f := range st.Fields {
-		if f.Type != onboarding.TypeDocument && !f.PersonScoped {
+		if f.Type != onboarding.TypeDocument && !f.PersonScoped && !f.Confirmation {
 			out = append(out, f)
 		}
 	}

@@ -141,8 +141,8 @@ func TestWebhookEventsFollowTheirCauses(t *testing.T) {
 	a.upload("certificate_of_incorporation", "", "cert.pdf", "application/pdf", pdf)
 	a.upload("proof_of_address", "", "bill.pdf", "application/pdf", pdf)
 	a.upload("person_id_document", ciara, "id.pdf", "application/pdf", pdf)
-	a.post("/s/confirmation", url.Values{"confirm_accuracy": {"true"}, "confirm_terms": {"true"}})
-	wantRedirect(t, a.post("/submit", nil), a.base+"?done=submitted")
+	accept := func() url.Values { return url.Values{"confirm_accuracy": {"true"}, "confirm_terms": {"true"}} }
+	wantRedirect(t, a.post("/submit", accept()), a.base+"?done=submitted")
 	submitted := rcv.Next(t, wait)
 	wantVerified(t, submitted, "application.submitted", wantSecrets...)
 	data := dataOf(t, submitted)

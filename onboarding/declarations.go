@@ -1,0 +1,106 @@
+package onboarding
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Declarations are the form's confirmation fields: the attestations the
+// primary contact makes at the very end, after checking every answer, as
+// they send the application (GOV.UK's "Check your answers" pattern). They
+// are recorded and the application submitted in one transaction.
+
+// Asked reports whether declaration f is asked of this application's
+// applicants: a terms declaration only when the organization publishes
+// terms (a terms_url).
+func (v *Visitor) Asked(f *Field) bool {
+	return !f.Terms || v.Org.TermsURL != ""
+}
+
+// Declarations are the declarations asked of this application's primary
+// contact, in form order.
+func (v *Visitor) Declarations() []*Field {
+	var out []*Field
+	for _, st := range v.Form().Stages() {
+		for _, f := range st.Fields {
+			if f.Confirmation && v.Asked(f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// ErrDeclarationNotMade is the reason given for a required declaration
+// the applicant did not tick.
+const ErrDeclarationNotMade = "must be ticked to send the application"
+
+// AcceptAndSubmit records the declarations the primary contact ticked
+// (accepted holds the ids of the ticked ones) and submits the
+// application, in one transaction: an unticked required declaration
+// (ErrInvalidFieldValues naming it with ErrDeclarationNotMade) or anything
+// else missing (ErrIncomplete) stores nothing. Declarations are stored as
+// true, like the confirmation stage's save did, so that the partner reads
+// them in the application's data.
+func (s *Service) AcceptAndSubmit(ctx context.Context, v *Visitor, accepted map[string]bool) error {
+	if err := editable(v); err != nil {
+		return err
+	}
+	if !v.Primary() {
+		return ErrPrimaryOnly
+	}
+	var problems Problems
+	var ticked []string
+	for _, f := range v.Declarations() {
+		switch {
+		case accepted[f.ID]:
+			ticked = append(ticked, f.ID)
+		case f.Required:
+			problems.Add(f.ID, ErrDeclarationNotMade)
+		}
+	}
+	if err := problems.FieldErr(); err != nil {
+		return err
+	}
+	now := s.now().UTC()
+	pid := v.Participant.ID
+	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+		p := a.participant(pid)
+		if p == nil {
+			return nil, ErrNotSignedIn
+		}
+		if a.Status != StatusInProgress {
+			return nil, ErrApplicationFrozen
+		}
+		fields := make(map[string]json.RawMessage, len(a.Data.Fields)+len(ticked))
+		for id, raw := range a.Data.Fields {
+			fields[id] = raw
+		}
+		var changed []string
+		for _, id := range ticked {
+			if string(fields[id]) != "true" {
+				changed = append(changed, id)
+			}
+			fields[id] = json.RawMessage("true")
+		}
+		a.Data.Fields = fields
+		check := &Visitor{App: a, Participant: p, Org: v.Org, Config: v.Config}
+		if missing := check.Missing(); len(missing) > 0 {
+			return nil, ErrIncomplete(missing)
+		}
+		a.Status = StatusSubmitted
+		a.SubmittedAt = &now
+		a.UpdatedAt = now
+		actor := v.actor(p)
+		var log []Activity
+		if len(changed) > 0 {
+			log = append(log, Activity{At: now, Action: ActionFormSaved, Fields: changed, Detail: StageConfirmation, Actor: actor})
+		}
+		return append(log, Activity{At: now, Action: ActionSubmitted, Actor: actor}), nil
+	})
+	if err != nil {
+		return s.formError("submit", err)
+	}
+	v.refresh(app)
+	return nil
+}
