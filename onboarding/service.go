@@ -25,7 +25,7 @@ type Organization struct {
 	// TermsURL is the address of the organization's terms and conditions;
 	// declarations marked Terms are asked only when it is set.
 	TermsURL string
-	Configs            []*Configuration
+	Configs  []*Configuration
 	// RFIAgents are the organization's document-collection agents (DESIGN
 	// §5.10), ids in canonical UUID form.
 	RFIAgents []*RFIAgent
