@@ -24,6 +24,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"onboard/onboarding"
 )
 
 // The browser tests drive the applicant's form in headless Chromium against
@@ -718,7 +720,10 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	jane.check("confirm_terms")
 	jane.shot("review")
 	jane.clickAndWait("submit-application")
-	jane.wantText("Your application has been submitted.", "Application submitted")
+	jane.wantText("Application sent", "Your reference", onboarding.Reference(id), "What happens next")
+	if strings.Contains(jane.text(), "Invite colleagues") || strings.Contains(jane.text(), "Your answers are kept") {
+		jane.fail("the page after sending still offers invitations or speaks of keeping answers")
+	}
 	jane.shot("submitted")
 
 	// Frozen: the stages show the answers read-only.

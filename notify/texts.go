@@ -63,6 +63,18 @@ func Render(m onboarding.Message) (Email, error) {
 		fmt.Fprintf(&b, "Enter it on the page where you asked for it. It expires in %d minutes.\n\n", int(m.ValidFor.Minutes()))
 		b.WriteString("If you did not ask for a code, you can ignore this e-mail: nobody can open the form without it.\n")
 		e.Subject = m.Code + " is your " + m.OrgName + " verification code"
+	case onboarding.SubmissionReceipt:
+		company := m.Company
+		if company == "" {
+			company = "your company"
+		}
+		b.WriteString(greeting(to.Name) + "\n\n")
+		fmt.Fprintf(&b, "The onboarding application for %s was sent to %s on %s.\n\n", company, m.OrgName, m.SubmittedAt.UTC().Format("2 January 2006"))
+		fmt.Fprintf(&b, "Your reference is %s.\n\n", m.Reference)
+		b.WriteString("What happens next\n\n")
+		fmt.Fprintf(&b, "%s will check the answers and documents. They will contact you if they need anything else, and tell you when they have made a decision. Quote your reference if you contact them.\n\n", m.OrgName)
+		b.WriteString("The answers can no longer be changed. If you were not expecting this email, you can ignore it.\n")
+		e.Subject = m.OrgName + ": application sent (reference " + m.Reference + ")"
 	default:
 		return Email{}, fmt.Errorf("notify: no text for a %T", m)
 	}

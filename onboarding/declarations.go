@@ -3,6 +3,7 @@ package onboarding
 import (
 	"context"
 	"encoding/json"
+	"strings"
 )
 
 // Declarations are the form's confirmation fields: the attestations the
@@ -102,5 +103,38 @@ func (s *Service) AcceptAndSubmit(ctx context.Context, v *Visitor, accepted map[
 		return s.formError("submit", err)
 	}
 	v.refresh(app)
+	s.sendReceipts(ctx, v)
 	return nil
+}
+
+// sendReceipts emails every participant who has proven their address,
+// and the primary contact, that the application was sent. It runs once,
+// after the one transition to submitted; a failed send is logged and
+// never undoes the submission.
+func (s *Service) sendReceipts(ctx context.Context, v *Visitor) {
+	if s.mailer == nil || v.App.SubmittedAt == nil {
+		return
+	}
+	for _, p := range v.App.Participants {
+		if !p.Verified && p.Role != RolePrimary {
+			continue
+		}
+		msg := SubmissionReceipt{To: Recipient{Email: p.Email, Name: p.Name}, OrgName: v.OrgName(), Company: v.App.CompanyName(),
+			Reference: Reference(v.App.ID), SubmittedAt: *v.App.SubmittedAt}
+		if err := s.mailer.Send(context.WithoutCancel(ctx), msg); err != nil {
+			s.log.Warn("submission receipt email failed", "application_id", v.App.ID, "err", err)
+		}
+	}
+}
+
+// Reference is the short reference an applicant quotes for application
+// id: the first eight hexadecimal digits of its id, upper case, in two
+// groups ("3F1C-2A4E"). The partner finds the application by the same
+// prefix of its application_id.
+func Reference(id string) string {
+	hex := strings.ToUpper(strings.ReplaceAll(id, "-", ""))
+	if len(hex) < 8 {
+		return hex
+	}
+	return hex[:4] + "-" + hex[4:8]
 }

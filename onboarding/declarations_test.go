@@ -124,6 +124,17 @@ func TestAcceptAndSubmit(t *testing.T) {
 	}
 }
 
+func TestReference(t *testing.T) {
+	for id, want := range map[string]string{
+		"3f1c2a4e-8b7d-4c6f-9a1e-2d5b7c9e0f13": "3F1C-2A4E",
+		"0123":                                 "0123",
+	} {
+		if got := onboarding.Reference(id); got != want {
+			t.Errorf("Reference(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
+
 // withoutDeclarations completes an application but for its declarations.
 func withoutDeclarations(a *onboarding.Application) {
 	complete(a)

@@ -66,6 +66,19 @@ type RFIInvite struct {
 	ExpiresAt time.Time
 }
 
+// SubmissionReceipt confirms to a participant that the application was
+// sent, with its reference and what happens next.
+type SubmissionReceipt struct {
+	To          Recipient
+	OrgName     string
+	Company     string // the company's name; empty when it is not known
+	Reference   string // the application's Reference
+	SubmittedAt time.Time
+}
+
+// Recipient is who the receipt goes to.
+func (m SubmissionReceipt) Recipient() Recipient { return m.To }
+
 // Recipient is who the invite goes to.
 func (m Invite) Recipient() Recipient { return m.To }
 
@@ -82,6 +95,7 @@ func (Invite) message()             {}
 func (RFIInvite) message()          {}
 func (CollaboratorInvite) message() {}
 func (VerificationCode) message()   {}
+func (SubmissionReceipt) message()  {}
 
 // SendError is a failure a Mailer can explain. Reason says why in words fit
 // for the activity log: no address and no text of the mail server's reply,

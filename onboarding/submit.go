@@ -172,5 +172,6 @@ func (s *Service) Submit(ctx context.Context, v *Visitor) error {
 		return s.formError("submit", err)
 	}
 	v.refresh(app)
+	s.sendReceipts(ctx, v)
 	return nil
 }

@@ -253,6 +253,9 @@ type layout struct {
 	// RFI marks the pages of an RFI request's link, whose words differ
 	// from the form's where they speak of the form.
 	RFI bool
+	// Submitted marks the pages of an application that can no longer be
+	// changed: they say nothing about keeping answers.
+	Submitted bool
 }
 
 // page is the data of one page template.
@@ -272,6 +275,7 @@ func newLayout(v *onboarding.Visitor, title string) layout {
 	l.Base = formBase(v)
 	l.SignedIn = v.SignedIn
 	l.Email = v.Participant.Email
+	l.Submitted = !v.Writable()
 	return l
 }
 
@@ -359,7 +363,7 @@ var notices = map[string]string{
 	"doc-removed": "The file has been removed.",
 	"rejected":    "The document was not accepted. See the reason below.",
 	"invited":     "The invitation has been sent.",
-	"submitted":   "Your application has been submitted.",
+	"submitted":   "Your application has been sent.",
 	"sent":        "We have sent you a new code.",
 }
 

@@ -857,7 +857,29 @@ func TestFormSubmission(t *testing.T) {
 
 	w = a.post("/submit", accept())
 	wantRedirect(t, w, a.base+"?done=submitted")
-	wantPage(t, a.get("?done=submitted"), http.StatusOK, "Application submitted")
+	ref := onboarding.Reference(id)
+	w = a.get("?done=submitted")
+	wantPage(t, w, http.StatusOK, "Application sent", `<strong class="reference" id="reference">`+ref+`</strong>`,
+		"What happens next", "We have sent a confirmation email to ciara@emerald.example.")
+	for _, gone := range []string{"Invite colleagues", "Your answers are kept", "Your application has been sent."} {
+		if strings.Contains(w.Body.String(), gone) {
+			t.Errorf("the overview after sending still says %q", gone)
+		}
+	}
+	// A receipt to each participant who proved their address.
+	var receipts []string
+	for _, m := range e.mail.messages() {
+		if strings.Contains(m.Subject, "application sent") {
+			receipts = append(receipts, m.To+": "+m.Subject)
+			if !strings.Contains(m.Text, "Your reference is "+ref+".") || !strings.Contains(m.Text, "What happens next") || !strings.Contains(m.Text, "application for EMERALD SOFTWARE DESIGNATED ACTIVITY COMPANY was sent to Acme Payments on 21 November 2026.") {
+				t.Errorf("receipt text:\n%s", m.Text)
+			}
+		}
+	}
+	wantReceipts := []string{"ciara@emerald.example: Acme Payments: application sent (reference " + ref + ")", "sean@emerald.example: Acme Payments: application sent (reference " + ref + ")"}
+	if diff := cmp.Diff(wantReceipts, receipts); diff != "" {
+		t.Errorf("receipts (-want +got):\n%s", diff)
+	}
 	app := e.apiApp(t, id)
 	if app["status"] != "submitted" || app["submitted_at"] != "2026-11-21T09:30:00.000Z" {
 		t.Errorf("after submit: status %v, submitted_at %v", app["status"], app["submitted_at"])

@@ -32,8 +32,11 @@ func (s *Server) formHome(c echo.Context) error {
 	if v.NeedsCompany() && v.Writable() {
 		return c.Redirect(http.StatusSeeOther, formBase(v)+"/company")
 	}
-	p := &overviewView{layout: newLayout(v, "Overview"), Tasks: tasks(v), Submitted: !v.Writable(), IsPrimary: v.Primary()}
-	p.Notice = notice(c)
+	p := &overviewView{layout: newLayout(v, "Overview"), Tasks: tasks(v), Submitted: !v.Writable(), IsPrimary: v.Primary(),
+		Reference: onboarding.Reference(v.App.ID)}
+	if !p.Submitted {
+		p.Notice = notice(c) // once sent, the confirmation panel says it all
+	}
 	if v.App.SubmittedAt != nil {
 		p.SubmittedAt = v.App.SubmittedAt.Format("2 January 2006")
 	}
@@ -184,6 +187,8 @@ type overviewView struct {
 	SubmittedAt string
 	Submitted   bool
 	IsPrimary   bool
+	// Reference is the application's reference for the applicant.
+	Reference string
 }
 
 // taskView is one line of the overview.
