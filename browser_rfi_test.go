@@ -58,7 +58,7 @@ func browserRFI(t *testing.T, width, height int, mobile bool) {
 		t.Fatalf("link = %s", link)
 	}
 	if m := nthMailTo(t, s.data, "jane@northwind.example", 1); !strings.Contains(m.Body, base) {
-		t.Errorf("the e-mail to the contact does not carry the link %s:\n%s", base, m.Body)
+		t.Errorf("the email to the contact does not carry the link %s:\n%s", base, m.Body)
 	}
 	later := s.createRFI(t) // expires below
 

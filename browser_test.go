@@ -30,7 +30,7 @@ import (
 
 // The browser tests drive the applicant's form in headless Chromium against
 // the real binary: `onboard serve` on a loopback port, its sandbox outbox for
-// the e-mails, and the API for what the partner sees. Each step saves a
+// the emails, and the API for what the partner sees. Each step saves a
 // screenshot under test-output/browser/<test>/ (or $ONBOARD_TEST_OUTPUT).
 // Without Chromium they skip and say why; with CI=true they fail instead.
 
@@ -181,7 +181,7 @@ func linkIn(t *testing.T, m sentMail) string {
 	t.Helper()
 	link := mailLinkPattern.FindString(m.Body)
 	if link == "" {
-		t.Fatalf("no form link in the e-mail to %s:\n%s", m.To, m.Body)
+		t.Fatalf("no form link in the email to %s:\n%s", m.To, m.Body)
 	}
 	return link
 }
@@ -190,7 +190,7 @@ func codeIn(t *testing.T, m sentMail) string {
 	t.Helper()
 	c := mailCodePattern.FindStringSubmatch(m.Subject)
 	if c == nil || !strings.Contains(m.Body, "    "+c[1]+"\n") && !strings.Contains(m.Body, "    "+c[1]+"\r\n") {
-		t.Fatalf("no verification code in the e-mail to %s: %q\n%s", m.To, m.Subject, m.Body)
+		t.Fatalf("no verification code in the email to %s: %q\n%s", m.To, m.Subject, m.Body)
 	}
 	return c[1]
 }
@@ -501,7 +501,7 @@ func (tb *tab) signIn(s *browserServer, addr string, n int) {
 	tb.wantText("We have sent a 6-digit code")
 	tb.typeInto("code", codeIn(tb.t, nthMailTo(tb.t, s.data, addr, n)))
 	tb.clickAndWait("verify")
-	tb.wantText("Your e-mail address is confirmed.")
+	tb.wantText("Your email address is confirmed.")
 }
 
 // fixturePDF is a real one-page PDF: a Companies House filing from the
@@ -519,7 +519,7 @@ func fixturePDF(t *testing.T) string {
 }
 
 // TestBrowserApplicantJourney is the whole form as the primary contact
-// lives it: the invite e-mail's link, verification by e-mail, every stage,
+// lives it: the invite email's link, verification by email, every stage,
 // people and ownership, uploads (a real PDF and a file that is refused), a
 // collaborator with their own link, the declarations and submission; and
 // what the partner then reads through the API.
@@ -530,10 +530,10 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	id := created["application_id"].(string)
 	jane := b.tab(t)
 
-	// The invite e-mail's link opens the verification page.
+	// The invite email's link opens the verification page.
 	link := linkIn(t, nthMailTo(t, s.data, "jane@northwind.example", 1))
 	if link != created["link"] {
-		t.Errorf("the e-mail's link %s is not create's link %s", link, created["link"])
+		t.Errorf("the email's link %s is not create's link %s", link, created["link"])
 	}
 	jane.open(link)
 	jane.wantText("Acme Payments", "NORTHWIND TRADING LIMITED", "j•••@northwind.example")
@@ -547,7 +547,7 @@ func TestBrowserApplicantJourney(t *testing.T) {
 		jane.typeInto("code", code)
 		jane.clickAndWait("verify")
 	}
-	jane.wantText("Your e-mail address is confirmed.", "Company details", "People and owners", "Documents", "Check your answers and send")
+	jane.wantText("Your email address is confirmed.", "Company details", "People and owners", "Documents", "Check your answers and send")
 	jane.shot("overview")
 	if got := s.application(t, id)["status"]; got != "in_progress" {
 		t.Errorf("status after verification = %v, want in_progress", got)
@@ -677,7 +677,7 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	jane.wantText("The file has been removed.")
 	jane.shot("documents")
 
-	// A colleague: their own link by e-mail, their own verification.
+	// A colleague: their own link by email, their own verification.
 	jane.open(link)
 	jane.clickAndWait("collaborators")
 	jane.typeInto("email", "tom@northwind.example")

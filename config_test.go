@@ -382,7 +382,7 @@ func TestValidate(t *testing.T) {
 			[]string{"mail.from is required in sandbox: the outbox writes messages from it"}},
 		{"production without smtp_url or from", func(c *Config) { c.Environment, c.Mail.From = "production", "" }, nil},
 		{"from not an address", func(c *Config) { c.Mail.From = "Onboarding" },
-			[]string{`mail.from "Onboarding" is not an e-mail address such as "Onboarding <onboarding@example.com>"`}},
+			[]string{`mail.from "Onboarding" is not an email address such as "Onboarding <onboarding@example.com>"`}},
 		{"too short registry.timeout", func(c *Config) { c.Registry.Timeout = Duration{time.Microsecond} },
 			[]string{"registry.timeout must be between 1ms and 1m, not 1µs"}},
 		{"smtp_url not smtp", func(c *Config) { c.Mail.SMTPURL = "https://mail.example" },

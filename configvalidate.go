@@ -99,7 +99,7 @@ func (m *MailConfig) validate(environment string, p *onboarding.Problems) {
 	}
 	if m.From != "" {
 		if _, err := mail.ParseAddress(m.From); err != nil || strings.ContainsAny(m.From, "\r\n") {
-			p.Note("mail", "mail.from %q is not an e-mail address such as \"Onboarding <onboarding@example.com>\"", m.From)
+			p.Note("mail", "mail.from %q is not an email address such as \"Onboarding <onboarding@example.com>\"", m.From)
 		}
 	}
 }

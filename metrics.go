@@ -17,7 +17,7 @@ import (
 )
 
 // The metrics of `onboard serve` (DESIGN §5.13) that are not the HTTP
-// server's own: registry calls, webhook attempts and e-mail, counted where
+// server's own: registry calls, webhook attempts and email, counted where
 // the Service meets its transports (the registry client's CountCall, and
 // wrappers of the mailer and of the webhook transport, so the domain knows
 // nothing of them); the outbox and the disabled endpoints, read from the
@@ -75,7 +75,7 @@ func newServeMetrics() *serveMetrics {
 		}, []string{"outcome"}),
 		mailSent: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onboard_mail_sent_total",
-			Help: "E-mails handed to the mail transport (SMTP or the sandbox outbox), by outcome: sent, failed.",
+			Help: "Emails handed to the mail transport (SMTP or the sandbox outbox), by outcome: sent, failed.",
 		}, []string{"outcome"}),
 	}
 	m.reg.MustRegister(

@@ -456,7 +456,7 @@ func TestOutboxGauges(t *testing.T) {
 	want(0, map[string]float64{"operator": 1, "gone": 1, "failing": 1}) // disabling dropped their queues
 }
 
-// TestCountingTransports counts real webhook attempts and e-mails by
+// TestCountingTransports counts real webhook attempts and emails by
 // outcome, through the wrappers the root puts around notify's transports.
 func TestCountingTransports(t *testing.T) {
 	m := newServeMetrics()

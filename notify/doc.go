@@ -1,8 +1,8 @@
-// Package notify owns onboard's outbound messages: the e-mail sent to
+// Package notify owns onboard's outbound messages: the email sent to
 // applicants (invites, verification codes) and webhook delivery to
 // partners.
 //
-// E-mail has two transports implementing onboarding.Mailer: SMTP, which talks
+// Email has two transports implementing onboarding.Mailer: SMTP, which talks
 // to a relay over STARTTLS or implicit TLS, and Outbox, the sandbox transport
 // that writes each message as an .eml file and logs its link. Both build the
 // same RFC 5322 bytes, so what the sandbox shows is what production sends.

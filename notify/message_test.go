@@ -121,7 +121,7 @@ func TestComposeNonASCII(t *testing.T) {
 		{"short", "Zoë Ångström", "Vérifiez votre adresse"},
 		{"long subject folds", "Zoë", strings.Repeat("Bienvenue chez Société Générale Ürsprung — ", 4) + "fin"},
 		{"long name folds", strings.Repeat("Zoë Ångström-Łukasiewicz ", 5) + "Jr", "ok"},
-		{"long ASCII subject folds", "Ada", strings.Repeat("please verify your e-mail address ", 6) + "now"},
+		{"long ASCII subject folds", "Ada", strings.Repeat("please verify your email address ", 6) + "now"},
 		{"ASCII specials in name", `Ada "the Countess" Lovelace, Esq.`, "Re: [x] 100% done"},
 		{"empty name", "", ""},
 	}

@@ -10,7 +10,7 @@ import (
 	"onboard/onboarding"
 )
 
-// Email is one plain-text e-mail as the transports send it.
+// Email is one plain-text email as the transports send it.
 type Email struct {
 	To      string // address only
 	ToName  string // display name; may be empty
@@ -61,7 +61,7 @@ func Render(m onboarding.Message) (Email, error) {
 	case onboarding.VerificationCode:
 		fmt.Fprintf(&b, "Your code to open the %s onboarding form is:\n\n    %s\n\n", m.OrgName, m.Code)
 		fmt.Fprintf(&b, "Enter it on the page where you asked for it. It expires in %d minutes.\n\n", int(m.ValidFor.Minutes()))
-		b.WriteString("If you did not ask for a code, you can ignore this e-mail: nobody can open the form without it.\n")
+		b.WriteString("If you did not ask for a code, you can ignore this email: nobody can open the form without it.\n")
 		e.Subject = m.Code + " is your " + m.OrgName + " verification code"
 	case onboarding.SubmissionReceipt:
 		company := m.Company

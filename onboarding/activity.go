@@ -23,7 +23,7 @@ const (
 	ActorAPIKey = "api_key"
 	ActorSystem = "system"
 	// ActorParticipant is an applicant at the form: ID is the
-	// participant's id, Name their e-mail address.
+	// participant's id, Name their email address.
 	ActorParticipant = "participant"
 )
 

@@ -68,7 +68,7 @@ type ActivityEntryView struct {
 }
 
 // ActorView is who caused an activity, with the members that apply: an
-// api_key's client id and name, an applicant's participant id and e-mail
+// api_key's client id and name, an applicant's participant id and email
 // address; an operator or the system has none.
 type ActorView struct {
 	Type  string `json:"type"`
@@ -97,7 +97,7 @@ func (e *LoggedActivity) View() ActivityEntryView {
 }
 
 // actorView maps a stored actor to the API's: a participant is an
-// applicant, whose stored Name is the e-mail address.
+// applicant, whose stored Name is the email address.
 func actorView(a Actor) ActorView {
 	if a.Type == ActorParticipant {
 		return ActorView{Type: ActorApplicant, ID: a.ID, Email: a.Name}

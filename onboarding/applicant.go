@@ -12,7 +12,7 @@ import (
 )
 
 // The applicant's access to the form (DESIGN §5.5): a participant opens
-// their link and proves control of their e-mail address with a 6-digit code
+// their link and proves control of their email address with a 6-digit code
 // (or skips that with the partner's pre-auth code). The server then keeps a
 // session for them; what the domain decides is whether a session still
 // stands: a participant's sessions all end when their SessionEpoch moves on
@@ -20,7 +20,7 @@ import (
 
 // Limits of applicant access.
 const (
-	// VerifyCodeTTL is the lifetime of an e-mail verification code.
+	// VerifyCodeTTL is the lifetime of an email verification code.
 	VerifyCodeTTL = 10 * time.Minute
 	// VerifyCodeAttempts is how many wrong codes end a verification code.
 	VerifyCodeAttempts = 5
@@ -37,15 +37,15 @@ const (
 
 // Errors of applicant access, shown on the form's pages.
 var (
-	ErrFormNotFound      = &Error{Kind: KindNotFound, Message: "This link is not valid. Check that you copied the whole link from the e-mail."}
+	ErrFormNotFound      = &Error{Kind: KindNotFound, Message: "This link is not valid. Check that you copied the whole link from the email."}
 	ErrFormUnavailable   = &Error{Kind: KindUnavailable, Message: "The form is not available at the moment. Try again later."}
-	ErrNotSignedIn       = &Error{Kind: KindUnauthorized, Message: "Your session has ended. Confirm your e-mail address to continue."}
+	ErrNotSignedIn       = &Error{Kind: KindUnauthorized, Message: "Your session has ended. Confirm your email address to continue."}
 	ErrCSRF              = &Error{Kind: KindForbidden, Message: "This page has expired. Go back, reload the page and try again."}
 	ErrNoCodeSent        = &Error{Kind: KindInvalid, Message: "Send yourself a code first."}
 	ErrCodeExpired       = &Error{Kind: KindInvalid, Message: "The code has expired. Send a new code."}
 	ErrCodeExhausted     = &Error{Kind: KindInvalid, Message: "Too many wrong codes. Send a new code."}
-	ErrCodeFormat        = &Error{Kind: KindInvalid, Message: "Enter the 6-digit code from the e-mail."}
-	ErrCodeSendFailed    = &Error{Kind: KindUnavailable, Message: "We could not send the e-mail. Try again in a few minutes."}
+	ErrCodeFormat        = &Error{Kind: KindInvalid, Message: "Enter the 6-digit code from the email."}
+	ErrCodeSendFailed    = &Error{Kind: KindUnavailable, Message: "We could not send the email. Try again in a few minutes."}
 	ErrTooManyCodes      = &Error{Kind: KindRateLimited, Message: "Too many codes have been sent to this address today. Try again in 24 hours."}
 	ErrApplicationFrozen = &Error{Kind: KindConflict, Message: "This application has been submitted and can no longer be changed."}
 )
@@ -71,11 +71,11 @@ type Visitor struct {
 	Participant *Participant
 	Org         *Organization
 	Config      *Configuration
-	// SignedIn is true when the visitor verified their e-mail address or
+	// SignedIn is true when the visitor verified their email address or
 	// used a valid pre-auth code, in this session or just now.
 	SignedIn bool
 	// SignedInNow is true when the visitor signed in during this request
-	// (a pre-auth code or an e-mail code): the server starts a new session.
+	// (a pre-auth code or an email code): the server starts a new session.
 	SignedInNow bool
 	// acting, when set, is who the activity log names for what the
 	// visitor does instead of the participant: the API key of a sandbox
@@ -109,7 +109,7 @@ func (v *Visitor) Writable() bool { return v.App.Status.Writable() }
 // authCode the link's auth_code query parameter, held the sign-in of the
 // session the browser holds (nil for none). A valid pre-auth code signs
 // the participant in; an expired or unknown one is ignored, so the visitor
-// verifies by e-mail. A held sign-in stands while it names this link's
+// verifies by email. A held sign-in stands while it names this link's
 // participant at their current session epoch. The first signed-in visit
 // moves a created or sent application to in_progress.
 func (s *Service) Visit(ctx context.Context, host, slug, authCode string, held *SignIn) (*Visitor, error) {
@@ -229,7 +229,7 @@ func (a *Application) participant(id string) *Participant {
 	return nil
 }
 
-// SendVerificationCode e-mails the visitor a new 6-digit code, replacing
+// SendVerificationCode emails the visitor a new 6-digit code, replacing
 // any earlier one.
 func (s *Service) SendVerificationCode(ctx context.Context, v *Visitor) error {
 	return s.sendCode(ctx, s.applicationDoor(v))
@@ -244,7 +244,7 @@ func (s *Service) VerifyCode(ctx context.Context, v *Visitor, code string) error
 	return s.signIn(ctx, v, now, "")
 }
 
-// door is a record an applicant signs into with their e-mail address: an
+// door is a record an applicant signs into with their email address: an
 // application (the form) or an RFI request (its page). The code rules of
 // applicant access are written once, over doors.
 type door struct {
@@ -278,7 +278,7 @@ func (s *Service) applicationDoor(v *Visitor) door {
 		}}
 }
 
-// sendCode e-mails d's participant a new 6-digit code, replacing any
+// sendCode emails d's participant a new 6-digit code, replacing any
 // earlier one: at most one every verifyResendAfter, VerifyCodesPerDay a day.
 func (s *Service) sendCode(ctx context.Context, d door) error {
 	now := s.now().UTC()

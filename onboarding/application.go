@@ -88,14 +88,14 @@ type Participant struct {
 	Name     string
 	Role     ParticipantRole
 	// Verified is true once the participant has proven control of Email
-	// with an e-mail verification code (a pre-auth code skips the check
+	// with an email verification code (a pre-auth code skips the check
 	// but proves nothing about the address).
 	Verified bool
 	// PreAuthHash is the SHA-256 of the participant's current pre-auth code;
 	// empty when none was issued. Issuing a new code replaces it.
 	PreAuthHash    []byte
 	PreAuthExpires time.Time
-	// VerifyCodeHash is the SHA-256 of the e-mail verification code sent
+	// VerifyCodeHash is the SHA-256 of the email verification code sent
 	// last, bound to the participant; empty when none is outstanding.
 	VerifyCodeHash    []byte
 	VerifyCodeExpires time.Time

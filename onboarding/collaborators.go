@@ -11,7 +11,7 @@ const MaxCollaborators = 10
 
 // Errors of inviting collaborators, shown to the applicant.
 var (
-	ErrCollaboratorEmail   = &Error{Kind: KindInvalid, Message: "Enter an e-mail address such as name@example.com.", Details: map[string]string{"email": "must be an e-mail address such as name@example.com"}}
+	ErrCollaboratorEmail   = &Error{Kind: KindInvalid, Message: "Enter an email address such as name@example.com.", Details: map[string]string{"email": "must be an email address such as name@example.com"}}
 	ErrTooManyCollaborator = Errorf(KindInvalid, "An application can have at most %d collaborators. Remove one before inviting another.", MaxCollaborators)
 	ErrParticipantNotFound = &Error{Kind: KindNotFound, Message: "This person is no longer invited."}
 )
@@ -25,13 +25,13 @@ func ErrAlreadyInvited(email string) *Error {
 type InviteResult struct {
 	Participant Participant
 	Link        string
-	// Sent is false when the e-mail could not be sent: the collaborator
+	// Sent is false when the email could not be sent: the collaborator
 	// is invited, and the primary contact shares Link themselves.
 	Sent bool
 }
 
 // InviteCollaborator gives a colleague of the primary participant their own
-// link to the form, and e-mails it. Only the primary participant invites.
+// link to the form, and emails it. Only the primary participant invites.
 func (s *Service) InviteCollaborator(ctx context.Context, v *Visitor, email, name string) (*InviteResult, error) {
 	if err := editable(v); err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (s *Service) RemoveCollaborator(ctx context.Context, v *Visitor, participan
 	})
 }
 
-// collaboratorInvite is the e-mail that gives collaborator p their link.
+// collaboratorInvite is the email that gives collaborator p their link.
 func collaboratorInvite(v *Visitor, p *Participant, link string) CollaboratorInvite {
 	inviter := v.Participant.Name
 	if inviter == "" {

@@ -24,9 +24,9 @@ func TestInviteCollaborator(t *testing.T) {
 		wantMailed  bool
 		wantInvited string // the stored address of the new collaborator
 	}{
-		{name: "invites and e-mails a colleague", email: " colleague@example.com ", who: "  Col   League ", wantName: "Col League", wantMailed: true, wantInvited: "colleague@example.com"},
+		{name: "invites and emails a colleague", email: " colleague@example.com ", who: "  Col   League ", wantName: "Col League", wantMailed: true, wantInvited: "colleague@example.com"},
 		{name: "a long name is cut to 200 bytes", email: "long@example.com", who: strings.Repeat("n", 250), wantName: strings.Repeat("n", 200), wantMailed: true, wantInvited: "long@example.com"},
-		{name: "a failed e-mail still invites", email: "colleague@example.com", mailFail: errors.New("smtp down"), wantInvited: "colleague@example.com"},
+		{name: "a failed email still invites", email: "colleague@example.com", mailFail: errors.New("smtp down"), wantInvited: "colleague@example.com"},
 		{name: "the tenth collaborator", existing: onboarding.MaxCollaborators - 1, email: "tenth@example.com", wantMailed: true, wantInvited: "tenth@example.com"},
 		{name: "no more than the limit", existing: onboarding.MaxCollaborators, email: "eleventh@example.com", wantErr: onboarding.ErrTooManyCollaborator},
 		{name: "an address that already has a link", existing: 1, email: "Colleague0@Example.com", wantErr: onboarding.ErrAlreadyInvited("Colleague0@Example.com")},
@@ -57,7 +57,7 @@ func TestInviteCollaborator(t *testing.T) {
 					t.Errorf("%d participants after a refused invite, want %d", n, 1+tt.existing)
 				}
 				if n := len(e.mail.messages()); n != mailed {
-					t.Errorf("a refused invite sent %d e-mails", n-mailed)
+					t.Errorf("a refused invite sent %d emails", n-mailed)
 				}
 				e.checkActivity(id, before, nil)
 				return
@@ -80,7 +80,7 @@ func TestInviteCollaborator(t *testing.T) {
 					OrgName: "Acme Payments", Inviter: "Pat Primary", Company: "Acme SAS", Link: res.Link}}
 			}
 			if diff := cmp.Diff(wantMail, e.mail.messages()[mailed:], cmpEmpty); diff != "" {
-				t.Errorf("e-mails (-want +got):\n%s", diff)
+				t.Errorf("emails (-want +got):\n%s", diff)
 			}
 			e.checkActivity(id, before, []onboarding.Activity{did(v, onboarding.ActionInvited, tt.wantInvited)})
 		})

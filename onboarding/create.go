@@ -41,15 +41,15 @@ type CreateResult struct {
 	Application *Application
 	Link        string
 	PreAuthCode string // empty unless asked for
-	Warning     string // set when the invite e-mail failed
+	Warning     string // set when the invite email failed
 }
 
-// InviteWarning is the create warning when the invite e-mail could not be sent.
+// InviteWarning is the create warning when the invite email could not be sent.
 const InviteWarning = "The invite email could not be sent. The application was created; share the link with the applicant or resend the invite."
 
 // CreateApplication validates req in the order of the spec's error table,
 // checks the company against its registry, stores the application and sends
-// the invite e-mail. A failed e-mail never loses the application: it stays
+// the invite email. A failed email never loses the application: it stays
 // `created` and the result carries a warning.
 func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRequest) (*CreateResult, error) {
 	if err := Authorize(k, ScopeApplicationsCreate); err != nil {
@@ -264,7 +264,7 @@ func withAuthCode(link, code string) string {
 	return link + "?auth_code=" + url.QueryEscape(code)
 }
 
-// sendInvite e-mails the primary participant their link. When the transport
+// sendInvite emails the primary participant their link. When the transport
 // accepts the message the application moves to `sent` and the updated
 // application is returned. When sending fails, the failure is logged and
 // recorded in the activity log and (nil, nil) is returned. An error means the

@@ -79,7 +79,7 @@ func (m *recordingMailer) messages() []onboarding.Message {
 	return append([]onboarding.Message(nil), m.sent...)
 }
 
-// lastCode returns the code of the last verification e-mail.
+// lastCode returns the code of the last verification email.
 func (m *recordingMailer) lastCode(t *testing.T) string {
 	t.Helper()
 	msgs := m.messages()
@@ -219,7 +219,7 @@ func (e *formEnv) activity(id string) []onboarding.Activity {
 }
 
 // visitor returns a signed-in visitor for the participant of application
-// id with e-mail address email, built from the stored application.
+// id with email address email, built from the stored application.
 func (e *formEnv) visitor(id, email string) *onboarding.Visitor {
 	e.t.Helper()
 	app := e.app(id)

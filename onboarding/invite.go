@@ -6,7 +6,7 @@ import (
 )
 
 // Resending the invite (DESIGN §5.8): the partner asks for the primary
-// participant's invite e-mail again, with the same link.
+// participant's invite email again, with the same link.
 
 // Limits of invite resends.
 const (
@@ -19,7 +19,7 @@ const (
 // or invite.failed).
 const ActionInviteResendRequested = "invite.resend_requested"
 
-// ResendWarning is the resend's warning when the e-mail could not be sent.
+// ResendWarning is the resend's warning when the email could not be sent.
 const ResendWarning = "The invite email could not be sent. Share the link with the applicant or try again later."
 
 // ErrTooManyResends is the 429 for a sixth resend within 24 hours; the
@@ -37,7 +37,7 @@ func ErrCannotResend(st Status) *Error {
 // ResendResult is what resending the invite answers.
 type ResendResult struct {
 	Application *Application
-	Warning     string // set when the e-mail could not be sent
+	Warning     string // set when the email could not be sent
 }
 
 // ResendInvite sends the primary participant's invite again, at most

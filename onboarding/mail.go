@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Mailer sends the e-mails onboarding asks for. The notify package
+// Mailer sends the emails onboarding asks for. The notify package
 // implements it with SMTP and with the sandbox outbox, and writes each
 // message's words.
 type Mailer interface {
@@ -14,7 +14,7 @@ type Mailer interface {
 	Send(ctx context.Context, m Message) error
 }
 
-// Message is an e-mail onboarding asks for: an Invite, an RFIInvite, a
+// Message is an email onboarding asks for: an Invite, an RFIInvite, a
 // CollaboratorInvite or a VerificationCode.
 type Message interface {
 	// Recipient is who the message goes to.
@@ -22,7 +22,7 @@ type Message interface {
 	message()
 }
 
-// Recipient is the person an e-mail goes to.
+// Recipient is the person an email goes to.
 type Recipient struct {
 	Email string // address only
 	Name  string // display name; may be empty
@@ -46,7 +46,7 @@ type CollaboratorInvite struct {
 	Link    string
 }
 
-// VerificationCode carries the code that confirms an applicant's e-mail
+// VerificationCode carries the code that confirms an applicant's email
 // address before the form opens.
 type VerificationCode struct {
 	To       Recipient

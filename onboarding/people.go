@@ -213,7 +213,7 @@ func personValues(form *Form, existing *Person, in PersonInput, now time.Time, p
 			var e string
 			_ = json.Unmarshal(norm, &e)
 			if !validEmail(e) {
-				problems.Add(f.ID, "must be an e-mail address such as name@example.com")
+				problems.Add(f.ID, "must be an email address such as name@example.com")
 				continue
 			}
 		}

@@ -56,12 +56,12 @@ func TestSavePerson(t *testing.T) {
 				"person_email":       raw("not an address"),
 				"person_nationality": raw("france"),
 			}},
-			wantErr: fieldErr("Invalid field values — roles: choose at least one role; person_full_name: is required: enter the person's full name; person_nationality: must be a two-letter country code in capitals, such as GB or IE; person_email: must be an e-mail address such as name@example.com",
+			wantErr: fieldErr("Invalid field values — roles: choose at least one role; person_full_name: is required: enter the person's full name; person_nationality: must be a two-letter country code in capitals, such as GB or IE; person_email: must be an email address such as name@example.com",
 				map[string]string{
 					"roles":              "choose at least one role",
 					"person_full_name":   "is required: enter the person's full name",
 					"person_nationality": "must be a two-letter country code in capitals, such as GB or IE",
-					"person_email":       "must be an e-mail address such as name@example.com",
+					"person_email":       "must be an email address such as name@example.com",
 				}),
 		},
 		{

@@ -9,7 +9,7 @@ import (
 )
 
 // The RFI page (DESIGN §5.10): the contact opens the request's link,
-// verifies by e-mail code or with the partner's auth_code exactly as on the
+// verifies by email code or with the partner's auth_code exactly as on the
 // application form (the door of applicant.go), uploads each requested
 // document (validated by the form's upload step) and completes the request.
 
@@ -179,7 +179,7 @@ func (s *Service) rfiDoor(v *RFIVisitor) door {
 		}}
 }
 
-// SendRFICode e-mails the visitor a new verification code.
+// SendRFICode emails the visitor a new verification code.
 func (s *Service) SendRFICode(ctx context.Context, v *RFIVisitor) error {
 	if err := v.open(); err != nil {
 		return err

@@ -50,7 +50,7 @@ type RFICreated struct {
 	Request     *RFIRequest
 	Link        string // carries auth_code when pre-authenticated
 	PreAuthCode string // empty unless asked for
-	Warning     string // set when the e-mail to the contact failed
+	Warning     string // set when the email to the contact failed
 }
 
 // rfiRequiredFields are the members every create names in its
@@ -70,13 +70,13 @@ func rfiExample() map[string]any {
 	}
 }
 
-// RFIInviteWarning is the create warning when the e-mail to the contact
+// RFIInviteWarning is the create warning when the email to the contact
 // could not be sent.
 const RFIInviteWarning = "The email to the contact could not be sent. The RFI request was created; share the link with the contact."
 
 // CreateRFIRequest validates req in the order of DESIGN §5.10, checks a
 // GB company against the registry, stores the request with its
-// rfi_request.created event and e-mails the contact its link.
+// rfi_request.created event and emails the contact its link.
 func (s *Service) CreateRFIRequest(ctx context.Context, k *APIKey, req RFICreateRequest) (*RFICreated, error) {
 	if err := Authorize(k, ScopeRFICreate); err != nil {
 		return nil, err
@@ -271,8 +271,8 @@ func (s *Service) RFILink(r *RFIRequest, p *Participant) string {
 	return s.publicURL + "/r/" + p.LinkSlug
 }
 
-// sendRFIInvite e-mails the contact the request's link and records the
-// outcome; false when the e-mail could not be sent.
+// sendRFIInvite emails the contact the request's link and records the
+// outcome; false when the email could not be sent.
 func (s *Service) sendRFIInvite(ctx context.Context, org *Organization, r *RFIRequest, link string) bool {
 	p := r.Primary()
 	var labels []string

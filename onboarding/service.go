@@ -135,7 +135,7 @@ type Options struct {
 	Blobs Blobs
 	Links LinkSigner
 	// SessionKey is the secret of applicant access, at least 32 random
-	// bytes: it keys the hashes of e-mail verification codes (the server
+	// bytes: it keys the hashes of email verification codes (the server
 	// signs form sessions with the same secret). Without one the form
 	// cannot be opened.
 	SessionKey []byte

@@ -184,7 +184,7 @@ func standardFields() []Field {
 			Description: "The person's residential address, not the company's.",
 		},
 		{
-			ID: "person_email", Label: "E-mail address", Type: TypeText, Category: people, PersonScoped: true,
+			ID: "person_email", Label: "Email address", Type: TypeText, Category: people, PersonScoped: true,
 		},
 		{
 			ID: "person_phone", Label: "Phone number", Type: TypePhone, Category: people, PersonScoped: true,

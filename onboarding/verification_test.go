@@ -72,7 +72,7 @@ func TestSendVerificationCode(t *testing.T) {
 			wantSent: 1, stored: true,
 		},
 		{name: "no mailer", opts: formOptions{noMailer: true}, wantErr: onboarding.ErrCodeSendFailed},
-		{name: "the e-mail fails after the code is stored", mailFail: errors.New("smtp down"), wantErr: onboarding.ErrCodeSendFailed, wantSent: 1, stored: true},
+		{name: "the email fails after the code is stored", mailFail: errors.New("smtp down"), wantErr: onboarding.ErrCodeSendFailed, wantSent: 1, stored: true},
 		{
 			name:      "a participant removed meanwhile",
 			meanwhile: func(a *onboarding.Application) { a.Participants[0].ID = "someone-else" },
@@ -121,7 +121,7 @@ func TestSendVerificationCode(t *testing.T) {
 			code := e.mail.lastCode(t)
 			wantMail := onboarding.VerificationCode{To: onboarding.Recipient{Email: "primary@example.com", Name: "Pat Primary"}, OrgName: "Acme Payments", Code: code, ValidFor: 10 * time.Minute}
 			if diff := cmp.Diff(wantMail, e.mail.messages()[len(e.mail.messages())-1]); diff != "" || len(code) != 6 || wrongCode(code) == code {
-				t.Errorf("e-mail (-want +got):\n%s\ncode %q", diff, code)
+				t.Errorf("email (-want +got):\n%s\ncode %q", diff, code)
 			}
 		})
 	}
@@ -148,7 +148,7 @@ func TestVerificationCodesPerDay(t *testing.T) {
 	e.clock.Advance(24*time.Hour - time.Duration(onboarding.VerifyCodesPerDay)*30*time.Second)
 	checkErr(t, e.svc.SendVerificationCode(ctx, v), nil)
 	if n := len(e.mail.messages()); n != 1+onboarding.VerifyCodesPerDay+1 {
-		t.Errorf("%d e-mails sent, want the invite and %d codes", n, onboarding.VerifyCodesPerDay+1)
+		t.Errorf("%d emails sent, want the invite and %d codes", n, onboarding.VerifyCodesPerDay+1)
 	}
 }
 

@@ -50,7 +50,7 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// mailbox records the e-mails sent, with the words notify writes for
+// mailbox records the emails sent, with the words notify writes for
 // them, or fails every send when fail is set.
 type mailbox struct {
 	mu   sync.Mutex

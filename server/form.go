@@ -352,8 +352,8 @@ func redirectWith(c echo.Context, path, notice string) error {
 
 // notices are the fixed messages a redirect can ask a page to show.
 var notices = map[string]string{
-	"verified":    "Your e-mail address is confirmed.",
-	"saved":       "Your answers are saved. You can close this page and come back later with the link from your e-mail.",
+	"verified":    "Your email address is confirmed.",
+	"saved":       "Your answers are saved. You can close this page and come back later with the link from your email.",
 	"company":     "Your company has been found on the register. Check the details we filled in.",
 	"person":      "The person has been saved.",
 	"removed":     "Removed.",

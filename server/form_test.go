@@ -114,7 +114,7 @@ func (a *applicant) upload(field, person, name, contentType string, content []by
 	return a.send(r)
 }
 
-// signIn verifies by e-mail: sends a code and enters the one received.
+// signIn verifies by email: sends a code and enters the one received.
 func (a *applicant) signIn() {
 	a.t.Helper()
 	a.get("")
@@ -130,7 +130,7 @@ func (a *applicant) signIn() {
 
 var verifyCodePattern = regexp.MustCompile(`\n    ([0-9]{6})\n`)
 
-// lastCode returns the code of the newest verification e-mail.
+// lastCode returns the code of the newest verification email.
 func (e *env) lastCode(t testing.TB) string {
 	t.Helper()
 	msgs := e.mail.messages()
@@ -139,7 +139,7 @@ func (e *env) lastCode(t testing.TB) string {
 			return m[1]
 		}
 	}
-	t.Fatal("no verification e-mail was sent")
+	t.Fatal("no verification email was sent")
 	return ""
 }
 
@@ -232,7 +232,7 @@ func TestFormVerification(t *testing.T) {
 	msgs := e.mail.messages()
 	last := msgs[len(msgs)-1]
 	if last.To != "jane@northwind.example" || !strings.Contains(last.Subject, "verification code") {
-		t.Errorf("verification e-mail = %+v", last)
+		t.Errorf("verification email = %+v", last)
 	}
 	code := e.lastCode(t)
 	wantPage(t, a.get("?done=sent"), http.StatusOK, "We have sent a 6-digit code", "We have sent you a new code.")
@@ -273,7 +273,7 @@ func TestFormVerification(t *testing.T) {
 	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || !c.Secure || c.Path != a.base || c.MaxAge != int(sessionTTL.Seconds()) {
 		t.Errorf("session cookie = %+v, want HttpOnly, SameSite=Lax, Secure, Path %s, 12 h", c, a.base)
 	}
-	wantPage(t, a.get("?done=verified"), http.StatusOK, "Your e-mail address is confirmed.", "Company details", "Check your answers and send")
+	wantPage(t, a.get("?done=verified"), http.StatusOK, "Your email address is confirmed.", "Company details", "Check your answers and send")
 
 	app := e.apiApp(t, id)
 	if app["status"] != "in_progress" {
@@ -285,7 +285,7 @@ func TestFormVerification(t *testing.T) {
 	if n := e.activity(t, id, onboarding.ActionOpened); n != 1 {
 		t.Errorf("%d application.opened entries, want 1", n)
 	}
-	// Refresh pre-auth now reports the verified e-mail.
+	// Refresh pre-auth now reports the verified email.
 	w = e.do("POST", "/api/external/applications/"+id+"/pre-auth", "acme", "")
 	if got := decode(t, w)["already_verified"]; got != true {
 		t.Errorf("already_verified = %v, want true", got)
@@ -369,7 +369,7 @@ func TestFormPreAuth(t *testing.T) {
 	id, code := created["application_id"].(string), created["pre_auth_code"].(string)
 	link := e.primaryLink(t, id)
 
-	// Unknown and expired codes lead to e-mail verification, with no error.
+	// Unknown and expired codes lead to email verification, with no error.
 	a := e.applicantAt(t, link)
 	wantRedirect(t, a.get("?auth_code=WRONGWRONGWRONGWRONGWRONGWRONGWR"), a.base)
 	wantPage(t, a.get(""), http.StatusOK, "Confirm it is you")
@@ -384,7 +384,7 @@ func TestFormPreAuth(t *testing.T) {
 	if got := e.apiApp(t, id)["status"]; got != "in_progress" {
 		t.Errorf("status = %v, want in_progress", got)
 	}
-	// A pre-auth code proves nothing about the e-mail address.
+	// A pre-auth code proves nothing about the email address.
 	w = e.do("POST", "/api/external/applications/"+id+"/pre-auth", "acme", "")
 	refreshed := decode(t, w)
 	if refreshed["already_verified"] != false {
@@ -395,7 +395,7 @@ func TestFormPreAuth(t *testing.T) {
 	wantRedirect(t, b.get("?auth_code="+code), b.base)
 	wantPage(t, b.get(""), http.StatusOK, "Confirm it is you")
 
-	// The new code works until it expires, then e-mail verification.
+	// The new code works until it expires, then email verification.
 	c := e.applicantAt(t, link)
 	wantRedirect(t, c.get("?auth_code="+refreshed["pre_auth_code"].(string)), c.base)
 	e.clock.Advance(onboarding.PreAuthTTL)
@@ -558,7 +558,7 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 	// Adding a person: name and a role are required.
 	wantPage(t, a.post("/people/new", url.Values{"person_email": {"not-an-email"}}), http.StatusBadRequest,
 		"Roles: choose at least one role", "Full legal name is required: enter the person's full name",
-		"E-mail address must be an e-mail address such as name@example.com")
+		"Email address must be an email address such as name@example.com")
 	w := a.post("/people/new", url.Values{
 		"roles": {"ubo", "shareholder"}, "person_full_name": {"Maria  de la Cruz"}, "person_date_of_birth": {"1980-02-29"},
 		"person_nationality": {"ES"}, "person_email": {"maria@example.com"}, "person_phone": {"+34 600 000 000"},
@@ -1077,7 +1077,7 @@ func TestFormSaveKeepsOthersChanges(t *testing.T) {
 		t.Errorf("business_description = %v, want the applicant's change", got)
 	}
 
-	// The same for a person: a colleague adds the e-mail while the
+	// The same for a person: a colleague adds the email while the
 	// applicant has the page open to add the phone number.
 	wantRedirect(t, a.post("/people/new", url.Values{"roles": {"director"}, "person_full_name": {"Ann Lee"}}), a.base+"/s/people?done=person")
 	ann := personID(t, e.apiApp(t, id), "Ann Lee")
@@ -1157,7 +1157,7 @@ func TestFormVerificationDailyCap(t *testing.T) {
 	sent := len(e.mail.messages())
 	wantPage(t, a.post("/verify/send", nil), http.StatusTooManyRequests, onboarding.ErrTooManyCodes.Message)
 	if n := len(e.mail.messages()); n != sent {
-		t.Errorf("a refused send still sent an e-mail (%d, then %d)", sent, n)
+		t.Errorf("a refused send still sent an email (%d, then %d)", sent, n)
 	}
 	e.clock.Advance(24 * time.Hour)
 	a.get("") // the anonymous session has ended too: a fresh page

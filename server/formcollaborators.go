@@ -52,7 +52,7 @@ func (s *Server) collaboratorInvite(c echo.Context) error {
 		return err
 	}
 	if !res.Sent {
-		items := []errorItem{{Message: "The invitation is saved, but the e-mail could not be sent. Share the link below with " + res.Participant.Email + " yourself."}}
+		items := []errorItem{{Message: "The invitation is saved, but the email could not be sent. Share the link below with " + res.Participant.Email + " yourself."}}
 		return s.renderCollaborators(c, v, http.StatusOK, nil, nil, items, res.Link)
 	}
 	return redirectWith(c, formBase(v)+"/collaborators", "invited")
@@ -69,7 +69,7 @@ func (s *Server) collaboratorRemove(c echo.Context) error {
 // collaboratorForm are the controls of an invitation.
 func collaboratorForm() []*onboarding.Field {
 	return []*onboarding.Field{
-		{ID: "email", Label: "E-mail address", Type: onboarding.TypeText, Required: true},
+		{ID: "email", Label: "Email address", Type: onboarding.TypeText, Required: true},
 		{ID: "name", Label: "Name", Type: onboarding.TypeText},
 	}
 }
@@ -78,7 +78,7 @@ func collaboratorForm() []*onboarding.Field {
 type collaboratorsView struct {
 	layout
 	Participants []onboarding.Participant
-	InviteLink   string // shown when the invitation e-mail could not be sent
+	InviteLink   string // shown when the invitation email could not be sent
 	Fields       []fieldView
 	Writable     bool
 }

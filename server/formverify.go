@@ -10,7 +10,7 @@ import (
 )
 
 // The verification pages of every applicant link (the form's and RFI
-// requests'): before signing in, the visitor asks for a code by e-mail and
+// requests'): before signing in, the visitor asks for a code by email and
 // enters it.
 
 // registerVerifyRoutes registers the verification posts of the links

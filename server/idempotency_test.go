@@ -40,7 +40,7 @@ func TestIdempotentCreate(t *testing.T) {
 	if first.Header().Get("Idempotent-Replayed") != "" {
 		t.Errorf("first response marked as replayed")
 	}
-	// The saved body is sealed: the pre-auth code and the e-mail address are
+	// The saved body is sealed: the pre-auth code and the email address are
 	// not on disk in clear, and only the same API key opens it.
 	k, err := e.svc.Authenticate(context.Background(), e.keys["acme"])
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 // BenchmarkCreateRFIRequest: the body checks, the registry check of a GB
 // company (fixtures), the record with its event in one durable commit, and
-// the e-mail with its activity entry.
+// the email with its activity entry.
 func BenchmarkCreateRFIRequest(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	benchRequest(b, e, "POST", "/api/external/rfi-requests", rfiBody)

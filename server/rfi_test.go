@@ -164,7 +164,7 @@ func TestCreateRFI(t *testing.T) {
 	if raw, _ := json.Marshal(r); bytes.Contains(raw, []byte(code)) {
 		t.Error("the stored request contains the pre-auth code")
 	}
-	// The contact was e-mailed the link without the code.
+	// The contact was emailed the link without the code.
 	mails := e.mail.messages()
 	if len(mails) != 1 || mails[0].Link != "https://onboard.test/r/"+slug || strings.Contains(mails[0].Text, code) ||
 		!strings.Contains(mails[0].Text, "Business bank statement") {

@@ -130,7 +130,7 @@ func TestRFIPageVerification(t *testing.T) {
 	wantRedirect(t, a.post("/verify/send", nil), a.base+"?done=sent")
 	msgs := e.mail.messages()
 	if last := msgs[len(msgs)-1]; last.To != "jane@northwind.example" || !strings.Contains(last.Subject, "verification code") {
-		t.Errorf("verification e-mail = %+v", last)
+		t.Errorf("verification email = %+v", last)
 	}
 	code := e.lastCode(t)
 	wantPage(t, a.get("?done=sent"), http.StatusOK, "We have sent you a new code.", "We have sent a 6-digit code to <strong>j•••@northwind.example</strong>")
@@ -146,7 +146,7 @@ func TestRFIPageVerification(t *testing.T) {
 	if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || !ck.Secure || ck.Path != a.base || ck.MaxAge != int(sessionTTL.Seconds()) {
 		t.Errorf("session cookie = %+v, want HttpOnly, SameSite=Lax, Secure, Path %s, 12 h", ck, a.base)
 	}
-	wantPage(t, a.get("?done=verified"), http.StatusOK, "Your e-mail address is confirmed.", "Send your documents",
+	wantPage(t, a.get("?done=verified"), http.StatusOK, "Your email address is confirmed.", "Send your documents",
 		"Business bank statement", "A recent statement of the company's bank account, showing the account name and number.",
 		"Proof of business address", "A utility bill, bank statement or lease from the last 3 months",
 		"This link works until 5 December 2026.", "0 of 2 documents uploaded.", "Signed in as jane@northwind.example")

@@ -19,7 +19,7 @@ import (
 )
 
 // The sessions of applicant links, the form's and RFI requests' (DESIGN
-// §5.5, §5.10): once a participant proved control of their e-mail address
+// §5.5, §5.10): once a participant proved control of their email address
 // (or used the partner's pre-auth code), their browser holds a session
 // token in an HttpOnly cookie scoped to their link, and every post
 // carries a CSRF token derived from the session's secret nonce.

@@ -97,7 +97,7 @@ func customForm(t testing.TB) *onboarding.Form {
 		req(onboarding.Field{ID: "person_date_of_birth", Label: "Born", Type: onboarding.TypeDate, Category: "people", PersonScoped: true, Rule: "not_future"}),
 		req(onboarding.Field{ID: "person_nationality", Label: "Nationality", Type: onboarding.TypeText, Category: "people", PersonScoped: true, Pattern: `^[A-Z]{2}$`}),
 		req(onboarding.Field{ID: "person_home_address", Label: "Home", Type: onboarding.TypeAddress, Category: "people", PersonScoped: true}),
-		req(onboarding.Field{ID: "person_email", Label: "E-mail", Type: onboarding.TypeText, Category: "people", PersonScoped: true}),
+		req(onboarding.Field{ID: "person_email", Label: "Email", Type: onboarding.TypeText, Category: "people", PersonScoped: true}),
 		req(onboarding.Field{ID: "person_phone", Label: "Phone", Type: onboarding.TypePhone, Category: "people", PersonScoped: true}),
 		req(onboarding.Field{ID: "person_tax_number", Label: "Tax number", Type: onboarding.TypeText, Category: "people", PersonScoped: true, Pattern: `^\d{3}-\d{2}-\d{4}$`}),
 		req(onboarding.Field{ID: "licence", Label: "Licence", Type: onboarding.TypeDocument, Category: "documents",

@@ -129,7 +129,7 @@ func mustKey(b *testing.B, e *env, name string) *onboarding.APIKey {
 }
 
 // BenchmarkResendInvite resends an application's invite (a durable write,
-// the e-mail, and the status write); a fresh application every five
+// the email, and the status write); a fresh application every five
 // resends keeps within the daily limit, outside the timing.
 func BenchmarkResendInvite(b *testing.B) {
 	e := newEnv(b, envOptions{})
