@@ -447,6 +447,7 @@ func (tb *tab) shot(name string) {
 	tb.t.Helper()
 	if name != "failure" {
 		defer tb.wantAccessible(name)
+		tb.wantTitleOfHeading(name)
 	}
 	tb.n++
 	png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
@@ -458,6 +459,31 @@ func (tb *tab) shot(name string) {
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		tb.t.Errorf("save screenshot: %v", err)
 	}
+}
+
+// wantTitleOfHeading asserts that the page's title starts with its h1 (a
+// page with errors starts it with "Error: "), as GOV.UK pages do: the
+// tab, the history and a screen reader's first words name the page.
+func (tb *tab) wantTitleOfHeading(state string) {
+	tb.t.Helper()
+	got := tb.eval(`JSON.stringify([document.title, (document.querySelector("h1") || {}).innerText || ""])`)
+	var th [2]string
+	if err := json.Unmarshal([]byte(got), &th); err != nil {
+		tb.fail("title: %v", err)
+	}
+	title, heading := th[0], strings.Join(strings.Fields(th[1]), " ")
+	if document := document(title); document != heading {
+		tb.t.Errorf("%s: title %q does not start with the heading %q", state, title, heading)
+	}
+}
+
+// document is the page's own name in a title "[Error: ]{page} – {org}".
+func document(title string) string {
+	title = strings.TrimPrefix(title, "Error: ")
+	if i := strings.LastIndex(title, " – "); i >= 0 {
+		title = title[:i]
+	}
+	return strings.Join(strings.Fields(title), " ")
 }
 
 // wantFits asserts that the page needs no sideways scrolling.

@@ -73,6 +73,19 @@ func (s *Server) formRoutes() {
 		return nil
 	})
 
+	// Browsers ask for /favicon.ico whatever the page says: they get the
+	// same icon, rather than a 404 in every log.
+	icon, err := fs.ReadFile(assets, "favicon.svg")
+	if err != nil {
+		panic(err)
+	}
+	s.e.GET("/favicon.ico", func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Cache-Control", "public, max-age=86400")
+		h.Set("X-Content-Type-Options", "nosniff")
+		return c.Blob(http.StatusOK, "image/svg+xml", icon)
+	})
+
 	visit := s.linkVisitor(s.formLink())
 	open := []echo.MiddlewareFunc{visit}
 	in := []echo.MiddlewareFunc{visit, signedIn}

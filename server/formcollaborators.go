@@ -30,7 +30,7 @@ func (s *Server) renderCollaborators(c echo.Context, v *onboarding.Visitor, stat
 	if !v.Primary() {
 		return onboarding.ErrPrimaryOnly
 	}
-	p := &collaboratorsView{layout: newLayout(v, "Invite colleagues"), Participants: v.App.Participants, InviteLink: link, Writable: v.Writable()}
+	p := &collaboratorsView{layout: newLayout(v, "Invite colleagues to help"), Participants: v.App.Participants, InviteLink: link, Writable: v.Writable()}
 	p.Notice = notice(c)
 	p.Errors = items
 	for _, f := range collaboratorForm() {

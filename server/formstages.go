@@ -32,7 +32,11 @@ func (s *Server) formHome(c echo.Context) error {
 	if v.NeedsCompany() && v.Writable() {
 		return c.Redirect(http.StatusSeeOther, formBase(v)+"/company")
 	}
-	p := &overviewView{layout: newLayout(v, "Overview"), Tasks: tasks(v), Submitted: !v.Writable(), IsPrimary: v.Primary(),
+	title := "Company onboarding"
+	if name := v.App.CompanyName(); name != "" {
+		title = "Onboarding for " + name
+	}
+	p := &overviewView{layout: newLayout(v, title), Tasks: tasks(v), Submitted: !v.Writable(), IsPrimary: v.Primary(),
 		Reference: onboarding.Reference(v.App.ID)}
 	if !p.Submitted {
 		p.Notice = notice(c) // once sent, the confirmation panel says it all
