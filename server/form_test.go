@@ -465,12 +465,17 @@ func TestFormStageSaveUsesPatchRules(t *testing.T) {
 	if len(details) != 6 {
 		t.Fatalf("PATCH details = %v", details)
 	}
+	// The form says the same in plain words (TestPlainErrors has them all).
 	var want []string
 	for id, reason := range details {
 		f, _ := onboarding.StandardForm().Field(id)
-		want = append(want, f.Label+" "+reason.(string))
+		for _, pe := range plainErrors(f, reason.(string)) {
+			want = append(want, pe.Message)
+		}
 	}
-	wantPage(t, w, http.StatusBadRequest, append(want, "There is a problem", `value="lots"`)...)
+	wantPage(t, w, http.StatusBadRequest, append(want, "There is a problem", `value="lots"`,
+		`<a href="#annual_turnover.amount">Enter the annual turnover in numbers, like 250000</a>`,
+		"Enter a real IBAN, like GB82 WEST 1234 5698 7654 32")...)
 	if fields := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any); fields["high_risk_revenue_percentage"] != nil {
 		t.Error("a failed save stored a value")
 	}
@@ -557,8 +562,8 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 
 	// Adding a person: name and a role are required.
 	wantPage(t, a.post("/people/new", url.Values{"person_email": {"not-an-email"}}), http.StatusBadRequest,
-		"Roles: choose at least one role", "Full legal name is required: enter the person's full name",
-		"Email address must be an email address such as name@example.com")
+		"Roles: choose at least one role", "Enter the full legal name",
+		"Enter an email address in the correct format, like name@example.com")
 	w := a.post("/people/new", url.Values{
 		"roles": {"ubo", "shareholder"}, "person_full_name": {"Maria  de la Cruz"}, "person_date_of_birth": {"1980-02-29"},
 		"person_nationality": {"ES"}, "person_email": {"maria@example.com"}, "person_phone": {"+34 600 000 000"},
@@ -605,8 +610,8 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 
 	// Entities.
 	wantPage(t, a.post("/entities/new", url.Values{"type": {"cousin"}, "country": {"Ireland"}}), http.StatusBadRequest,
-		"Legal name is required", "Relationship to your company must be one of holding_company, subsidiary, parent, other",
-		"Country of registration must be a two-letter country code such as GB or IE")
+		"Enter the legal name", "Select the relationship to your company from the list",
+		"Enter the country of registration as a two-letter country code, like GB or IE")
 	wantRedirect(t, a.post("/entities/new", url.Values{"name": {"Maria Holdings SL"}, "type": {"holding_company"}, "country": {"es"}}), a.base+"/s/people?done=entity")
 	var holding string
 	for _, en := range e.apiApp(t, id)["data"].(map[string]any)["entities"].([]any) {
@@ -625,7 +630,7 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 	wantPage(t, w, http.StatusBadRequest, "Ownership of NORTHWIND TRADING LIMITED would add up to 105%, more than 100%. Check the percentages.")
 	// Indirect holdings are counted apart from direct ones.
 	wantRedirect(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"target"}, "percentage": {"20"}, "is_direct": {"false"}, "is_nominee": {"true"}}), a.base+"/s/people?done=ownership")
-	wantPage(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"entity:" + holding}, "percentage": {"100.5"}}), http.StatusBadRequest, "must be a number from 0 to 100")
+	wantPage(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"entity:" + holding}, "percentage": {"100.5"}}), http.StatusBadRequest, "Enter the share of the company they own (%) as a number from 0 to 100")
 	wantPage(t, a.post("/ownership/new", url.Values{"owner": {"entity:" + holding}, "owned": {"entity:" + holding}, "percentage": {"5"}}), http.StatusBadRequest, "a company cannot own itself")
 	wantRedirect(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"entity:" + holding}, "percentage": {"100"}}), a.base+"/s/people?done=ownership")
 
@@ -971,7 +976,7 @@ func TestFormCompanySelection(t *testing.T) {
 		t.Errorf("fields after typing a company = %v", fields)
 	}
 	wantRedirect(t, a.get(""), a.base+"/company")
-	wantPage(t, a.get("/s/company"), http.StatusOK, `id="company_number" name="company_number" type="text" value="" readonly`)
+	wantPage(t, a.get("/s/company"), http.StatusOK, `id="company_number" name="company_number" type="text" value="" autocomplete="off" maxlength="20" readonly`)
 	wantPage(t, a.get("/company?q=no"), http.StatusBadRequest, onboarding.ErrSearchQueryTooShort.Message)
 	wantPage(t, a.get("/company?q=north"), http.StatusOK, "NORTHWIND TRADING LIMITED", "10000001")
 	wantPage(t, a.get("/company?q=zzzz"), http.StatusOK, "No company was found")

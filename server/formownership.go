@@ -53,7 +53,9 @@ func (s *Server) renderOwnership(c echo.Context, v *onboarding.Visitor, status i
 	p.Errors = errs.items()
 	values := map[string]string{"owner": in.Owner, "owned": in.Owned, "percentage": in.Percentage}
 	for _, f := range ownershipForm(v.App) {
-		p.Fields = append(p.Fields, newFieldView(f, f.ID, toJSON(values[f.ID]), errs.at(f.ID)))
+		fv := newFieldView(f, f.ID, toJSON(values[f.ID]), errs.at(f.ID))
+		fv.PartErrors = errs.parts(f.ID)
+		p.Fields = append(p.Fields, fv)
 	}
 	p.Direct, p.Nominee = in.IsDirect, in.IsNominee
 	return s.render(c, status, "ownership", p)

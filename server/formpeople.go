@@ -111,6 +111,7 @@ func personControls(v *onboarding.Visitor, person *onboarding.Person, in *onboar
 			fp = onboarding.ValueFingerprint(raw)
 		}
 		fv := newFieldView(f, f.ID, raw, errs.at(f.ID))
+		fv.PartErrors = errs.parts(f.ID)
 		fv.Shown = fp
 		if f.ID == onboarding.FieldPersonFullName {
 			fv.Required = true
@@ -125,7 +126,7 @@ func (s *Server) personSave(c echo.Context) error {
 	v := visitorOf(c)
 	fields := personFields(v)
 	return saveRecord(c, recordPage[onboarding.PersonInput]{
-		controls: append([]labelled{{"roles", "Roles:"}}, labels(fields)...),
+		controls: append([]labelled{{ID: "roles", Label: "Roles:"}}, labels(fields)...),
 		bind: func(form url.Values) onboarding.PersonInput {
 			in := onboarding.PersonInput{Roles: personRoles(form["roles"]), Values: make(map[string]json.RawMessage, len(fields)), Shown: shownValues(form)}
 			for _, f := range fields {
@@ -221,7 +222,9 @@ func (s *Server) renderEntity(c echo.Context, v *onboarding.Visitor, status int,
 	p.Errors = errs.items()
 	values := map[string]string{"name": shown.Name, "type": string(shown.Type), "country": shown.Country}
 	for _, f := range entityForm() {
-		p.Fields = append(p.Fields, newFieldView(f, f.ID, toJSON(values[f.ID]), errs.at(f.ID)))
+		fv := newFieldView(f, f.ID, toJSON(values[f.ID]), errs.at(f.ID))
+		fv.PartErrors = errs.parts(f.ID)
+		p.Fields = append(p.Fields, fv)
 	}
 	return s.render(c, status, "entity", p)
 }

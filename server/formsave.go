@@ -17,13 +17,18 @@ import (
 // each control and the page's error summary, in the order of the page.
 
 // labelled names a control in error summaries, in page order.
-type labelled struct{ ID, Label string }
+type labelled struct {
+	ID, Label string
+	// field is the catalog field the control shows, whose errors are
+	// rewritten in plain words (plainErrors); nil for other controls.
+	field *onboarding.Field
+}
 
 // labels names the controls of fields, in their order.
 func labels(fields []*onboarding.Field) []labelled {
 	out := make([]labelled, len(fields))
 	for i, f := range fields {
-		out[i] = labelled{f.ID, f.Label}
+		out[i] = labelled{f.ID, f.Label, f}
 	}
 	return out
 }
@@ -41,6 +46,24 @@ func (e *formErrors) at(id string) string {
 		return ""
 	}
 	return e.byControl[id]
+}
+
+// parts are the messages of the inputs of field id's group, by part
+// ("city" of control "registered_address.city"); nil when none.
+func (e *formErrors) parts(id string) map[string]string {
+	if e == nil {
+		return nil
+	}
+	var out map[string]string
+	for k, m := range e.byControl {
+		if part, ok := strings.CutPrefix(k, id+"."); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[part] = m
+		}
+	}
+	return out
 }
 
 // items is the error summary.
@@ -63,7 +86,19 @@ func fieldErrors(err error, controls []labelled) *formErrors {
 	}
 	fe := &formErrors{byControl: make(map[string]string, len(e.Details))}
 	for _, ctl := range controls {
-		if reason, ok := e.Details[ctl.ID]; ok {
+		reason, ok := e.Details[ctl.ID]
+		switch {
+		case !ok:
+		case ctl.field != nil:
+			for _, pe := range plainErrors(ctl.field, reason) {
+				id := ctl.ID
+				if pe.Part != "" {
+					id += "." + pe.Part
+				}
+				fe.byControl[id] = pe.Message
+				fe.summary = append(fe.summary, errorItem{Anchor: id, Message: pe.Message})
+			}
+		default:
 			m := ctl.Label + " " + reason
 			fe.byControl[ctl.ID] = m
 			fe.summary = append(fe.summary, errorItem{Anchor: ctl.ID, Message: m})
@@ -74,7 +109,7 @@ func fieldErrors(err error, controls []labelled) *formErrors {
 		order = slices.Sorted(maps.Keys(e.Details))
 	}
 	for _, id := range order {
-		if _, ok := fe.byControl[id]; !ok {
+		if !slices.ContainsFunc(controls, func(c labelled) bool { return c.ID == id }) {
 			fe.byControl[id] = e.Details[id]
 			fe.summary = append(fe.summary, errorItem{Message: e.Details[id]})
 		}

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,7 +15,7 @@ import (
 // reasons about no control in the order the domain found them (by key when
 // it does not say), never map order.
 func TestFieldErrors(t *testing.T) {
-	controls := []labelled{{"name", "Legal name"}, {"type", "Relationship"}, {"country", "Country"}}
+	controls := []labelled{{ID: "name", Label: "Legal name"}, {ID: "type", Label: "Relationship"}, {ID: "country", Label: "Country"}}
 	invalid := func(details map[string]string) error {
 		return &onboarding.Error{Kind: onboarding.KindInvalid, Message: "Validation failed", Details: details}
 	}
@@ -61,6 +63,60 @@ func TestFieldErrors(t *testing.T) {
 			got := fieldErrors(tt.err, controls)
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(formErrors{})); diff != "" {
 				t.Errorf("fieldErrors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPlainErrors: every reason the domain gives a field of the standard
+// form, saved through the form, reads as what to do, and names the input
+// of a group that is wrong.
+func TestPlainErrors(t *testing.T) {
+	form := onboarding.StandardForm()
+	now := testNow
+	tests := []struct {
+		field, value string
+		want         []partError
+	}{
+		{"registered_address", `{"line1":"1 High St"}`, []partError{{"city", "Enter the town or city"}, {"country", "Enter the country as a two-letter code, like GB or IE"}}},
+		{"registered_address", `{"city":"Leeds","country":"GB","postcode":"LS1 1AA"}`, []partError{{"line1", "Enter address line 1, typically the building and street"}}},
+		{"registered_address", `{"line1":"1 High St","city":"Leeds","country":"GB"}`, []partError{{"postcode", "Enter a postcode for a UK address"}}},
+		{"registered_address", `{"line1":"1 High St","city":"Leeds","country":"Britain"}`, []partError{{"country", "Enter the country as a two-letter code, like GB or IE"}}},
+		{"incorporation_date", `"2019-02-30"`, []partError{{"", "Date of incorporation must be a real date"}}},
+		{"incorporation_date", `"16/04/2018"`, []partError{{"", "Date of incorporation must be a real date"}}},
+		{"incorporation_date", `"2099-01-01"`, []partError{{"", "Date of incorporation must be today or in the past"}}},
+		{"phone", `"020 7946 0958"`, []partError{{"", "Enter the company phone number in international format, like +44 20 7946 0958"}}},
+		{"high_risk_revenue_percentage", `120`, []partError{{"", "Enter the share of revenue from high-risk activities (%) as a number from 0 to 100"}}},
+		{"annual_turnover", `{"amount":"lots","currency":"GBP"}`, []partError{{"amount", "Enter the annual turnover in numbers, like 250000"}}},
+		{"annual_turnover", `{"amount":5,"currency":"JPY"}`, []partError{{"currency", "Select the currency of the annual turnover"}}},
+		{"industry", `"mining"`, []partError{{"", "Select the industry from the list"}}},
+		{"countries_of_operation", `["XX"]`, []partError{{"", "Select the countries of operation from the list"}}},
+		{"regulated_entity", `"maybe"`, []partError{{"", "Select yes or no"}}},
+		{"website", `"www.example.com"`, []partError{{"", "Enter the website in the correct format, like https://www.example.com"}}},
+		{"company_country", `"Britain"`, []partError{{"", "Enter the country of incorporation as a two-letter country code, like GB or IE"}}},
+		{"bank_account_iban", `"GB00 WEST 1234 5698 7654 32"`, []partError{{"", "Enter a real IBAN, like GB82 WEST 1234 5698 7654 32"}}},
+		{"business_description", `"` + strings.Repeat("x", 2001) + `"`, []partError{{"", "What the business does must be 2000 characters or fewer"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.field+" "+tt.value[:min(len(tt.value), 30)], func(t *testing.T) {
+			f, ok := form.Field(tt.field)
+			if !ok {
+				t.Fatalf("no field %s", tt.field)
+			}
+			_, err := f.Normalize(json.RawMessage(tt.value), now)
+			if err == nil {
+				t.Fatalf("%s accepts %s", tt.field, tt.value)
+			}
+			got := plainErrors(f, err.Error())
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("plainErrors(%s, %q) (-want +got):\n%s", tt.field, err, diff)
+			}
+			for _, pe := range got {
+				for _, jargon := range []string{"must match the pattern", "E.164", "line1", "ISO", "JSON", "object"} {
+					if strings.Contains(pe.Message, jargon) {
+						t.Errorf("%q speaks of %s", pe.Message, jargon)
+					}
+				}
 			}
 		})
 	}

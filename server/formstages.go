@@ -176,6 +176,7 @@ func stageFields(v *onboarding.Visitor, st onboarding.Stage, posted map[string]j
 			raw, fp = posted[f.ID], shown[f.ID]
 		}
 		fv := newFieldView(f, f.ID, raw, errs.at(f.ID))
+		fv.PartErrors = errs.parts(f.ID)
 		fv.Shown = fp
 		fv.Confirm = f.Confirmation
 		fv.ReadOnly = v.CompanyFieldLocked(v.App, f) || !v.Writable()

@@ -90,13 +90,16 @@ func toJSON(v any) json.RawMessage {
 
 // fieldView is what a template needs to draw one field's control.
 type fieldView struct {
-	ID           string // the control's id and name
-	Label        string
-	Description  string
-	Type         string
-	Required     bool
-	ReadOnly     bool
-	Error        string
+	ID          string // the control's id and name
+	Label       string
+	Description string
+	Type        string
+	Required    bool
+	ReadOnly    bool
+	Error       string
+	// PartErrors are the messages of the wrong inputs of a group (an
+	// address's "city", a currency's "amount"): only those are marked.
+	PartErrors   map[string]string
 	Value        string          // text-like fields, select, boolean ("true"/"false")
 	Selected     map[string]bool // multi_select
 	Address      map[string]string
@@ -125,10 +128,12 @@ func newFieldView(f *onboarding.Field, name string, raw json.RawMessage, errMsg 
 		Error: errMsg, Options: f.Options, MaxLength: f.MaxLength, InputType: "text", Pattern: f.Pattern,
 	}
 	if f.Pattern != "" {
-		v.PatternText = f.Label + " must match the pattern " + f.Pattern
+		// The same words the server uses when the pattern fails.
+		reason := "must match the pattern " + f.Pattern
 		if f.PatternMessage != "" {
-			v.PatternText = f.Label + " " + f.PatternMessage
+			reason = f.PatternMessage
 		}
+		v.PatternText = textError(f, reason)
 	}
 	v.setValue(f, raw)
 	v.setInput(f)
@@ -167,9 +172,25 @@ func (v *fieldView) setValue(f *onboarding.Field, raw json.RawMessage) {
 	}
 }
 
-// setInput chooses the kind of <input> of text-like field f, and what
-// the browser may offer to fill it with.
+// textLimits are the browser-side lengths of text fields the catalog
+// leaves unbounded: room for any real answer, not for a pasted page.
+var textLimits = map[string]int{
+	"company_name": 160, "company_number": 20, "tax_id": 30, "bank_account_iban": 42, "website": 200,
+	onboarding.FieldPersonFullName: 100, "person_email": 254, "person_nationality": 2,
+}
+
+// setInput chooses the kind of <input> of text-like field f. The browser
+// may not fill any of them from the applicant's own details: every field
+// of the form is about the company or about other people (directors,
+// owners), so autocomplete is off.
 func (v *fieldView) setInput(f *onboarding.Field) {
+	v.Autocomplete = "off"
+	if v.MaxLength == 0 {
+		v.MaxLength = textLimits[f.ID]
+		if v.MaxLength == 0 && f.Type == onboarding.TypeText {
+			v.MaxLength = 200
+		}
+	}
 	switch f.Type {
 	case onboarding.TypeDate:
 		v.Width = "input--width-10"
@@ -179,7 +200,7 @@ func (v *fieldView) setInput(f *onboarding.Field) {
 			v.InputType = "date"
 		}
 	case onboarding.TypePhone:
-		v.InputType, v.Autocomplete = "tel", "tel"
+		v.InputType, v.MaxLength, v.Width = "tel", 20, "input--width-20"
 	case onboarding.TypePercentage:
 		v.InputMode, v.Width = "decimal", "input--width-4"
 	case onboarding.TypeText:
@@ -189,11 +210,10 @@ func (v *fieldView) setInput(f *onboarding.Field) {
 		}
 		switch {
 		case strings.Contains(f.ID, "email"):
-			v.InputType, v.Autocomplete = "email", "email"
-		case f.ID == "website":
-			v.InputType, v.Autocomplete = "url", "url"
-		case strings.HasSuffix(f.ID, "full_name"):
-			v.Autocomplete = "name"
+			v.InputType = "email"
+			v.PatternText = "Enter an email address in the correct format, like name@example.com"
+		case strings.HasPrefix(f.Pattern, "^https?://"):
+			v.InputType = "url"
 		}
 	}
 }

@@ -4,10 +4,32 @@
   "use strict";
 
   var summary = document.getElementById("error-summary");
-  if (summary) { summary.focus(); }
+  if (summary) {
+    summary.focus();
+    // Each link of the summary moves the focus to the input to fix (the
+    // first one of a group: an address, radios, a date) and scrolls so
+    // that its question (label or legend) is in view, as GOV.UK's does.
+    summary.addEventListener("click", function (e) {
+      var link = e.target.closest ? e.target.closest("a[href^='#']") : null;
+      if (!link) { return; }
+      var target = document.getElementById(decodeURIComponent(link.getAttribute("href").slice(1)));
+      if (!target) { return; }
+      var input = target.matches("input, select, textarea") ? target :
+        target.querySelector("input:not([type=hidden]):not([disabled]), select, textarea");
+      if (!input) { return; }
+      e.preventDefault();
+      var group = input.closest("fieldset");
+      var question = (group && group.querySelector("legend")) ||
+        (input.id && document.querySelector("label[for='" + input.id.replace(/'/g, "\\'") + "']")) || input;
+      question.scrollIntoView();
+      input.focus({ preventScroll: true });
+    });
+  }
 
   // Inline validation: a field's data-pattern is checked when the applicant
   // leaves it; the server checks everything again on save.
+  // An inline message looks and reads like the server's: above the input,
+  // "Error:" for screen readers, the field's group marked, and announced.
   function errorFor(input) {
     var id = input.id + "-inline-error";
     var el = document.getElementById(id);
@@ -18,7 +40,30 @@
       el.setAttribute("aria-live", "polite");
       input.parentNode.insertBefore(el, input);
     }
+    var field = input.closest(".field");
+    if (field) { field.classList.add("invalid"); }
+    var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+    if (described.indexOf(id) < 0) { described.push(id); }
+    input.setAttribute("aria-describedby", described.join(" "));
     return el;
+  }
+  function showError(el, message) {
+    el.textContent = "";
+    var prefix = document.createElement("span");
+    prefix.className = "visually-hidden";
+    prefix.textContent = "Error: ";
+    el.appendChild(prefix);
+    el.appendChild(document.createTextNode(message));
+  }
+  function clearError(input) {
+    var id = input.id + "-inline-error";
+    var el = document.getElementById(id);
+    if (el) { el.remove(); }
+    var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(function (d) { return d && d !== id; });
+    if (described.length) { input.setAttribute("aria-describedby", described.join(" ")); } else { input.removeAttribute("aria-describedby"); }
+    input.removeAttribute("aria-invalid");
+    var field = input.closest(".field");
+    if (field && !field.querySelector(".error-message")) { field.classList.remove("invalid"); }
   }
   function check(input) {
     var pattern = input.getAttribute("data-pattern");
@@ -28,13 +73,11 @@
       try { ok = new RegExp(pattern).test(value); } catch (e) { ok = true; }
     }
     if (ok && input.type === "email" && value !== "") { ok = /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value); }
-    var el = document.getElementById(input.id + "-inline-error");
     if (ok) {
-      if (el) { el.remove(); }
-      input.removeAttribute("aria-invalid");
+      clearError(input);
       return;
     }
-    errorFor(input).textContent = input.getAttribute("data-message") || "Check the format of this answer.";
+    showError(errorFor(input), input.getAttribute("data-message") || "Enter the answer in the correct format");
     input.setAttribute("aria-invalid", "true");
   }
   // A message inserted while a finger or the mouse is down moves the page
@@ -75,7 +118,7 @@
       e.preventDefault();
       var max = parseInt(form.getAttribute("data-max") || "0", 10);
       if (max > 0 && file.files[0].size > max) {
-        errorFor(file).textContent = form.getAttribute("data-max-message");
+        showError(errorFor(file), form.getAttribute("data-max-message"));
         file.setAttribute("aria-invalid", "true");
         return;
       }
@@ -100,7 +143,7 @@
       xhr.addEventListener("error", function () {
         if (button) { button.disabled = false; }
         if (bar) { bar.hidden = true; }
-        errorFor(file).textContent = "The upload failed. Check your connection and try again.";
+        showError(errorFor(file), "The upload failed. Check your connection and try again.");
       });
       xhr.send(new FormData(form));
     });
