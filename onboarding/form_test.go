@@ -48,7 +48,7 @@ func TestStandardForm(t *testing.T) {
 		{ID: "tax_id", Type: TypeText, Category: "business", Patchable: true, Sensitive: true},
 		{ID: "bank_account_iban", Type: TypeText, Category: "business", Patchable: true, Sensitive: true, Rule: "iban"},
 		{ID: "person_full_name", Type: TypeText, Category: "people", PersonScoped: true},
-		{ID: "person_date_of_birth", Type: TypeDate, Category: "people", PersonScoped: true},
+		{ID: "person_date_of_birth", Type: TypeDate, Category: "people", PersonScoped: true, Rule: fieldRuleNotFuture},
 		{ID: "person_nationality", Type: TypeText, Category: "people", PersonScoped: true, Pattern: `^[A-Z]{2}$`},
 		{ID: "person_home_address", Type: TypeAddress, Category: "people", PersonScoped: true},
 		{ID: "person_email", Type: TypeText, Category: "people", PersonScoped: true},

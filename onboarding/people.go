@@ -201,6 +201,11 @@ func personValues(form *Form, existing *Person, in PersonInput, now time.Time, p
 		if !given {
 			raw = json.RawMessage("null")
 		}
+		if existing != nil && ValueFingerprint(raw) != "" && ValueFingerprint(raw) == ValueFingerprint(PersonFieldValue(existing, f.ID)) {
+			// Left as stored: kept as it is, even when the form could not
+			// take it as new (a registry's partial date of birth, YYYY-MM).
+			continue
+		}
 		norm, err := f.Normalize(raw, now)
 		switch {
 		case err != nil:

@@ -65,7 +65,7 @@ func standardFields() []Field {
 		{
 			ID: "company_country", Label: "Country of incorporation", Type: TypeText, Category: company,
 			Pattern: patternCountryCode, PatternMessage: msgCountryCode,
-			Description: "Two-letter ISO 3166-1 country code, for example GB or IE.",
+			Description: "The country whose register the company is on.",
 		},
 		{
 			ID: "company_type", Label: "Company type", Type: TypeSelect, Category: company,
@@ -82,7 +82,7 @@ func standardFields() []Field {
 		{
 			ID: "incorporation_date", Label: "Date of incorporation", Type: TypeDate, Category: company,
 			Rule:        fieldRuleNotFuture,
-			Description: "The date on the certificate of incorporation, in YYYY-MM-DD form.",
+			Description: "The date on the certificate of incorporation. For example, 16 4 2018.",
 		},
 		{
 			ID: "registered_address", Label: "Registered office address", Type: TypeAddress, Category: company, Required: true,
@@ -172,12 +172,12 @@ func standardFields() []Field {
 		},
 		{
 			ID: "person_date_of_birth", Label: "Date of birth", Type: TypeDate, Category: people, PersonScoped: true,
-			Description: "In YYYY-MM-DD form.",
+			Rule: fieldRuleNotFuture, Description: "For example, 27 3 1985.",
 		},
 		{
 			ID: "person_nationality", Label: "Nationality", Type: TypeText, Category: people, PersonScoped: true,
 			Pattern: patternCountryCode, PatternMessage: msgCountryCode,
-			Description: "Two-letter ISO 3166-1 country code, for example GB or IE.",
+			Description: "The country of the person's passport or identity card.",
 		},
 		{
 			ID: "person_home_address", Label: "Home address", Type: TypeAddress, Category: people, PersonScoped: true,

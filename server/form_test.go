@@ -469,7 +469,7 @@ func TestFormStageSaveUsesPatchRules(t *testing.T) {
 	var want []string
 	for id, reason := range details {
 		f, _ := onboarding.StandardForm().Field(id)
-		for _, pe := range plainErrors(f, reason.(string)) {
+		for _, pe := range plainErrors(f, reason.(string), nil) {
 			want = append(want, pe.Message)
 		}
 	}
@@ -565,7 +565,7 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 		"Roles: choose at least one role", "Enter the full legal name",
 		"Enter an email address in the correct format, like name@example.com")
 	w := a.post("/people/new", url.Values{
-		"roles": {"ubo", "shareholder"}, "person_full_name": {"Maria  de la Cruz"}, "person_date_of_birth": {"1980-02-29"},
+		"roles": {"ubo", "shareholder"}, "person_full_name": {"Maria  de la Cruz"}, "person_date_of_birth.day": {"29"}, "person_date_of_birth.month": {"2"}, "person_date_of_birth.year": {"1980"},
 		"person_nationality": {"ES"}, "person_email": {"maria@example.com"}, "person_phone": {"+34 600 000 000"},
 		"person_home_address.line1": {"Calle Mayor 1"}, "person_home_address.city": {"Madrid"}, "person_home_address.country": {"es"},
 	})
@@ -597,6 +597,30 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 	}
 	did := director["id"].(string)
 	wantPage(t, a.get("/people/"+did), http.StatusOK, "This person is on the company register")
+	// The register gives only the month and year of birth: the form shows
+	// them with the day empty, and they stay partial through an error
+	// and a save that leaves them as they were.
+	partial := director["date_of_birth"].(string)
+	year, month, _ := strings.Cut(partial, "-")
+	month = strings.TrimPrefix(month, "0")
+	dateShown := []string{`id="person_date_of_birth.day" name="person_date_of_birth.day" value=""`,
+		`id="person_date_of_birth.month" name="person_date_of_birth.month" value="` + month + `"`,
+		`id="person_date_of_birth.year" name="person_date_of_birth.year" value="` + year + `"`}
+	wantPage(t, a.get("/people/"+did), http.StatusOK, dateShown...)
+	keep := func(email string) url.Values {
+		return url.Values{"person_email": {email}, "person_date_of_birth.month": {month}, "person_date_of_birth.year": {year}}
+	}
+	wantPage(t, a.post("/people/"+did, keep("nope")), http.StatusBadRequest, append(dateShown, "Enter an email address in the correct format")...)
+	wantRedirect(t, a.post("/people/"+did, keep("d@northwind.example")), a.base+"/s/people?done=person")
+	for _, p := range e.apiApp(t, id)["data"].(map[string]any)["people"].([]any) {
+		if p := p.(map[string]any); p["id"] == did && p["date_of_birth"] != partial {
+			t.Errorf("date of birth after a save = %v, want %s", p["date_of_birth"], partial)
+		}
+	}
+	w = a.post("/people/"+did, url.Values{"person_date_of_birth.month": {"13"}, "person_date_of_birth.year": {year}})
+	wantPage(t, w, http.StatusBadRequest, "Date of birth must include a day")
+	w = a.post("/people/"+did, url.Values{"person_date_of_birth.day": {"1"}, "person_date_of_birth.month": {"1"}, "person_date_of_birth.year": {"2999"}})
+	wantPage(t, w, http.StatusBadRequest, "Date of birth must be today or in the past")
 	w = a.post("/people/"+did, url.Values{"roles": {"shareholder"}, "person_full_name": {"Someone Else"}, "person_email": {"d@northwind.example"}})
 	wantRedirect(t, w, a.base+"/s/people?done=person")
 	for _, p := range e.apiApp(t, id)["data"].(map[string]any)["people"].([]any) {

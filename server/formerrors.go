@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"strings"
 
 	"onboard/onboarding"
@@ -19,8 +20,9 @@ import (
 type partError struct{ Part, Message string }
 
 // plainErrors rewrites the domain's reason for field f in plain words, one
-// message per wrong input.
-func plainErrors(f *onboarding.Field, reason string) []partError {
+// message per wrong input; posted is the value the save posted (JSON, may
+// be nil), which says which part of a date is missing.
+func plainErrors(f *onboarding.Field, reason string, posted json.RawMessage) []partError {
 	label := f.Label
 	lower := lowerFirst(label)
 	switch f.Type {
@@ -37,12 +39,25 @@ func plainErrors(f *onboarding.Field, reason string) []partError {
 			return []partError{{"amount", "Enter the " + lower + " in numbers, like 250000"}}
 		}
 	case onboarding.TypeDate:
-		switch {
-		case reason == "must not be in the future":
+		if reason == "must not be in the future" {
 			return []partError{{"", label + " must be today or in the past"}}
-		default:
-			return []partError{{"", label + " must be a real date"}}
 		}
+		var s string
+		_ = json.Unmarshal(posted, &s)
+		day, month, year := dateParts(s)
+		var missing []string
+		for _, p := range []struct{ name, value string }{{"day", day}, {"month", month}, {"year", year}} {
+			if p.value == "" {
+				missing = append(missing, p.name)
+			}
+		}
+		switch {
+		case !strings.Contains(s, "-") || len(missing) == 0:
+			return []partError{{"", label + " must be a real date"}}
+		case len(missing) == 3:
+			return []partError{{"", "Enter the " + lower}}
+		}
+		return []partError{{"", label + " must include a " + strings.Join(missing, " and ")}}
 	case onboarding.TypePhone:
 		return []partError{{"", "Enter the " + lower + " in international format, like +44 20 7946 0958"}}
 	case onboarding.TypePercentage:

@@ -134,6 +134,7 @@ func (s *Server) personSave(c echo.Context) error {
 			}
 			return in
 		},
+		posted: func(in onboarding.PersonInput) map[string]json.RawMessage { return in.Values },
 		save:   s.svc.SavePerson,
 		render: s.renderPerson,
 		notice: "person",
@@ -186,7 +187,7 @@ func entityForm() []*onboarding.Field {
 	return []*onboarding.Field{
 		{ID: "name", Label: "Legal name", Type: onboarding.TypeText, Required: true, Description: "As it appears on its company register."},
 		{ID: "type", Label: "Relationship to your company", Type: onboarding.TypeSelect, Required: true, Options: opts},
-		{ID: "country", Label: "Country of registration", Type: onboarding.TypeText, Pattern: "^[A-Za-z]{2}$", PatternMessage: "must be a two-letter country code such as GB or IE", Description: "Two-letter country code, for example GB or IE."},
+		{ID: "country", Label: "Country of registration", Type: onboarding.TypeText, Pattern: "^[A-Za-z]{2}$", PatternMessage: "must be a two-letter country code such as GB or IE", Description: "The country whose register it is on."},
 	}
 }
 

@@ -257,11 +257,23 @@ func valueText(f *onboarding.Field, raw json.RawMessage) string {
 		_ = json.Unmarshal(raw, &a)
 		var lines []string
 		for _, k := range addressParts {
-			if a[k] != "" {
+			if a[k] == "" {
+				continue
+			}
+			if k == "country" {
+				lines = append(lines, countryName(a[k]))
+			} else {
 				lines = append(lines, a[k])
 			}
 		}
 		return strings.Join(lines, "\n")
+	case onboarding.TypeDate:
+		return dateText(scalarText(raw))
+	case onboarding.TypePhone:
+		return phoneText(scalarText(raw))
+	}
+	if isCountry(f) {
+		return countryName(scalarText(raw))
 	}
 	return scalarText(raw)
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
 	"net/url"
@@ -22,13 +23,25 @@ type labelled struct {
 	// field is the catalog field the control shows, whose errors are
 	// rewritten in plain words (plainErrors); nil for other controls.
 	field *onboarding.Field
+	// posted is the value the failed save posted (JSON), when known.
+	posted json.RawMessage
+}
+
+// withPosted adds the posted values to controls.
+func withPosted(controls []labelled, values map[string]json.RawMessage) []labelled {
+	out := make([]labelled, len(controls))
+	for i, c := range controls {
+		c.posted = values[c.ID]
+		out[i] = c
+	}
+	return out
 }
 
 // labels names the controls of fields, in their order.
 func labels(fields []*onboarding.Field) []labelled {
 	out := make([]labelled, len(fields))
 	for i, f := range fields {
-		out[i] = labelled{f.ID, f.Label, f}
+		out[i] = labelled{ID: f.ID, Label: f.Label, field: f}
 	}
 	return out
 }
@@ -90,7 +103,7 @@ func fieldErrors(err error, controls []labelled) *formErrors {
 		switch {
 		case !ok:
 		case ctl.field != nil:
-			for _, pe := range plainErrors(ctl.field, reason) {
+			for _, pe := range plainErrors(ctl.field, reason, ctl.posted) {
 				id := ctl.ID
 				if pe.Part != "" {
 					id += "." + pe.Part
@@ -143,6 +156,9 @@ type recordPage[In any] struct {
 	// render draws the page of record id ("new" when adding) with the
 	// posted input and its errors.
 	render func(c echo.Context, v *onboarding.Visitor, status int, id string, in *In, errs *formErrors) error
+	// posted, when set, gives the values of a posted input, for the
+	// errors' words.
+	posted func(in In) map[string]json.RawMessage
 	// adjust, when set, rewrites the errors of a failed save.
 	adjust func(err error, errs *formErrors)
 	notice string // shown on the people page after a save
@@ -160,7 +176,11 @@ func saveRecord[In any](c echo.Context, p recordPage[In]) error {
 		recordID = ""
 	}
 	_, err := p.save(c.Request().Context(), v, recordID, in)
-	if errs := fieldErrors(err, p.controls); errs != nil {
+	controls := p.controls
+	if p.posted != nil {
+		controls = withPosted(controls, p.posted(in))
+	}
+	if errs := fieldErrors(err, controls); errs != nil {
 		if p.adjust != nil {
 			p.adjust(err, errs)
 		}

@@ -85,6 +85,10 @@ func TestPlainErrors(t *testing.T) {
 		{"incorporation_date", `"2019-02-30"`, []partError{{"", "Date of incorporation must be a real date"}}},
 		{"incorporation_date", `"16/04/2018"`, []partError{{"", "Date of incorporation must be a real date"}}},
 		{"incorporation_date", `"2099-01-01"`, []partError{{"", "Date of incorporation must be today or in the past"}}},
+		{"incorporation_date", `"2018-04"`, []partError{{"", "Date of incorporation must include a day"}}},
+		{"incorporation_date", `"2018--"`, []partError{{"", "Date of incorporation must include a day and month"}}},
+		{"incorporation_date", `"-4-16"`, []partError{{"", "Date of incorporation must include a year"}}},
+		{"person_date_of_birth", `"2099-01-01"`, []partError{{"", "Date of birth must be today or in the past"}}},
 		{"phone", `"020 7946 0958"`, []partError{{"", "Enter the company phone number in international format, like +44 20 7946 0958"}}},
 		{"high_risk_revenue_percentage", `120`, []partError{{"", "Enter the share of revenue from high-risk activities (%) as a number from 0 to 100"}}},
 		{"annual_turnover", `{"amount":"lots","currency":"GBP"}`, []partError{{"amount", "Enter the annual turnover in numbers, like 250000"}}},
@@ -107,7 +111,7 @@ func TestPlainErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("%s accepts %s", tt.field, tt.value)
 			}
-			got := plainErrors(f, err.Error())
+			got := plainErrors(f, err.Error(), json.RawMessage(tt.value))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("plainErrors(%s, %q) (-want +got):\n%s", tt.field, err, diff)
 			}

@@ -137,7 +137,7 @@ func (s *Server) stageSave(c echo.Context) error {
 	}
 	shown := shownValues(form)
 	err := s.svc.SaveStage(c.Request().Context(), v, st.ID, values, shown)
-	if errs := fieldErrors(err, labels(fields)); errs != nil {
+	if errs := fieldErrors(err, withPosted(labels(fields), values)); errs != nil {
 		p := &stageView{layout: newLayout(v, st.Title), Stage: st, Fields: stageFields(v, st, values, shown, errs)}
 		p.Errors = errs.items()
 		return s.render(c, http.StatusBadRequest, "stage", p)

@@ -61,8 +61,53 @@ func bindField(f *onboarding.Field, name string, form url.Values) json.RawMessag
 			a["country"] = strings.ToUpper(c)
 		}
 		return toJSON(a)
+	case onboarding.TypeDate:
+		return bindDate(get(name+".day"), get(name+".month"), get(name+".year"))
+	}
+	if isCountry(f) {
+		return toJSON(strings.ToUpper(get(name)))
 	}
 	return toJSON(get(name))
+}
+
+// bindDate joins the GOV.UK date input's parts into the YYYY-MM-DD the
+// domain checks: null when all are empty, YYYY-MM without a day (a
+// registry's partial date of birth, kept when the applicant leaves it as
+// it was), and otherwise the parts as given, so that one missing or wrong
+// part is reported (plainErrors reads them back).
+func bindDate(day, month, year string) json.RawMessage {
+	if day == "" && month == "" && year == "" {
+		return jsonNull
+	}
+	pad := func(s string) string {
+		if len(s) == 1 && s[0] >= '0' && s[0] <= '9' {
+			return "0" + s
+		}
+		return s
+	}
+	if day == "" && month != "" && year != "" {
+		return toJSON(year + "-" + pad(month))
+	}
+	return toJSON(year + "-" + pad(month) + "-" + pad(day))
+}
+
+// dateParts splits a date value (YYYY-MM-DD, YYYY-MM, or what bindDate
+// made of incomplete parts) into day, month and year.
+func dateParts(s string) (day, month, year string) {
+	parts := strings.Split(s, "-")
+	switch len(parts) {
+	case 3:
+		return strings.TrimPrefix(parts[2], "0"), strings.TrimPrefix(parts[1], "0"), parts[0]
+	case 2:
+		return "", strings.TrimPrefix(parts[1], "0"), parts[0]
+	}
+	return "", "", s
+}
+
+// isCountry reports whether text field f asks for a country: its pattern
+// is a two-letter code.
+func isCountry(f *onboarding.Field) bool {
+	return f.Type == onboarding.TypeText && (f.Pattern == "^[A-Z]{2}$" || f.Pattern == "^[A-Za-z]{2}$")
 }
 
 var jsonNull = json.RawMessage("null")
@@ -115,6 +160,18 @@ type fieldView struct {
 	Pattern      string // checked in the browser too, by form.js
 	PatternText  string // form.js's message when Pattern fails
 	Confirm      bool   // a declaration: one checkbox
+	// Long answers (a text field the catalog lets run past 200
+	// characters) get a textarea.
+	Long bool
+	// Country asks for a country: a select of countries by name.
+	Country bool
+	// Countries are the choices of a country question, with the stored
+	// value first when it is a code the list does not have.
+	Countries []countryChoice
+	// Day, Month and Year are a date's parts; DateMarked are the parts
+	// marked wrong after an error.
+	Day, Month, Year string
+	DateMarked       map[string]bool
 	// Shown is the fingerprint of the value the page first showed, posted
 	// back so that a save keeps what others changed meanwhile.
 	Shown string
@@ -135,9 +192,62 @@ func newFieldView(f *onboarding.Field, name string, raw json.RawMessage, errMsg 
 		}
 		v.PatternText = textError(f, reason)
 	}
+	v.Long = f.Type == onboarding.TypeText && f.MaxLength > 200
 	v.setValue(f, raw)
 	v.setInput(f)
+	if f.Type == onboarding.TypeDate {
+		v.markDate()
+	}
+	if f.Type == onboarding.TypeAddress || isCountry(f) {
+		v.Countries = countryChoices(v.countryValue())
+		v.Country = isCountry(f)
+	}
 	return v
+}
+
+// countryValue is the country code the field shows.
+func (v *fieldView) countryValue() string {
+	if v.Address != nil {
+		return strings.ToUpper(v.Address["country"])
+	}
+	return strings.ToUpper(v.Value)
+}
+
+// countryChoice is one option of a country question.
+type countryChoice struct {
+	country
+	Selected bool
+}
+
+// countryChoices are the countries to choose from, value selected; a
+// value the list does not have comes first, so that nothing stored is
+// lost.
+func countryChoices(value string) []countryChoice {
+	out := make([]countryChoice, 0, len(countries)+1)
+	if value != "" && countryName(value) == value {
+		out = append(out, countryChoice{country{value, value}, true})
+	}
+	for _, c := range countries {
+		out = append(out, countryChoice{c, c.Code == value})
+	}
+	return out
+}
+
+// markDate marks the parts of a date to fix after an error: the empty
+// ones, or all three when none is empty (the date as a whole is wrong).
+func (v *fieldView) markDate() {
+	if v.Error == "" {
+		return
+	}
+	v.DateMarked = map[string]bool{}
+	for part, val := range map[string]string{"day": v.Day, "month": v.Month, "year": v.Year} {
+		if val == "" {
+			v.DateMarked[part] = true
+		}
+	}
+	if len(v.DateMarked) == 0 {
+		v.DateMarked = map[string]bool{"day": true, "month": true, "year": true}
+	}
 }
 
 // setValue fills the members that show value raw of field f.
@@ -167,6 +277,9 @@ func (v *fieldView) setValue(f *onboarding.Field, raw json.RawMessage) {
 		for _, p := range addressParts {
 			v.Address[p] = scalarText(a[p])
 		}
+	case onboarding.TypeDate:
+		v.Value = scalarText(raw)
+		v.Day, v.Month, v.Year = dateParts(v.Value)
 	default:
 		v.Value = scalarText(raw)
 	}
@@ -192,13 +305,6 @@ func (v *fieldView) setInput(f *onboarding.Field) {
 		}
 	}
 	switch f.Type {
-	case onboarding.TypeDate:
-		v.Width = "input--width-10"
-		// A partial date (a registry's month of birth) is shown as text
-		// so that the browser's date control does not drop it.
-		if v.Value == "" || len(v.Value) == len("2006-01-02") {
-			v.InputType = "date"
-		}
 	case onboarding.TypePhone:
 		v.InputType, v.MaxLength, v.Width = "tel", 20, "input--width-20"
 	case onboarding.TypePercentage:

@@ -15,6 +15,7 @@
       var target = document.getElementById(decodeURIComponent(link.getAttribute("href").slice(1)));
       if (!target) { return; }
       var input = target.matches("input, select, textarea") ? target :
+        target.querySelector("[aria-invalid=true]") ||
         target.querySelector("input:not([type=hidden]):not([disabled]), select, textarea");
       if (!input) { return; }
       e.preventDefault();

@@ -1,0 +1,22 @@
+package server
+
+import "testing"
+
+func TestDisplayText(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{dateText("2018-04-16"), "16 April 2018"},
+		{dateText("1980-03"), "March 1980"},
+		{dateText("not a date"), "not a date"},
+		{phoneText("+442079460958"), "+44 20 7946 0958"},
+		{phoneText("+447700900123"), "+44 7700 900123"},
+		{phoneText("+35312345678"), "+353 1 234 5678"},
+		{phoneText("+353871234567"), "+353 87 123 4567"},
+		{phoneText("+14155552671"), "+1 415 555 2671"},
+		{phoneText("+33123456789"), "+33 123 456 789"},
+		{phoneText("020 7946"), "020 7946"},
+	} {
+		if tt.in != tt.want {
+			t.Errorf("got %q, want %q", tt.in, tt.want)
+		}
+	}
+}
