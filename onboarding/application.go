@@ -32,6 +32,10 @@ type Application struct {
 	// InviteResends are when the partner asked for the invite again within
 	// the last day, oldest first (DESIGN §5.8: at most five a day).
 	InviteResends []time.Time
+	// Visited are the form's stages the applicant has been through (saved
+	// a stage page, or opened the people or documents page), in the order
+	// first visited: a section is complete only once visited.
+	Visited []string `json:",omitempty"`
 	// RegistryNumber is the company number the registry verified at create;
 	// registry documents are fetched for it, whatever company_number later
 	// says. Empty when no registry checked the company.

@@ -201,12 +201,12 @@ func personValues(form *Form, existing *Person, in PersonInput, now time.Time, p
 		if !given {
 			raw = json.RawMessage("null")
 		}
-		if existing != nil && ValueFingerprint(raw) != "" && ValueFingerprint(raw) == ValueFingerprint(PersonFieldValue(existing, f.ID)) {
-			// Left as stored: kept as it is, even when the form could not
-			// take it as new (a registry's partial date of birth, YYYY-MM).
+		norm, err := f.Normalize(raw, now)
+		if err != nil && existing != nil && ValueFingerprint(raw) == ValueFingerprint(PersonFieldValue(existing, f.ID)) {
+			// Left as stored, though the form could not take it as new (a
+			// registry's partial date of birth, YYYY-MM): kept as it is.
 			continue
 		}
-		norm, err := f.Normalize(raw, now)
 		switch {
 		case err != nil:
 			problems.Add(f.ID, err.Error())

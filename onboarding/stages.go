@@ -154,6 +154,7 @@ func (s *Service) SaveStage(ctx context.Context, v *Visitor, stageID string, val
 				a.Data.Fields[id] = set[id]
 			}
 		}
+		a.visit(stageID)
 		return Activity{Action: ActionFormSaved, Fields: saved, Detail: stageID}, nil
 	})
 }

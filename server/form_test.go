@@ -1196,3 +1196,54 @@ func TestFormVerificationDailyCap(t *testing.T) {
 	wantRedirect(t, a.post("/verify/send", nil), a.base+"?done=sent")
 	wantRedirect(t, a.post("/verify", url.Values{"code": {e.lastCode(t)}}), a.base+"?done=verified")
 }
+
+// TestFormTaskStates: a section is "Completed" only once the applicant
+// has been through it and it lacks nothing; what the registry filled in
+// does not count.
+func TestFormTaskStates(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.signIn()
+	state := func(task string) string {
+		t.Helper()
+		body := a.get("").Body.String()
+		_, rest, ok := strings.Cut(body, `id="task-`+task+`"`)
+		if !ok {
+			t.Fatalf("no task %s", task)
+		}
+		_, rest, _ = strings.Cut(rest, `<strong class="tag `)
+		_, rest, _ = strings.Cut(rest, `">`)
+		s, _, _ := strings.Cut(rest, "<")
+		return s
+	}
+	// The registry filled the company and its people: nothing is started.
+	for _, task := range []string{"company", "business", "people", "documents"} {
+		if got := state(task); got != "Not yet started" {
+			t.Errorf("%s = %q before anything, want Not yet started", task, got)
+		}
+	}
+	// Saved with the description still missing: in progress; then
+	// complete.
+	a.post("/s/business", url.Values{"countries_of_operation": {"GB"}})
+	if got := state("business"); got != "In progress" {
+		t.Errorf("business = %q after a save lacking the description, want In progress", got)
+	}
+	a.post("/s/business", url.Values{"business_description": {"Software"}})
+	if got := state("business"); got != "Completed" {
+		t.Errorf("business = %q once complete, want Completed", got)
+	}
+	// Seeing the people page is going through it; the registry's people
+	// lack nothing the form requires.
+	a.get("/s/people")
+	if got := state("people"); got != "Completed" {
+		t.Errorf("people = %q after seeing the page, want Completed", got)
+	}
+	a.get("/s/documents")
+	if got := state("documents"); got != "In progress" {
+		t.Errorf("documents = %q with none uploaded, want In progress", got)
+	}
+	if n := e.activity(t, id, onboarding.ActionFormSaved); n != 2 {
+		t.Errorf("%d form.saved entries: seeing a page must log nothing", n)
+	}
+}

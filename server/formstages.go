@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -63,14 +62,29 @@ func tasks(v *onboarding.Visitor) []taskView {
 		if st.ID != onboarding.StagePeople && st.ID != onboarding.StageDocuments && len(stageControls(st)) == 0 {
 			continue // the declarations: made in the last task
 		}
-		t := taskView{ID: st.ID, Title: st.Title, Href: base + "/s/" + st.ID, State: "Completed", Class: "ok"}
-		if n := todo[st.ID]; n > 0 {
-			t.State, t.Class = fmt.Sprintf("%d to do", n), "warn"
-		}
-		out = append(out, t)
+		out = append(out, taskView{ID: st.ID, Title: st.Title, Href: base + "/s/" + st.ID, State: taskState(v, st.ID, todo[st.ID])})
+		out[len(out)-1].Class = stateClass[out[len(out)-1].State]
 	}
 	return append(out, sendTask(v))
 }
+
+// taskState is a section's status in GOV.UK's words: "Completed" only
+// when the applicant has been through it and it lacks nothing (todo
+// counts what it lacks), "In progress" when they have been through it but
+// something is missing, "Not yet started" before that, whatever the
+// partner or the registry filled in.
+func taskState(v *onboarding.Visitor, stage string, todo int) string {
+	switch {
+	case !v.Writable(), v.Visited(stage) && todo == 0:
+		return "Completed"
+	case v.Visited(stage):
+		return "In progress"
+	}
+	return "Not yet started"
+}
+
+// stateClass is the tag colour of each task state.
+var stateClass = map[string]string{"Completed": "ok", "In progress": "warn", "Not yet started": "plain"}
 
 // sendTask is the overview's last line: checking the answers and sending
 // them with the declarations. Only the primary contact sends; their
@@ -101,9 +115,14 @@ func nextStage(v *onboarding.Visitor, id string) string {
 func (s *Server) stagePage(c echo.Context) error {
 	v := visitorOf(c)
 	switch id := c.Param("stage"); id {
-	case onboarding.StagePeople:
-		return s.peoplePage(c, v)
-	case onboarding.StageDocuments:
+	case onboarding.StagePeople, onboarding.StageDocuments:
+		// Seeing these pages is going through them: they need no save.
+		if err := s.svc.MarkVisited(c.Request().Context(), v, id); err != nil {
+			return err
+		}
+		if id == onboarding.StagePeople {
+			return s.peoplePage(c, v)
+		}
 		return s.documentsPage(c, v, http.StatusOK, "", "")
 	default:
 		st, ok := v.Form().Stage(id)

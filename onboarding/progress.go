@@ -1,0 +1,46 @@
+package onboarding
+
+import (
+	"context"
+	"slices"
+)
+
+// Progress through the form: which stages the applicant has been through,
+// so that the overview calls a section "Completed" only when they have
+// seen it and nothing required is missing, never because the partner or
+// the registry filled it in.
+
+// visit records that the applicant has been through stage; it reports
+// whether that is new.
+func (a *Application) visit(stage string) bool {
+	if slices.Contains(a.Visited, stage) {
+		return false
+	}
+	a.Visited = append(a.Visited, stage)
+	return true
+}
+
+// Visited reports whether the applicant has been through stage.
+func (v *Visitor) Visited(stage string) bool { return slices.Contains(v.App.Visited, stage) }
+
+// MarkVisited records that the applicant opened the page of stage (the
+// people and documents pages, which need no save to be complete). It
+// writes only the first time, and never after submission; it changes
+// neither the data, the updated time, the activity log nor the events.
+func (s *Service) MarkVisited(ctx context.Context, v *Visitor, stage string) error {
+	if v.Visited(stage) || !v.Writable() {
+		return nil
+	}
+	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+		if !a.Status.Writable() {
+			return nil, ErrApplicationFrozen
+		}
+		a.visit(stage)
+		return nil, nil
+	})
+	if err != nil {
+		return s.formError("mark visited", err)
+	}
+	v.refresh(app)
+	return nil
+}
