@@ -209,7 +209,7 @@ func TestBrowserLayout(t *testing.T) {
 			lee.fill("type", "holding_company")
 			lee.typeInto("country", "GB")
 			lee.clickAndWait("save-entity")
-			lee.wantText("The company has been saved.")
+			lee.wantText("Lee Group Holdings Ltd has been saved.")
 			lee.wantSpaced(".notice")
 			lee.wantTargets(".card-actions a")
 			lee.wantTargets(".card-actions button")

@@ -661,14 +661,14 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	jane.typeInto("person_phone", "+44 7700 900123")
 	jane.shot("person")
 	jane.clickAndWait("save-person")
-	jane.wantText("The person has been saved.", "Priya Patel")
+	jane.wantText("Priya Patel has been saved.")
 
 	jane.clickAndWait("add-entity")
 	jane.typeInto("name", "Northwind Group Holdings Ltd")
 	jane.fill("type", "holding_company")
 	jane.typeInto("country", "GB")
 	jane.clickAndWait("save-entity")
-	jane.wantText("The company has been saved.", "Northwind Group Holdings Ltd")
+	jane.wantText("Northwind Group Holdings Ltd has been saved.")
 
 	// The register's PSC holds at least 75%: 30% more is refused.
 	jane.clickAndWait("add-ownership")
@@ -759,6 +759,13 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	// Frozen: the stages show the answers read-only.
 	jane.open(link + "/s/company")
 	jane.wantHeading("Your application")
+
+	// Signing out ends the session; the link asks for a new code.
+	jane.clickAndWait("sign-out")
+	jane.wantHeading("You have signed out")
+	jane.shot("signed-out")
+	jane.clickAndWait("sign-in-again")
+	jane.wantHeading("Confirm it is you")
 
 	// What the partner reads.
 	app = s.application(t, id)

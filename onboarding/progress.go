@@ -44,3 +44,24 @@ func (s *Service) MarkVisited(ctx context.Context, v *Visitor, stage string) err
 	v.refresh(app)
 	return nil
 }
+
+// SignOut ends every session of the visitor's participant, on every
+// device (their session epoch moves on): signing in again takes a new
+// email code or pre-auth code. It changes nothing else and works after
+// submission too.
+func (s *Service) SignOut(ctx context.Context, v *Visitor) error {
+	pid := v.Participant.ID
+	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+		p := a.participant(pid)
+		if p == nil {
+			return nil, ErrNotSignedIn
+		}
+		p.SessionEpoch++
+		return nil, nil
+	})
+	if err != nil {
+		return s.formError("sign out", err)
+	}
+	v.refresh(app)
+	return nil
+}

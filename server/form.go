@@ -44,7 +44,7 @@ type pages struct {
 }
 
 // pageNames are the page templates beside base.tmpl.
-var pageNames = [...]string{"verify", "overview", "stage", "company", "people", "person", "entity", "ownership", "documents", "collaborators", "review", "error", "rfi", "rfidone", "rfiexpired"}
+var pageNames = [...]string{"verify", "overview", "stage", "company", "people", "person", "entity", "ownership", "documents", "collaborators", "review", "error", "rfi", "rfidone", "rfiexpired", "signedout"}
 
 func mustParsePages() *pages {
 	base := template.Must(template.New("base").ParseFS(templateFiles, "templates/base.tmpl"))
@@ -96,6 +96,7 @@ func (s *Server) formRoutes() {
 	s.registerOwnershipRoutes(in)
 	s.registerDocumentRoutes(in)
 	s.registerCollaboratorRoutes(in)
+	s.registerSignOutRoutes(open, in)
 	s.registerReviewRoutes(in)
 	s.rfiRoutes()
 }
@@ -380,4 +381,21 @@ var notices = map[string]string{
 	"sent":        "We have sent you a new code.",
 }
 
-func notice(c echo.Context) string { return notices[c.QueryParam("done")] }
+// notice is the message a redirect asked for. A saved person or related
+// company is named, looked up by the id in the query (never text from the
+// query itself): "Samuel Lee has been saved".
+func notice(c echo.Context) string {
+	code := c.QueryParam("done")
+	if v := visitorOf(c); v != nil && (code == "person" || code == "entity") {
+		id := c.QueryParam("id")
+		if p := v.App.Data.Person(id); code == "person" && p != nil {
+			return onboarding.PersonName(p) + " has been saved."
+		}
+		for _, e := range v.App.Data.Entities {
+			if code == "entity" && e.ID == id && e.Name != "" {
+				return e.Name + " has been saved."
+			}
+		}
+	}
+	return notices[code]
+}

@@ -175,6 +175,16 @@ func wantRedirect(t *testing.T, w *httptest.ResponseRecorder, location string) {
 	}
 }
 
+// wantSaved asserts a redirect to the people page after saving a record
+// of kind (person, entity, ownership), naming the record by its id.
+func wantSaved(t *testing.T, w *httptest.ResponseRecorder, base, kind string) {
+	t.Helper()
+	prefix := base + "/s/people?done=" + kind + "&id="
+	if loc := w.Header().Get("Location"); w.Code != http.StatusSeeOther || !strings.HasPrefix(loc, prefix) || len(loc) == len(prefix) {
+		t.Errorf("got %d to %q, want 303 to %s{id}\n%s", w.Code, loc, prefix, w.Body)
+	}
+}
+
 // apiApp returns get-application's body.
 func (e *env) apiApp(t *testing.T, id string) map[string]any {
 	t.Helper()
@@ -569,7 +579,8 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 		"person_nationality": {"ES"}, "person_email": {"maria@example.com"}, "person_phone": {"+34 600 000 000"},
 		"person_home_address.line1": {"Calle Mayor 1"}, "person_home_address.city": {"Madrid"}, "person_home_address.country": {"es"},
 	})
-	wantRedirect(t, w, a.base+"/s/people?done=person")
+	wantSaved(t, w, a.base, "person")
+	wantPage(t, a.get(strings.TrimPrefix(w.Header().Get("Location"), a.base)), http.StatusOK, "Maria de la Cruz has been saved.")
 	app := e.apiApp(t, id)
 	maria := personID(t, app, "Maria de la Cruz")
 	var got map[string]any
@@ -611,7 +622,7 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 		return url.Values{"person_email": {email}, "person_date_of_birth.month": {month}, "person_date_of_birth.year": {year}}
 	}
 	wantPage(t, a.post("/people/"+did, keep("nope")), http.StatusBadRequest, append(dateShown, "Enter an email address in the correct format")...)
-	wantRedirect(t, a.post("/people/"+did, keep("d@northwind.example")), a.base+"/s/people?done=person")
+	wantSaved(t, a.post("/people/"+did, keep("d@northwind.example")), a.base, "person")
 	for _, p := range e.apiApp(t, id)["data"].(map[string]any)["people"].([]any) {
 		if p := p.(map[string]any); p["id"] == did && p["date_of_birth"] != partial {
 			t.Errorf("date of birth after a save = %v, want %s", p["date_of_birth"], partial)
@@ -622,7 +633,7 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 	w = a.post("/people/"+did, url.Values{"person_date_of_birth.day": {"1"}, "person_date_of_birth.month": {"1"}, "person_date_of_birth.year": {"2999"}})
 	wantPage(t, w, http.StatusBadRequest, "Date of birth must be today or in the past")
 	w = a.post("/people/"+did, url.Values{"roles": {"shareholder"}, "person_full_name": {"Someone Else"}, "person_email": {"d@northwind.example"}})
-	wantRedirect(t, w, a.base+"/s/people?done=person")
+	wantSaved(t, w, a.base, "person")
 	for _, p := range e.apiApp(t, id)["data"].(map[string]any)["people"].([]any) {
 		if p := p.(map[string]any); p["id"] == did {
 			if p["full_name"] != director["full_name"] || !cmp.Equal(p["roles"], director["roles"]) || p["email"] != "d@northwind.example" {
@@ -636,7 +647,7 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 	wantPage(t, a.post("/entities/new", url.Values{"type": {"cousin"}, "country": {"Ireland"}}), http.StatusBadRequest,
 		"Enter the legal name", "Select the relationship to your company from the list",
 		"Enter the country of registration as a two-letter country code, like GB or IE")
-	wantRedirect(t, a.post("/entities/new", url.Values{"name": {"Maria Holdings SL"}, "type": {"holding_company"}, "country": {"es"}}), a.base+"/s/people?done=entity")
+	wantSaved(t, a.post("/entities/new", url.Values{"name": {"Maria Holdings SL"}, "type": {"holding_company"}, "country": {"es"}}), a.base, "entity")
 	var holding string
 	for _, en := range e.apiApp(t, id)["data"].(map[string]any)["entities"].([]any) {
 		if en := en.(map[string]any); en["name"] == "Maria Holdings SL" {
@@ -649,14 +660,14 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 
 	// Ownership: Northwind's registry PSC already holds 75% (the lower
 	// bound of 75-100), so 20% more is fine and 10% more is not.
-	wantRedirect(t, a.post("/ownership/new", url.Values{"owner": {"entity:" + holding}, "owned": {"target"}, "percentage": {"20"}, "is_direct": {"true"}}), a.base+"/s/people?done=ownership")
+	wantSaved(t, a.post("/ownership/new", url.Values{"owner": {"entity:" + holding}, "owned": {"target"}, "percentage": {"20"}, "is_direct": {"true"}}), a.base, "ownership")
 	w = a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"target"}, "percentage": {"10"}, "is_direct": {"true"}})
 	wantPage(t, w, http.StatusBadRequest, "Ownership of NORTHWIND TRADING LIMITED would add up to 105%, more than 100%. Check the percentages.")
 	// Indirect holdings are counted apart from direct ones.
-	wantRedirect(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"target"}, "percentage": {"20"}, "is_direct": {"false"}, "is_nominee": {"true"}}), a.base+"/s/people?done=ownership")
+	wantSaved(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"target"}, "percentage": {"20"}, "is_direct": {"false"}, "is_nominee": {"true"}}), a.base, "ownership")
 	wantPage(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"entity:" + holding}, "percentage": {"100.5"}}), http.StatusBadRequest, "Enter the share of the company they own (%) as a number from 0 to 100")
 	wantPage(t, a.post("/ownership/new", url.Values{"owner": {"entity:" + holding}, "owned": {"entity:" + holding}, "percentage": {"5"}}), http.StatusBadRequest, "a company cannot own itself")
-	wantRedirect(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"entity:" + holding}, "percentage": {"100"}}), a.base+"/s/people?done=ownership")
+	wantSaved(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"entity:" + holding}, "percentage": {"100"}}), a.base, "ownership")
 
 	own := e.apiApp(t, id)["data"].(map[string]any)["ownership"].([]any)
 	if len(own) != 4 {
@@ -848,7 +859,7 @@ func TestFormSubmission(t *testing.T) {
 
 	a.post("/s/company", url.Values{"industry": {"software"}, "registered_address.line1": {"1 Grand Canal Sq"}, "registered_address.city": {"Dublin"}, "registered_address.country": {"IE"}})
 	a.post("/s/business", url.Values{"business_description": {"Software"}})
-	wantRedirect(t, a.post("/people/new", url.Values{"roles": {"director"}, "person_full_name": {"Ciara Byrne"}}), a.base+"/s/people?done=person")
+	wantSaved(t, a.post("/people/new", url.Values{"roles": {"director"}, "person_full_name": {"Ciara Byrne"}}), a.base, "person")
 	ciara := personID(t, e.apiApp(t, id), "Ciara Byrne")
 	pdf := testPDF(t)
 	a.get("/s/documents")
@@ -1111,7 +1122,7 @@ func TestFormSaveKeepsOthersChanges(t *testing.T) {
 
 	// The same for a person: a colleague adds the email while the
 	// applicant has the page open to add the phone number.
-	wantRedirect(t, a.post("/people/new", url.Values{"roles": {"director"}, "person_full_name": {"Ann Lee"}}), a.base+"/s/people?done=person")
+	wantSaved(t, a.post("/people/new", url.Values{"roles": {"director"}, "person_full_name": {"Ann Lee"}}), a.base, "person")
 	ann := personID(t, e.apiApp(t, id), "Ann Lee")
 	a.get("/people/" + ann)
 	form = a.shownInputs()
@@ -1128,11 +1139,11 @@ func TestFormSaveKeepsOthersChanges(t *testing.T) {
 	tomForm.Add("roles", "ubo")
 	tomForm.Set("person_full_name", "Ann Lee")
 	tomForm.Set("person_email", "ann@example.com")
-	wantRedirect(t, tom.post("/people/"+ann, tomForm), tom.base+"/s/people?done=person")
+	wantSaved(t, tom.post("/people/"+ann, tomForm), tom.base, "person")
 	form.Set("roles", "director")
 	form.Set("person_full_name", "Ann Lee")
 	form.Set("person_phone", "+44 7700 900123")
-	wantRedirect(t, a.post("/people/"+ann, form), a.base+"/s/people?done=person")
+	wantSaved(t, a.post("/people/"+ann, form), a.base, "person")
 	for _, p := range e.apiApp(t, id)["data"].(map[string]any)["people"].([]any) {
 		if p := p.(map[string]any); p["id"] == ann {
 			if p["email"] != "ann@example.com" || p["phone_number"] != "+447700900123" || !cmp.Equal(p["roles"], []any{"director", "ubo"}) {
@@ -1246,4 +1257,31 @@ func TestFormTaskStates(t *testing.T) {
 	if n := e.activity(t, id, onboarding.ActionFormSaved); n != 2 {
 		t.Errorf("%d form.saved entries: seeing a page must log nothing", n)
 	}
+}
+
+// TestFormSignOut: "Sign out" ends the participant's sessions (a copy of
+// the old cookie no longer signs in) and says how to come back.
+func TestFormSignOut(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	a := e.applicantAt(t, e.primaryLink(t, id))
+	a.signIn()
+	wantPage(t, a.get(""), http.StatusOK, `<form method="post" action="`+a.base+`/sign-out" class="sign-out">`, `id="sign-out">Sign out</button>`)
+	old := a.cookie
+	w := a.post("/sign-out", nil)
+	wantRedirect(t, w, a.base+"/signed-out")
+	if a.cookie.MaxAge >= 0 || a.cookie.Value != "" {
+		t.Errorf("cookie after sign-out = %+v, want it removed", a.cookie)
+	}
+	w = a.get("/signed-out")
+	wantPage(t, w, http.StatusOK, "You have signed out", "Your answers are saved.", "You will be asked for a new code.")
+	if strings.Contains(w.Body.String(), "Sign out</button>") {
+		t.Error("the signed-out page offers to sign out")
+	}
+	// The old session token is void.
+	stolen := e.applicantAt(t, e.primaryLink(t, id))
+	stolen.cookie = old
+	wantRedirect(t, stolen.get("/s/company"), a.base)
+	// Signing out needs a session and its CSRF token.
+	wantPage(t, a.post("/sign-out", nil), http.StatusUnauthorized, onboarding.ErrNotSignedIn.Message)
 }

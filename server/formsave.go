@@ -175,7 +175,7 @@ func saveRecord[In any](c echo.Context, p recordPage[In]) error {
 	if id == "new" {
 		recordID = ""
 	}
-	_, err := p.save(c.Request().Context(), v, recordID, in)
+	savedID, err := p.save(c.Request().Context(), v, recordID, in)
 	controls := p.controls
 	if p.posted != nil {
 		controls = withPosted(controls, p.posted(in))
@@ -189,7 +189,7 @@ func saveRecord[In any](c echo.Context, p recordPage[In]) error {
 	if err != nil {
 		return err
 	}
-	return redirectWith(c, formBase(v)+"/s/people", p.notice)
+	return c.Redirect(http.StatusSeeOther, formBase(v)+"/s/people?done="+url.QueryEscape(p.notice)+"&id="+url.QueryEscape(savedID))
 }
 
 // removeRecord is the handler of a people-stage record's remove button
