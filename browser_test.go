@@ -863,15 +863,13 @@ func TestBrowserPreAuth(t *testing.T) {
 		t.Errorf("status after pre-auth = %v, want in_progress", got)
 	}
 	// Keyboard only: the first Tab reaches "Skip to main content", the next
-	// the first section; Enter opens it. The session carries on without
-	// the code.
-	ciara.press("\t")
-	if got := ciara.focused(); got != "Skip to main content" {
-		t.Errorf("first Tab focuses %q, want the skip link", got)
-	}
-	ciara.press("\t")
-	if got := ciara.focused(); got != "task-company" {
-		t.Errorf("second Tab focuses %q, want the first section", got)
+	// the header's "Sign out", the next the first section; Enter opens it.
+	// The session carries on without the code.
+	for i, want := range []string{"Skip to main content", "sign-out", "task-company"} {
+		ciara.press("\t")
+		if got := ciara.focused(); got != want {
+			t.Fatalf("Tab %d focuses %q, want %q", i+1, got, want)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ciara.ctx, 20*time.Second)
 	loaded := chromedp.Events(ctx, page.LoadEventFired)
