@@ -887,10 +887,16 @@ func TestBrowserPreAuth(t *testing.T) {
 }
 
 // TestBrowserCompanySelection: on a configuration with company selection,
-// the first page is a search of the register; choosing a company fills the
-// form from the register.
-func TestBrowserCompanySelection(t *testing.T) {
-	b := newBrowser(t, 1280, 900, false)
+// the first page is a search of the register (by name or number);
+// choosing a company asks "Is this your company?" and then fills the form
+// from the register.
+func TestBrowserCompanySelection(t *testing.T) { browserCompanySelection(t, 1280, 900, false) }
+
+// TestBrowserCompanySelectionPhone is the same on a 360 px phone.
+func TestBrowserCompanySelectionPhone(t *testing.T) { browserCompanySelection(t, 360, 740, true) }
+
+func browserCompanySelection(t *testing.T, width, height int, mobile bool) {
+	b := newBrowser(t, width, height, mobile)
 	s := startBrowserServer(t)
 	created := s.createApplication(t, `{"primary_contact":{"email":"sam@example.com"},"country":"GB","config_id":"acme-select","pre_auth":true}`)
 	id := created["application_id"].(string)
@@ -905,6 +911,25 @@ func TestBrowserCompanySelection(t *testing.T) {
 	sam.wantText("NORTHWIND TRADING LIMITED", "Number 10000001")
 	sam.shot("results")
 	sam.clickAndWait("choose-10000001")
+	// "Is this your company?": no, back to the results; then by number.
+	sam.wantHeading("Is this your company?")
+	sam.wantText("NORTHWIND TRADING LIMITED", "16 April 2018")
+	if header := sam.eval(`document.querySelector("header").innerText`); strings.Contains(header, "{") {
+		t.Errorf("the header shows %q", header)
+	}
+	sam.shot("confirm")
+	sam.clickAndWait("search-again")
+	sam.wantHeading("Find your company")
+	if got := sam.value("q"); got != "north" {
+		t.Errorf("the search box after 'No' holds %q, want the query kept", got)
+	}
+	sam.do("open the help", chromedp.Click(`#cannot-find summary`, chromedp.NodeVisible))
+	sam.wantText("Search by the company number")
+	sam.shot("cannot-find")
+	sam.typeInto("q", "10000001")
+	sam.clickAndWait("search")
+	sam.wantHeading("Is this your company?")
+	sam.clickAndWait("confirm-company")
 	sam.wantText("Your company has been found on the register.", "NORTHWIND TRADING LIMITED")
 	sam.shot("chosen")
 	sam.clickAndWait("task-company")

@@ -120,3 +120,27 @@ func (s *Service) applyCompany(a *Application, cfg *Configuration, number, name 
 	s.prefill(cfg.Form, a.Data.Fields, prefill, now)
 	return nil
 }
+
+// LookupForVisitor finds the company with number in the registry of the
+// visitor's application (company selection), for the applicant to
+// confirm before choosing it: a search by number, and the "Is this your
+// company?" page. The registry's errors are VerifyCompany's (not found,
+// not active, malformed number).
+func (s *Service) LookupForVisitor(ctx context.Context, v *Visitor, number string) (Company, error) {
+	if err := editable(v); err != nil {
+		return Company{}, err
+	}
+	if !v.NeedsCompany() {
+		return Company{}, ErrCompanyAlreadyChosen
+	}
+	number = strings.TrimSpace(number)
+	if number == "" {
+		return Company{}, ErrCompanyNumberRequired
+	}
+	if !s.registry.Supports(v.App.Country, FeatureVerify) {
+		return Company{}, ErrSearchNotAvailable(v.App.Country)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.registryBudget)
+	defer cancel()
+	return s.registry.VerifyCompany(ctx, v.App.Country, number, "")
+}

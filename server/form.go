@@ -44,7 +44,7 @@ type pages struct {
 }
 
 // pageNames are the page templates beside base.tmpl.
-var pageNames = [...]string{"verify", "overview", "stage", "company", "people", "person", "entity", "ownership", "documents", "collaborators", "review", "error", "rfi", "rfidone", "rfiexpired", "signedout"}
+var pageNames = [...]string{"verify", "overview", "stage", "company", "people", "person", "entity", "ownership", "documents", "collaborators", "review", "error", "rfi", "rfidone", "rfiexpired", "signedout", "companyconfirm"}
 
 func mustParsePages() *pages {
 	base := template.Must(template.New("base").ParseFS(templateFiles, "templates/base.tmpl"))

@@ -1015,6 +1015,22 @@ func TestFormCompanySelection(t *testing.T) {
 	wantPage(t, a.get("/company?q=no"), http.StatusBadRequest, onboarding.ErrSearchQueryTooShort.Message)
 	wantPage(t, a.get("/company?q=north"), http.StatusOK, "NORTHWIND TRADING LIMITED", "10000001")
 	wantPage(t, a.get("/company?q=zzzz"), http.StatusOK, "No company was found")
+	// Choosing a result first shows the register's details to confirm;
+	// a number is looked up directly; "I can't find my company" helps.
+	w := a.get("/company?q=north")
+	wantPage(t, w, http.StatusOK, `href="`+a.base+`/company/confirm?number=10000001&q=north" id="choose-10000001"`, "<summary>I can't find my company</summary>")
+	if strings.Contains(w.Body.String(), "Back to the overview") {
+		t.Error("the search offers a Back link to the overview, which leads back to the search")
+	}
+	w = a.get("/company/confirm?number=10000001&q=north")
+	wantPage(t, w, http.StatusOK, "Is this your company?", "NORTHWIND TRADING LIMITED", "10000001", "16 April 2018", "Private limited company",
+		`<a href="`+a.base+`/company?q=north">Back to the search</a>`, `id="confirm-company">Yes, this is my company</button>`)
+	wantRedirect(t, a.get("/company?q=1000+0001"), a.base+"/company/confirm?number=10000001")
+	wantPage(t, a.get("/company/confirm?number=10000003"), http.StatusBadRequest, "Company 10000003 is not active (status: dissolved)")
+	wantPage(t, a.get("/company/confirm?number=99999999"), http.StatusBadRequest, "There is a problem")
+	if fields := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any); fields["company_number"] != nil {
+		t.Error("looking at a company chose it")
+	}
 
 	// A tampered choice goes through the same registry check as create.
 	wantPage(t, a.post("/company", url.Values{"number": {"10000003"}, "name": {"OLDCO LIMITED"}}), http.StatusBadRequest, "Company 10000003 is not active (status: dissolved)")

@@ -2,6 +2,10 @@ package server
 
 import (
 	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,8 +18,14 @@ import (
 // registerCompanyRoutes registers the company search.
 func (s *Server) registerCompanyRoutes(in []echo.MiddlewareFunc) {
 	s.e.GET("/a/:slug/company", s.companySearch, in...)
+	s.e.GET("/a/:slug/company/confirm", s.companyConfirm, in...)
 	s.e.POST("/a/:slug/company", s.companyChoose, in...)
 }
+
+// companyNumber matches a query that is a company number rather than a
+// name: Companies House's 8 characters (10000001, SC123456) or a CRO
+// number (digits).
+var companyNumber = regexp.MustCompile(`^(?i:[a-z]{2}[0-9]{6}|[0-9]{4,8})$`)
 
 func (s *Server) companySearch(c echo.Context) error {
 	v := visitorOf(c)
@@ -24,6 +34,10 @@ func (s *Server) companySearch(c echo.Context) error {
 	}
 	p := &companyView{layout: newLayout(v, "Find your company"), RegistryName: registryName(v.App.Country), Query: c.QueryParam("q")}
 	status := http.StatusOK
+	if number := strings.ReplaceAll(p.Query, " ", ""); companyNumber.MatchString(number) {
+		// A number is looked up, and the company shown to confirm.
+		return c.Redirect(http.StatusSeeOther, formBase(v)+"/company/confirm?number="+url.QueryEscape(number))
+	}
 	if p.Query != "" {
 		matches, err := s.svc.SearchForVisitor(c.Request().Context(), v, p.Query)
 		if e := onboarding.AsError(err); e != nil && e.Kind != onboarding.KindInternal {
@@ -36,6 +50,53 @@ func (s *Server) companySearch(c echo.Context) error {
 		}
 	}
 	return s.render(c, status, "company", p)
+}
+
+// companyConfirm is "Is this your company?": the register's details of
+// the company with the number in the query, looked up again (never taken
+// from the page), with "Yes, this is my company" and a way back to the
+// search.
+func (s *Server) companyConfirm(c echo.Context) error {
+	v := visitorOf(c)
+	if !v.NeedsCompany() {
+		return c.Redirect(http.StatusSeeOther, formBase(v))
+	}
+	q := c.QueryParam("q")
+	co, err := s.svc.LookupForVisitor(c.Request().Context(), v, c.QueryParam("number"))
+	if e := onboarding.AsError(err); e != nil && e.Kind != onboarding.KindInternal {
+		p := &companyView{layout: newLayout(v, "Find your company"), RegistryName: registryName(v.App.Country), Query: q}
+		p.Errors = []errorItem{{Anchor: "q", Message: e.Message}}
+		return s.render(c, statusOf(e.Kind), "company", p)
+	}
+	if err != nil {
+		return err
+	}
+	p := &companyConfirmView{layout: newLayout(v, "Is this your company?"), Found: co, Query: q,
+		Back: formBase(v) + "/company", TypeLabel: companyTypeLabel(v, co.Type), Incorporated: dateText(co.IncorporationDate)}
+	if q != "" {
+		p.Back += "?q=" + url.QueryEscape(q)
+	}
+	if a := co.RegisteredAddress; a != nil {
+		p.Address = strings.Join(slices.DeleteFunc([]string{a.Line1, a.Line2, a.City, a.Region, a.Postcode, countryName(a.Country)}, func(s string) bool { return s == "" }), "\n")
+	}
+	return s.render(c, http.StatusOK, "companyconfirm", p)
+}
+
+// companyTypeLabel names company type value as the form's select does.
+func companyTypeLabel(v *onboarding.Visitor, value string) string {
+	if f, ok := v.Form().Field("company_type"); ok && value != "" {
+		return optionLabel(f, value)
+	}
+	return value
+}
+
+// companyConfirmView is the data of "Is this your company?".
+type companyConfirmView struct {
+	layout
+	// Found is the register's record of the company to confirm.
+	Found                            onboarding.Company
+	Query, Back                      string
+	TypeLabel, Incorporated, Address string
 }
 
 func (s *Server) companyChoose(c echo.Context) error {
