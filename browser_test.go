@@ -700,8 +700,18 @@ func TestBrowserApplicantJourney(t *testing.T) {
 		t.Fatal(err)
 	}
 	jane.upload("bank_statement", fake)
-	jane.wantText("The document was not accepted", "Not accepted", "statement.pdf: This type of file cannot be accepted.")
+	jane.wantText("There is a problem", "Business bank statement: statement.pdf was not accepted. This type of file cannot be accepted.",
+		"Not accepted", "statement.pdf: This type of file cannot be accepted.")
 	jane.shot("documents-rejected")
+	// The summary's link puts the focus on the document's file input.
+	jane.do("follow the summary link", chromedp.Click(`#error-summary a[href="#file-bank_statement"]`, chromedp.NodeVisible))
+	if got := jane.focused(); got != "file-bank_statement" {
+		jane.fail("the summary link focused %q, want the bank statement's file input", got)
+	}
+	// No two file inputs share an accessible name.
+	if dup := jane.eval(`(() => { const seen = {}; for (const i of document.querySelectorAll("input[type=file]")) { const n = [...i.labels].map(l => l.textContent).join(" ").replace(/\s+/g, " ").trim(); if (seen[n]) return n; seen[n] = true; } return ""; })()`); dup != "" {
+		jane.fail("two file inputs are both named %q", dup)
+	}
 	// The refused file blocks submission until it is replaced or removed.
 	jane.clickAndWait("remove-bank_statement")
 	jane.wantText("The file has been removed.")

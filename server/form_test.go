@@ -866,6 +866,15 @@ func TestFormSubmission(t *testing.T) {
 	a.upload("certificate_of_incorporation", "", "cert.pdf", "application/pdf", pdf)
 	a.upload("proof_of_address", "", "bill.pdf", "application/pdf", pdf)
 	a.upload("person_id_document", ciara, "id.png", "image/png", []byte("not a png"))
+	// The rejected file is an error: in the summary, linked to its input.
+	w = a.get("/s/documents?done=rejected")
+	wantPage(t, w, http.StatusOK, "There is a problem",
+		`<a href="#file-person_id_document-`+ciara+`">Identity document for Ciara Byrne: id.png was not accepted.`,
+		`Choose a file<span class="visually-hidden"> for Business bank statement</span>`,
+		`Replace the file<span class="visually-hidden"> for Identity document, Ciara Byrne</span>`)
+	if strings.Contains(w.Body.String(), `class="notice`) {
+		t.Error("a rejection is shown as a notice as well as an error")
+	}
 	// The old declarations page leads to the check-answers page.
 	wantRedirect(t, a.get("/s/confirmation"), a.base+"/review")
 	wantRedirect(t, a.post("/s/confirmation", accept()), a.base+"/review")

@@ -29,9 +29,10 @@ func (s *Server) documentsPage(c echo.Context, v *onboarding.Visitor, status int
 	for i := range p.Slots {
 		p.Slots[i].uploadControls = up
 	}
-	p.Notice = notice(c)
-	p.NoticeWarn = c.QueryParam("done") == "rejected"
-	p.Errors = slotError(p.Slots, errKey, errMsg)
+	if c.QueryParam("done") != "rejected" { // a rejection is an error, in the summary
+		p.Notice = notice(c)
+	}
+	p.Errors = append(slotError(p.Slots, errKey, errMsg), rejectedErrors(p.Slots, errKey)...)
 	p.MaxUpload = onboarding.SizeText(up.MaxUploadBytes)
 	return s.render(c, status, "documents", p)
 }
@@ -50,6 +51,24 @@ func slotError(slots []docSlot, errKey, errMsg string) []errorItem {
 		}
 	}
 	return []errorItem{{Message: errMsg}}
+}
+
+// rejectedErrors are the error summary's items for the rejected files of
+// slots (but errKey's, which has its own error): each names the document,
+// the file and why, linked to the document's file input.
+func rejectedErrors(slots []docSlot, errKey string) []errorItem {
+	var out []errorItem
+	for _, slot := range slots {
+		if slot.Key == errKey || slot.Doc == nil || slot.Doc.Status != onboarding.DocumentRejected {
+			continue
+		}
+		name := slot.Label
+		if slot.Whose != "" {
+			name += " for " + slot.Whose
+		}
+		out = append(out, errorItem{Anchor: "file-" + slot.Key, Message: name + ": " + slot.Doc.FileName + " was not accepted. " + slot.Doc.RejectReason})
+	}
+	return out
 }
 
 // uploadControls are what the upload and remove controls of a documents
