@@ -585,7 +585,7 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	// come last, and sending without them says which to tick.
 	jane.clickAndWait("task-send")
 	jane.wantHeading("Check your answers before sending your application")
-	jane.wantText("Still to do", "Industry is missing", "Certificate of incorporation is missing", "Now send your application",
+	jane.wantText("Still to do", "Industry is missing", "Proof of business address is missing", "Now send your application",
 		"I accept the terms and conditions of Acme Payments")
 	jane.clickAndWait("submit-application")
 	jane.wantText("There is a problem", "Confirm that the information you have given is accurate and complete", "Confirm that you accept the terms and conditions")
@@ -683,9 +683,19 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	jane.shot("people-done")
 	jane.clickAndWait("continue")
 
-	// Documents: a real PDF everywhere one is needed, and a text file
-	// dressed as a PDF, which is refused with its reason.
+	// Documents: the register's incorporation filing is shown as provided
+	// (once the registry documents have been fetched), then a real PDF
+	// everywhere one is needed, and a text file dressed as a PDF, which is
+	// refused with its reason.
 	jane.wantHeading("Documents")
+	for deadline := time.Now().Add(30 * time.Second); s.application(t, id)["registry_documents_status"] == "pending"; {
+		if time.Now().After(deadline) {
+			t.Fatal("registry documents still pending after 30 s")
+		}
+		time.Sleep(100 * time.Millisecond) // polling for the fetch to finish, not proving an absence
+	}
+	jane.open(link + "/s/documents")
+	jane.wantText("Provided by Companies House", "You do not need to upload it")
 	pdf := fixturePDF(t)
 	jane.upload("certificate_of_incorporation", pdf)
 	jane.wantText("The document has been uploaded.")

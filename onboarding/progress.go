@@ -65,3 +65,27 @@ func (s *Service) SignOut(ctx context.Context, v *Visitor) error {
 	v.refresh(app)
 	return nil
 }
+
+// RegistrySupplied returns the registry document that already supplies
+// company document field fieldID, or nil: a stored filing whose document
+// type is the field's id (Companies House's incorporation filing is the
+// certificate_of_incorporation). Such a field is not asked for again: it
+// does not count as missing, though the applicant may still upload their
+// own copy.
+func (a *Application) RegistrySupplied(fieldID string) *RegistryDocument {
+	for i := range a.RegistryDocuments {
+		if d := &a.RegistryDocuments[i]; d.DocumentType == fieldID && d.BlobID != "" {
+			return d
+		}
+	}
+	return nil
+}
+
+// RegistryDocumentPath returns a short-lived signed path (relative to the
+// server) for the applicant to view registry document d, or "".
+func (s *Service) RegistryDocumentPath(d *RegistryDocument) string {
+	if s.links == nil || d.BlobID == "" {
+		return ""
+	}
+	return s.links.SignedPath(d.BlobID, Download{FileName: d.FileName, ContentType: "application/pdf"}, applicantLinkTTL)
+}

@@ -78,6 +78,9 @@ func (v *Visitor) Missing() []Missing {
 					}
 				}
 			case f.Type == TypeDocument:
+				if _, ok := app.Documents[f.ID]; !ok && v.App.RegistrySupplied(f.ID) != nil {
+					continue // the registry supplied it
+				}
 				if !f.Required {
 					if d, ok := app.Documents[f.ID]; ok && d.Status == DocumentRejected {
 						out = append(out, Missing{Stage: StageDocuments, FieldID: f.ID, Message: f.Label + " was not accepted: upload it again or remove it"})

@@ -95,6 +95,11 @@ func (s *Server) docSlots(v *onboarding.Visitor) []docSlot {
 		}
 		if !f.PersonScoped {
 			add("", "", f.Required)
+			if rd := v.App.RegistrySupplied(f.ID); rd != nil {
+				slot := &out[len(out)-1]
+				slot.Required = false
+				slot.Registry = &registrySlot{FileName: rd.FileName, Href: s.svc.RegistryDocumentPath(rd), Filed: dateText(rd.FilingDate)}
+			}
 			continue
 		}
 		for j := range d.People {
@@ -267,4 +272,10 @@ type docSlot struct {
 	Doc                    *onboarding.Document
 	ViewHref               string
 	Error                  string
+	// Registry, when set, is the registry's filing that already supplies
+	// the document: it is not asked for again.
+	Registry *registrySlot
 }
+
+// registrySlot is a registry filing shown in the slot it supplies.
+type registrySlot struct{ FileName, Href, Filed string }
