@@ -2,7 +2,6 @@ package onboarding
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 )
 
@@ -63,48 +62,7 @@ func (s *Service) AcceptAndSubmit(ctx context.Context, v *Visitor, accepted map[
 	if err := problems.FieldErr(); err != nil {
 		return err
 	}
-	now := s.now().UTC()
-	pid := v.Participant.ID
-	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
-		p := a.participant(pid)
-		if p == nil {
-			return nil, ErrNotSignedIn
-		}
-		if a.Status != StatusInProgress {
-			return nil, ErrApplicationFrozen
-		}
-		fields := make(map[string]json.RawMessage, len(a.Data.Fields)+len(ticked))
-		for id, raw := range a.Data.Fields {
-			fields[id] = raw
-		}
-		var changed []string
-		for _, id := range ticked {
-			if string(fields[id]) != "true" {
-				changed = append(changed, id)
-			}
-			fields[id] = json.RawMessage("true")
-		}
-		a.Data.Fields = fields
-		check := &Visitor{App: a, Participant: p, Org: v.Org, Config: v.Config}
-		if missing := check.Missing(); len(missing) > 0 {
-			return nil, ErrIncomplete(missing)
-		}
-		a.Status = StatusSubmitted
-		a.SubmittedAt = &now
-		a.UpdatedAt = now
-		actor := v.actor(p)
-		var log []Activity
-		if len(changed) > 0 {
-			log = append(log, Activity{At: now, Action: ActionFormSaved, Fields: changed, Detail: StageConfirmation, Actor: actor})
-		}
-		return append(log, Activity{At: now, Action: ActionSubmitted, Actor: actor}), nil
-	})
-	if err != nil {
-		return s.formError("submit", err)
-	}
-	v.refresh(app)
-	s.sendReceipts(ctx, v)
-	return nil
+	return s.submit(ctx, v, ticked)
 }
 
 // sendReceipts emails every participant who has proven their address,

@@ -2,6 +2,8 @@ package onboarding
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"slices"
 )
 
@@ -149,9 +151,13 @@ func (s *Service) Submit(ctx context.Context, v *Visitor) error {
 	if !v.Primary() {
 		return ErrPrimaryOnly
 	}
-	if missing := v.Missing(); len(missing) > 0 {
-		return ErrIncomplete(missing)
-	}
+	return s.submit(ctx, v, nil)
+}
+
+// submit records the declarations ticked (field ids, stored as true) and
+// submits, in one transaction that checks again that the participant may
+// and that nothing is missing.
+func (s *Service) submit(ctx context.Context, v *Visitor, ticked []string) error {
 	now := s.now().UTC()
 	pid := v.Participant.ID
 	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
@@ -162,6 +168,18 @@ func (s *Service) Submit(ctx context.Context, v *Visitor) error {
 		if a.Status != StatusInProgress {
 			return nil, ErrApplicationFrozen
 		}
+		var changed []string
+		if len(ticked) > 0 {
+			fields := make(map[string]json.RawMessage, len(a.Data.Fields)+len(ticked))
+			maps.Copy(fields, a.Data.Fields)
+			for _, id := range ticked {
+				if string(fields[id]) != "true" {
+					changed = append(changed, id)
+				}
+				fields[id] = json.RawMessage("true")
+			}
+			a.Data.Fields = fields
+		}
 		check := &Visitor{App: a, Participant: p, Org: v.Org, Config: v.Config}
 		if missing := check.Missing(); len(missing) > 0 {
 			return nil, ErrIncomplete(missing)
@@ -169,7 +187,12 @@ func (s *Service) Submit(ctx context.Context, v *Visitor) error {
 		a.Status = StatusSubmitted
 		a.SubmittedAt = &now
 		a.UpdatedAt = now
-		return []Activity{{At: now, Action: ActionSubmitted, Actor: v.actor(p)}}, nil
+		actor := v.actor(p)
+		var log []Activity
+		if len(changed) > 0 {
+			log = append(log, Activity{At: now, Action: ActionFormSaved, Fields: changed, Detail: StageConfirmation, Actor: actor})
+		}
+		return append(log, Activity{At: now, Action: ActionSubmitted, Actor: actor}), nil
 	})
 	if err != nil {
 		return s.formError("submit", err)
