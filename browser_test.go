@@ -762,7 +762,7 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	if strings.Contains(jane.text(), "Still to do") {
 		jane.fail("the review still lists things to do")
 	}
-	jane.wantText("Priya Patel", "GBP 40000", "NwIncDoc10000001.pdf")
+	jane.wantText("Priya Patel", "£40,000", "NwIncDoc10000001.pdf")
 	if href := jane.eval(`document.getElementById("terms-link").href`); href != "https://acme.example/terms" {
 		jane.fail("the terms link goes to %q", href)
 	}

@@ -55,3 +55,31 @@ func phoneText(s string) string {
 	}
 	return s[:1+cc] + " " + strings.Join(append(groups, rest), " ")
 }
+
+// currencySigns are the signs amounts are written with.
+var currencySigns = map[string]string{"GBP": "£", "EUR": "€", "USD": "$"}
+
+// moneyText writes an amount for reading: its currency's sign, thousands
+// separated, pence or cents only when there are some ("£250,000",
+// "€1,234.50"); an amount it cannot read is left as it is.
+func moneyText(amount, currency string) string {
+	whole, frac, _ := strings.Cut(amount, ".")
+	if whole == "" || strings.Trim(whole, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" {
+		return strings.TrimSpace(currency + " " + amount)
+	}
+	var b strings.Builder
+	for i, d := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	if strings.Trim(frac, "0") != "" {
+		b.WriteString("." + (frac + "0")[:2])
+	}
+	sign, ok := currencySigns[currency]
+	if !ok {
+		return currency + " " + b.String()
+	}
+	return sign + b.String()
+}

@@ -14,6 +14,12 @@ func TestDisplayText(t *testing.T) {
 		{phoneText("+14155552671"), "+1 415 555 2671"},
 		{phoneText("+33123456789"), "+33 123 456 789"},
 		{phoneText("020 7946"), "020 7946"},
+		{moneyText("250000", "GBP"), "£250,000"},
+		{moneyText("1234.5", "EUR"), "€1,234.50"},
+		{moneyText("999", "USD"), "$999"},
+		{moneyText("40000.00", "GBP"), "£40,000"},
+		{moneyText("12", "CHF"), "CHF 12"},
+		{moneyText("1e5", "GBP"), "GBP 1e5"},
 	} {
 		if tt.in != tt.want {
 			t.Errorf("got %q, want %q", tt.in, tt.want)

@@ -251,7 +251,7 @@ func valueText(f *onboarding.Field, raw json.RawMessage) string {
 			Currency string      `json:"currency"`
 		}
 		_ = json.Unmarshal(raw, &cur)
-		return cur.Currency + " " + cur.Amount.String()
+		return moneyText(cur.Amount.String(), cur.Currency)
 	case onboarding.TypeAddress:
 		var a map[string]string
 		_ = json.Unmarshal(raw, &a)
