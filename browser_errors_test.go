@@ -13,14 +13,7 @@ import (
 // input to fix; the browser's own checks look and sound the same. At a
 // phone's size and a desktop's.
 func TestBrowserErrors(t *testing.T) {
-	for _, size := range []struct {
-		name          string
-		width, height int
-		mobile        bool
-	}{
-		{"phone", 360, 740, true},
-		{"desktop", 1280, 900, false},
-	} {
+	for _, size := range browserSizes {
 		t.Run(size.name, func(t *testing.T) {
 			b := newBrowser(t, size.width, size.height, size.mobile)
 			s := startBrowserServer(t)

@@ -13,14 +13,7 @@ import (
 // and the summary's link puts the focus there. At a phone's size and a
 // desktop's.
 func TestBrowserInputs(t *testing.T) {
-	for _, size := range []struct {
-		name          string
-		width, height int
-		mobile        bool
-	}{
-		{"phone", 360, 740, true},
-		{"desktop", 1280, 900, false},
-	} {
+	for _, size := range browserSizes {
 		t.Run(size.name, func(t *testing.T) {
 			b := newBrowser(t, size.width, size.height, size.mobile)
 			s := startBrowserServer(t)

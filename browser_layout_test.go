@@ -130,14 +130,7 @@ default_config = "acme-standard"
 // TestBrowserLayout measures the form at 360 px on a touch phone and at
 // 1280 px on a desktop.
 func TestBrowserLayout(t *testing.T) {
-	for _, size := range []struct {
-		name          string
-		width, height int
-		mobile        bool
-	}{
-		{"phone", 360, 740, true},
-		{"desktop", 1280, 900, false},
-	} {
+	for _, size := range browserSizes {
 		t.Run(size.name, func(t *testing.T) {
 			b := newBrowser(t, size.width, size.height, size.mobile)
 			s := startBrowserServerWith(t, layoutConfig)

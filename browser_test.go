@@ -195,6 +195,20 @@ func codeIn(t *testing.T, m sentMail) string {
 	return c[1]
 }
 
+// browserSize is a window the browser tests open the form in.
+type browserSize struct {
+	name          string
+	width, height int
+	mobile        bool // a touch phone
+}
+
+// browserSizes are the two sizes every page is tested at: a 360 px phone
+// and a 1280 px desktop.
+var browserSizes = [...]browserSize{
+	{"phone", 360, 740, true},
+	{"desktop", 1280, 900, false},
+}
+
 // browser is a running headless Chromium.
 type browser struct {
 	ctx   context.Context // the browser's first tab
