@@ -81,7 +81,8 @@ func browserRFI(t *testing.T, width, height int, mobile bool) {
 	}
 
 	// A text file dressed as a PDF is refused with its reason, in the error
-	// summary (which takes the focus) and at the document.
+	// summary and at the document, whose status takes the focus: the page
+	// keeps its place.
 	fake := filepath.Join(t.TempDir(), "statement.pdf")
 	if err := os.WriteFile(fake, []byte("This is not a PDF, just some notes.\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -89,8 +90,8 @@ func browserRFI(t *testing.T, width, height int, mobile bool) {
 	jane.upload("proof_of_address", fake)
 	jane.wantText("The document was not accepted. See the reason below.", "There is a problem",
 		"Proof of business address: statement.pdf: This type of file cannot be accepted.", "Not accepted")
-	if got := jane.focused(); got != "error-summary" {
-		t.Errorf("focus after a refused upload is on %q, want the error summary", got)
+	if got := jane.focused(); got != "file-proof_of_address-status" {
+		t.Errorf("focus after a refused upload is on %q, want the document's status", got)
 	}
 	jane.wantFits()
 	jane.shot("rejected")

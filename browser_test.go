@@ -396,12 +396,31 @@ func (tb *tab) chooseByText(id, text string) {
 	}
 }
 
-// upload chooses file for the file input id and sends it with the upload
-// button beside it (form.js sends it with a progress bar).
+// upload chooses file for the document key. With scripts on, choosing a
+// file sends it (upload.js), which puts the server's new section of the
+// document in place of the old one: upload waits for that section. With
+// scripts off it presses Upload and waits for the page.
 func (tb *tab) upload(key, file string) {
 	tb.t.Helper()
+	if tb.scriptsOff {
+		tb.do("choose "+file, chromedp.SetUploadFiles(byID("file-"+key), []string{file}))
+		tb.clickAndWait("upload-" + key)
+		return
+	}
+	tb.eval(fmt.Sprintf(`document.getElementById(%q).dataset.before = "upload", ""`, "doc-"+key))
 	tb.do("choose "+file, chromedp.SetUploadFiles(byID("file-"+key), []string{file}))
-	tb.clickAndWait("upload-" + key)
+	tb.waitUntil("the new section of "+key, fmt.Sprintf(`(() => { const s = document.getElementById(%q); return !!s && !s.dataset.before })()`, "doc-"+key))
+}
+
+// waitUntil waits (up to 20 s) for the JavaScript condition js to hold:
+// it is polled at each animation frame, so the wait ends with the event.
+func (tb *tab) waitUntil(what, js string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js)); err != nil {
+		tb.fail("waiting for %s: %v", what, err)
+	}
 }
 
 func (tb *tab) eval(js string) string {

@@ -871,7 +871,11 @@ func TestFormSubmission(t *testing.T) {
 	wantPage(t, w, http.StatusOK, "There is a problem",
 		`<a href="#file-person_id_document-`+ciara+`">Identity document for Ciara Byrne: id.png was not accepted.`,
 		`Choose a file<span class="visually-hidden"> for Business bank statement</span>`,
-		`Replace the file<span class="visually-hidden"> for Identity document, Ciara Byrne</span>`)
+		`Choose another file<span class="visually-hidden"> for Identity document for Ciara Byrne</span>`,
+		// An uploaded file is one compact line: its name, Replace, Remove.
+		`>cert.pdf</a>, uploaded</p>`,
+		`Replace<span class="visually-hidden"> cert.pdf, Certificate of incorporation</span>`,
+		`Remove<span class="visually-hidden"> cert.pdf, Certificate of incorporation</span>`)
 	if strings.Contains(w.Body.String(), `class="notice`) {
 		t.Error("a rejection is shown as a notice as well as an error")
 	}

@@ -62,11 +62,7 @@ func rejectedErrors(slots []docSlot, errKey string) []errorItem {
 		if slot.Key == errKey || slot.Doc == nil || slot.Doc.Status != onboarding.DocumentRejected {
 			continue
 		}
-		name := slot.Label
-		if slot.Whose != "" {
-			name += " for " + slot.Whose
-		}
-		out = append(out, errorItem{Anchor: "file-" + slot.Key, Message: name + ": " + slot.Doc.FileName + " was not accepted. " + slot.Doc.RejectReason})
+		out = append(out, errorItem{Anchor: "file-" + slot.Key, Message: slot.Named() + ": " + slot.Doc.FileName + " was not accepted. " + slot.Doc.RejectReason})
 	}
 	return out
 }
@@ -275,6 +271,16 @@ type docSlot struct {
 	// Registry, when set, is the registry's filing that already supplies
 	// the document: it is not asked for again.
 	Registry *registrySlot
+}
+
+// Named is how the slot's controls name their document to screen
+// readers, so that every one is distinct: "Identity document for Samuel
+// Lee".
+func (d docSlot) Named() string {
+	if d.Whose == "" {
+		return d.Label
+	}
+	return d.Label + " for " + d.Whose
 }
 
 // registrySlot is a registry filing shown in the slot it supplies.

@@ -258,7 +258,7 @@ func TestRFIPageUploads(t *testing.T) {
 	pdf := testPDF(t)
 
 	wantRedirect(t, a.upload("bank_statement", "", `C:\scans\statement.pdf`, "application/pdf", pdf), a.base+"?done=uploaded#doc-bank_statement")
-	wantPage(t, a.get("?done=uploaded"), http.StatusOK, "The document has been uploaded.", "Uploaded", "statement.pdf", "Replace the file", "Remove the file", "1 of 2 documents uploaded.")
+	wantPage(t, a.get("?done=uploaded"), http.StatusOK, "The document has been uploaded.", "statement.pdf</a>, uploaded", ">Replace<", ">Remove<", "Replace it with another file", "1 of 2 documents uploaded.")
 	view := regexpFind(t, a.last.Body.String(), `<a href="(/files/[^"]+)" target="_blank"`)
 	dl := httptest.NewRecorder()
 	e.h.ServeHTTP(dl, httptest.NewRequest("GET", strings.ReplaceAll(view, "&amp;", "&"), nil))

@@ -1,31 +1,31 @@
 // Enhancements of the applicant's form. Everything works without this file:
-// it adds upload progress, inline validation and focus on error summaries.
+// it adds inline validation, confirmations and focus on error summaries
+// (upload.js sends documents in one step).
 (function () {
   "use strict";
 
   var summary = document.getElementById("error-summary");
-  if (summary) {
-    summary.focus();
-    // Each link of the summary moves the focus to the input to fix (the
-    // first one of a group: an address, radios, a date) and scrolls so
-    // that its question (label or legend) is in view, as GOV.UK's does.
-    summary.addEventListener("click", function (e) {
-      var link = e.target.closest ? e.target.closest("a[href^='#']") : null;
-      if (!link) { return; }
-      var target = document.getElementById(decodeURIComponent(link.getAttribute("href").slice(1)));
-      if (!target) { return; }
-      var input = target.matches("input, select, textarea") ? target :
-        target.querySelector("[aria-invalid=true]") ||
-        target.querySelector("input:not([type=hidden]):not([disabled]), select, textarea");
-      if (!input) { return; }
-      e.preventDefault();
-      var group = input.closest("fieldset");
-      var question = (group && group.querySelector("legend")) ||
-        (input.id && document.querySelector("label[for='" + input.id.replace(/'/g, "\\'") + "']")) || input;
-      question.scrollIntoView();
-      input.focus({ preventScroll: true });
-    });
-  }
+  if (summary) { summary.focus(); }
+  // Each link of the summary moves the focus to the input to fix (the
+  // first one of a group: an address, radios, a date) and scrolls so
+  // that its question (label or legend) is in view, as GOV.UK's does.
+  // The listener is the document's: upload.js replaces the summary.
+  document.addEventListener("click", function (e) {
+    var link = e.target.closest ? e.target.closest("#error-summary a[href^='#']") : null;
+    if (!link) { return; }
+    var target = document.getElementById(decodeURIComponent(link.getAttribute("href").slice(1)));
+    if (!target) { return; }
+    var input = target.matches("input, select, textarea") ? target :
+      target.querySelector("[aria-invalid=true]") ||
+      target.querySelector("input:not([type=hidden]):not([disabled]), select, textarea");
+    if (!input) { return; }
+    e.preventDefault();
+    var group = input.closest("fieldset");
+    var question = (group && group.querySelector("legend")) ||
+      (input.id && document.querySelector("label[for='" + input.id.replace(/'/g, "\\'") + "']")) || input;
+    question.scrollIntoView();
+    input.focus({ preventScroll: true });
+  });
 
   // Inline validation: a field's data-pattern is checked when the applicant
   // leaves it; the server checks everything again on save.
@@ -103,50 +103,10 @@
     });
   });
 
-  // Confirmations before removing something.
-  document.querySelectorAll("form[data-confirm]").forEach(function (form) {
-    form.addEventListener("submit", function (e) {
-      if (!window.confirm(form.getAttribute("data-confirm"))) { e.preventDefault(); }
-    });
-  });
-
-  // Uploads with a progress bar. The server answers the upload with the
-  // documents page (after a redirect), which replaces this one.
-  document.querySelectorAll("form[data-upload]").forEach(function (form) {
-    form.addEventListener("submit", function (e) {
-      var file = form.querySelector("input[type=file]");
-      if (!file || !file.files || file.files.length === 0 || !window.XMLHttpRequest || !window.FormData) { return; }
-      e.preventDefault();
-      var max = parseInt(form.getAttribute("data-max") || "0", 10);
-      if (max > 0 && file.files[0].size > max) {
-        showError(errorFor(file), form.getAttribute("data-max-message"));
-        file.setAttribute("aria-invalid", "true");
-        return;
-      }
-      var bar = form.querySelector("progress");
-      var button = form.querySelector("button[type=submit]");
-      if (bar) { bar.hidden = false; bar.value = 0; }
-      if (button) { button.disabled = true; }
-      var xhr = new XMLHttpRequest();
-      xhr.open("POST", form.action);
-      xhr.upload.addEventListener("progress", function (ev) {
-        if (bar && ev.lengthComputable) { bar.value = Math.round(ev.loaded * 100 / ev.total); }
-      });
-      xhr.addEventListener("load", function () {
-        if (xhr.status === 200 && xhr.responseURL) {
-          window.location.assign(xhr.responseURL);
-          return;
-        }
-        document.open();
-        document.write(xhr.responseText);
-        document.close();
-      });
-      xhr.addEventListener("error", function () {
-        if (button) { button.disabled = false; }
-        if (bar) { bar.hidden = true; }
-        showError(errorFor(file), "The upload failed. Check your connection and try again.");
-      });
-      xhr.send(new FormData(form));
-    });
+  // Confirmations before removing something (forms that upload.js puts
+  // in place later included).
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (form.matches("form[data-confirm]") && !window.confirm(form.getAttribute("data-confirm"))) { e.preventDefault(); }
   });
 })();
