@@ -39,10 +39,12 @@ func (v *Visitor) NeedsCompany() bool {
 }
 
 // Missing lists what the application lacks before it can be submitted:
-// every required field, at least one director, every required document
-// (company ones, and person ones for each person whose role needs them)
-// accepted or waived, and every declaration. A rejected upload counts as
-// missing.
+// every required field, at least one director, each person's details
+// (Form.MissingDetails: a partial date counts as missing), every required
+// document (company ones, and person ones for each person whose role
+// needs them) accepted or waived, and every declaration. A rejected
+// upload counts as missing. People's details are listed field by field,
+// in form order, as MissingDetails decides them.
 func (v *Visitor) Missing() []Missing {
 	var out []Missing
 	app := &v.App.Data
@@ -56,12 +58,9 @@ func (v *Visitor) Missing() []Missing {
 				out = append(out, Missing{Stage: StagePeople, Message: "Add at least one director"})
 			}
 			for _, f := range st.Fields {
-				if !f.Required {
-					continue
-				}
 				for i := range people {
-					if PersonFieldValue(&people[i], f.ID) == nil {
-						out = append(out, Missing{Stage: StagePeople, FieldID: f.ID, PersonID: people[i].ID, Message: f.Label + " of " + PersonName(&people[i]) + " is missing"})
+					if d, ok := missingDetail(f, &people[i]); ok {
+						out = append(out, Missing{Stage: StagePeople, FieldID: f.ID, PersonID: people[i].ID, Message: d.message(PersonName(&people[i]))})
 					}
 				}
 			}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -32,19 +31,11 @@ func (s *Server) registerPeopleRoutes(in []echo.MiddlewareFunc) {
 func (s *Server) peoplePage(c echo.Context, v *onboarding.Visitor) error {
 	p := &peopleView{layout: newLayout(v, "People and owners"), Writable: v.Writable(), Next: nextStage(v, onboarding.StagePeople)}
 	p.Notice = notice(c)
-	todo := map[string]int{} // person id → details missing
-	for _, m := range v.Missing() {
-		if f, ok := v.Form().Field(m.FieldID); ok && m.Stage == onboarding.StagePeople && m.PersonID != "" && f.PersonScoped {
-			todo[m.PersonID]++
-		}
-	}
 	d := &v.App.Data
 	for i := range d.People {
 		pp := &d.People[i]
 		card := personCard{ID: pp.ID, Name: onboarding.PersonName(pp), Roles: roleList(pp.Roles), FromRegistry: pp.Source == onboarding.SourceRegistry}
-		if n := todo[pp.ID]; n > 0 {
-			card.Todo = fmt.Sprintf("%d to do", n)
-		}
+		card.Needed = detailsNeeded(pp, v.Form().MissingDetails(pp))
 		p.People = append(p.People, card)
 	}
 	for _, e := range d.Entities {
@@ -255,8 +246,36 @@ type peopleView struct {
 
 // personCard is one person on the people page.
 type personCard struct {
-	ID, Name, Roles, Todo string
-	FromRegistry          bool
+	ID, Name, Roles string
+	FromRegistry    bool
+	// Needed says which details the form still needs about the person
+	// ("Add Samuel Lee's date of birth and home address"), or is "".
+	Needed string
+}
+
+// detailsNeeded asks for person p's missing details in a sentence, or
+// returns "" when none is missing.
+func detailsNeeded(p *onboarding.Person, missing []onboarding.MissingDetail) string {
+	if len(missing) == 0 {
+		return ""
+	}
+	labels := make([]string, len(missing))
+	for i, d := range missing {
+		labels[i] = d.Label()
+	}
+	whose := "this person's"
+	if p.FullName != "" {
+		whose = p.FullName + "'s"
+	}
+	return "Add " + whose + " " + listText(labels)
+}
+
+// listText joins items as a sentence does: "a", "a and b", "a, b and c".
+func listText(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // entityCard is one related company on the people page.

@@ -129,7 +129,10 @@ func missingLinks(v *onboarding.Visitor) []missingView {
 		if m.Stage == "company" && v.NeedsCompany() {
 			href = base + "/company"
 		}
-		if m.FieldID != "" && m.Stage != onboarding.StageDocuments && m.Stage != onboarding.StagePeople {
+		switch {
+		case m.Stage == onboarding.StagePeople && m.PersonID != "":
+			href = base + "/people/" + m.PersonID + "#" + m.FieldID // the person's own page
+		case m.FieldID != "" && m.Stage != onboarding.StageDocuments && m.Stage != onboarding.StagePeople:
 			href += "#" + m.FieldID
 		}
 		out = append(out, missingView{Href: href, Message: m.Message})
@@ -178,16 +181,26 @@ func peopleRows(v *onboarding.Visitor) []summaryRow {
 	fields := personFields(v)
 	for i := range d.People {
 		pp := &d.People[i]
+		missing := map[string]onboarding.MissingDetail{}
+		for _, m := range v.Form().MissingDetails(pp) {
+			missing[m.Field.ID] = m
+		}
 		parts := []string{roleList(pp.Roles)}
+		var needed []string
 		for _, f := range fields {
-			if f.ID == onboarding.FieldPersonFullName {
-				continue
-			}
-			if t := valueText(f, onboarding.PersonFieldValue(pp, f.ID)); t != "" {
+			t := valueText(f, onboarding.PersonFieldValue(pp, f.ID))
+			m, lacks := missing[f.ID]
+			switch {
+			case lacks && m.Partial:
+				needed = append(needed, f.Label+": "+t+" — full date required")
+			case lacks:
+				needed = append(needed, f.Label+": Not provided — required")
+			case f.ID == onboarding.FieldPersonFullName:
+			case t != "":
 				parts = append(parts, f.Label+": "+t)
 			}
 		}
-		out = append(out, summaryRow{Label: onboarding.PersonName(pp), Value: strings.Join(parts, "\n"), Href: base + "/people/" + pp.ID})
+		out = append(out, summaryRow{Label: onboarding.PersonName(pp), Value: strings.Join(parts, "\n"), Needed: needed, Href: base + "/people/" + pp.ID})
 	}
 	for _, e := range d.Entities {
 		out = append(out, summaryRow{Label: e.Name, Value: entityTypeLabels[e.Type], Href: base + "/entities/" + e.ID})
@@ -324,4 +337,9 @@ type summarySection struct {
 
 // summaryRow is one answer, with the address of the control that changes
 // it.
-type summaryRow struct{ Label, Value, Href string }
+type summaryRow struct {
+	Label, Value, Href string
+	// Needed are the lines of what the answer still lacks ("Home
+	// address: Not provided — required"), shown after its value.
+	Needed []string
+}
