@@ -52,7 +52,7 @@ func (s *Service) ChangeCompany(ctx context.Context, v *Visitor) error {
 			return Activity{}, err
 		}
 		number := a.RegistryNumber
-		blobs = resetCompany(a)
+		blobs = resetCompany(a, v.Form())
 		return Activity{Action: ActionCompanyChanged, Detail: number}, nil
 	})
 	if err != nil {
@@ -75,10 +75,15 @@ func changeableCompany(cfg *Configuration, a *Application) error {
 }
 
 // resetCompany takes off a what choosing its company put on it, and
-// returns the files no longer referred to.
-func resetCompany(a *Application) (blobs []string) {
+// returns the files no longer referred to. The stages of form that show
+// the company's fields count as not visited again: the next company's
+// details are for the applicant to check.
+func resetCompany(a *Application, form *Form) (blobs []string) {
 	for _, id := range companyFields {
 		delete(a.Data.Fields, id)
+		if f, ok := form.Field(id); ok {
+			a.Visited = slices.DeleteFunc(a.Visited, func(stage string) bool { return stage == f.Category })
+		}
 	}
 	collect := func(docs map[string]Document) {
 		for _, d := range docs {

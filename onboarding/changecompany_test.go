@@ -81,7 +81,7 @@ func TestChangeCompany(t *testing.T) {
 				d.Fields["company_type"] = raw("private_limited")
 				d.Fields["incorporation_date"] = raw("2016-01-04")
 				d.Fields["registered_address"] = raw(map[string]string{"line1": "1 High Street", "city": "London", "postcode": "EC1A 1AA", "country": "GB"})
-				a.Visited = []string{"company"}
+				a.Visited = []string{"company", "business"}
 				a.RegistryDocumentsStatus = tt.docs
 				if tt.withDocs {
 					a.RegistryDocuments = []onboarding.RegistryDocument{{ID: "rd-1", Ref: "filing-1", Source: onboarding.SourceUKRegistry,
@@ -106,6 +106,7 @@ func TestChangeCompany(t *testing.T) {
 			want.Data.Meta.RegistrySources = nil
 			want.RegistryNumber, want.CompanyChosen = "", false
 			want.RegistryDocuments, want.RegistryDocumentsStatus = nil, ""
+			want.Visited = []string{"business"} // the company's details are to check again
 			want.UpdatedAt = formNow
 
 			before := len(e.activity(id))
