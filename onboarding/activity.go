@@ -45,6 +45,9 @@ const (
 	ActionVerified         = "participant.verified"
 	ActionFormSaved        = "form.saved"
 	ActionCompanySelected  = "company.selected"
+	// ActionCompanyChanged: the applicant undid the company they chose, to
+	// choose another; Detail is the number of the company undone.
+	ActionCompanyChanged   = "company.changed"
 	ActionPersonSaved      = "person.saved"
 	ActionPersonRemoved    = "person.removed"
 	ActionEntitySaved      = "entity.saved"

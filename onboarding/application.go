@@ -40,6 +40,11 @@ type Application struct {
 	// registry documents are fetched for it, whatever company_number later
 	// says. Empty when no registry checked the company.
 	RegistryNumber string
+	// CompanyChosen is set when the applicant chose the company on the
+	// register (company selection, SelectCompany) rather than the partner
+	// giving its number at create: only such a company may the applicant
+	// change (ChangeCompany).
+	CompanyChosen bool `json:",omitempty"`
 }
 
 // RegistryDocument is a filing fetched from the company registry (spec 2.6).

@@ -118,10 +118,7 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, id string) (retryL
 		return false
 	}
 	patient := s.now().Sub(app.CreatedAt) < registryDocumentsMaxAge
-	number := app.RegistryNumber
-	if number == "" { // stored before RegistryNumber existed
-		_ = json.Unmarshal(app.Data.Fields["company_number"], &number)
-	}
+	number := registryDocumentsNumber(app)
 	log := s.log.With("application_id", id, "country", app.Country, "company_number", number)
 
 	var list []Filing
@@ -138,7 +135,7 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, id string) (retryL
 			return true
 		}
 		log.Warn("registry documents: filing history unavailable", "err", err)
-		s.finishRegistryDocuments(ctx, id, RegistryDocumentsFailed, "the filing history could not be read")
+		s.finishRegistryDocuments(ctx, id, number, RegistryDocumentsFailed, "the filing history could not be read")
 		return false
 	}
 	stored := make(map[string]bool, len(app.RegistryDocuments))
@@ -150,7 +147,7 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, id string) (retryL
 		if stored[f.Ref] {
 			continue
 		}
-		err := s.retryRegistry(ctx, func() error { return s.storeFiling(ctx, app.Country, id, f) })
+		err := s.retryRegistry(ctx, func() error { return s.storeFiling(ctx, app.Country, id, number, f) })
 		if ctx.Err() != nil {
 			return false
 		}
@@ -172,8 +169,27 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, id string) (retryL
 	case failed > 0:
 		status, detail = RegistryDocumentsPartial, fmt.Sprintf("%d of %d documents fetched", len(list)-failed, len(list))
 	}
-	s.finishRegistryDocuments(ctx, id, status, detail)
+	s.finishRegistryDocuments(ctx, id, number, status, detail)
 	return false
+}
+
+// registryDocumentsNumber is the company number whose filings application
+// a gets: the one the registry verified or, for an application stored
+// before RegistryNumber existed, its company_number.
+func registryDocumentsNumber(a *Application) string {
+	number := a.RegistryNumber
+	if number == "" {
+		_ = json.Unmarshal(a.Data.Fields["company_number"], &number)
+	}
+	return number
+}
+
+// fetchingFor reports whether application a still waits for the registry
+// documents of the company with number: the applicant may have changed
+// the company (ChangeCompany) while they were fetched, and the old
+// company's filings must not land on it.
+func fetchingFor(a *Application, number string) bool {
+	return a.RegistryDocumentsStatus == RegistryDocumentsPending && registryDocumentsNumber(a) == number
 }
 
 // transient reports whether err says the registry is down, throttling or
@@ -183,9 +199,10 @@ func transient(err error) bool {
 	return e != nil && e.Kind == KindUnavailable
 }
 
-// storeFiling fetches one filing of a company of country into a blob and
-// adds it to the application.
-func (s *Service) storeFiling(ctx context.Context, country, appID string, f Filing) error {
+// storeFiling fetches one filing of the company with number of country
+// into a blob and adds it to the application, unless the application no
+// longer waits for that company's documents.
+func (s *Service) storeFiling(ctx context.Context, country, appID, number string, f Filing) error {
 	rc, err := s.registry.OpenFiling(ctx, country, f)
 	if err != nil {
 		return err
@@ -207,7 +224,7 @@ func (s *Service) storeFiling(ctx context.Context, country, appID string, f Fili
 	added := false
 	_, err = s.updateApplication(context.WithoutCancel(ctx), appID, func(a *Application) ([]Activity, error) {
 		added = false
-		if a.RegistryDocumentsStatus != RegistryDocumentsPending {
+		if !fetchingFor(a, number) {
 			return nil, nil
 		}
 		for _, d := range a.RegistryDocuments {
@@ -227,12 +244,14 @@ func (s *Service) storeFiling(ctx context.Context, country, appID string, f Fili
 	return err
 }
 
-// finishRegistryDocuments records the outcome; the store drops the
-// application from the queue in the same transaction.
-func (s *Service) finishRegistryDocuments(ctx context.Context, id string, status RegistryDocumentsStatus, detail string) {
+// finishRegistryDocuments records the outcome of fetching the documents
+// of the company with number, unless the application no longer waits for
+// them; the store drops the application from the queue in the same
+// transaction.
+func (s *Service) finishRegistryDocuments(ctx context.Context, id, number string, status RegistryDocumentsStatus, detail string) {
 	now := s.now().UTC()
 	_, err := s.updateApplication(context.WithoutCancel(ctx), id, func(a *Application) ([]Activity, error) {
-		if a.RegistryDocumentsStatus != RegistryDocumentsPending {
+		if !fetchingFor(a, number) {
 			return nil, nil
 		}
 		a.RegistryDocumentsStatus = status

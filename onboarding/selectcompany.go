@@ -70,6 +70,7 @@ func (s *Service) SelectCompany(ctx context.Context, v *Visitor, number, name st
 		if err := s.applyCompany(a, v.Config, number, name, check, random, now); err != nil {
 			return Activity{}, err
 		}
+		a.CompanyChosen = true
 		pending = a.RegistryDocumentsStatus == RegistryDocumentsPending
 		return Activity{Action: ActionCompanySelected, Detail: number}, nil
 	})

@@ -369,6 +369,7 @@ var notices = map[string]string{
 	"verified":    "Your email address is confirmed.",
 	"saved":       "Your answers are saved. You can close this page and come back later with the link from your email.",
 	"company":     "Your company has been found on the register. Check the details we filled in.",
+	"changed":     "The company you chose has been removed, with the details, people and documents from the register. Find your company again.",
 	"person":      "The person has been saved.",
 	"removed":     "Removed.",
 	"entity":      "The company has been saved.",

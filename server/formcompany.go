@@ -1,6 +1,8 @@
 package server
 
 import (
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -20,6 +22,8 @@ func (s *Server) registerCompanyRoutes(in []echo.MiddlewareFunc) {
 	s.e.GET("/a/:slug/company", s.companySearch, in...)
 	s.e.GET("/a/:slug/company/confirm", s.companyConfirm, in...)
 	s.e.POST("/a/:slug/company", s.companyChoose, in...)
+	s.e.GET("/a/:slug/company/change", s.companyChangePage, in...)
+	s.e.POST("/a/:slug/company/change", s.companyChange, in...)
 }
 
 // companyNumber matches a query that is a company number rather than a
@@ -33,6 +37,7 @@ func (s *Server) companySearch(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, formBase(v))
 	}
 	p := &companyView{layout: newLayout(v, "Find your company"), RegistryName: registryName(v.App.Country), Query: c.QueryParam("q")}
+	p.Notice = notice(c) // after a change of company
 	status := http.StatusOK
 	if number := strings.ReplaceAll(p.Query, " ", ""); companyNumber.MatchString(number) {
 		// A number is looked up, and the company shown to confirm.
@@ -90,13 +95,17 @@ func companyTypeLabel(v *onboarding.Visitor, value string) string {
 	return value
 }
 
-// companyConfirmView is the data of "Is this your company?".
+// companyConfirmView is the data of "Is this your company?", and of
+// "Change company?".
 type companyConfirmView struct {
 	layout
-	// Found is the register's record of the company to confirm.
+	// Found is the register's record of the company to confirm; for
+	// "Change company?", the company chosen, as the application has it.
 	Found                            onboarding.Company
 	Query, Back                      string
 	TypeLabel, Incorporated, Address string
+	// Change marks "Change company?": the form undoes the choice.
+	Change bool
 }
 
 func (s *Server) companyChoose(c echo.Context) error {
@@ -135,4 +144,61 @@ type companyView struct {
 	Query        string
 	Searched     bool
 	Matches      []onboarding.CompanyMatch
+}
+
+// companyChangePage is "Change company?": the company the applicant
+// chose, what changing it removes, "Yes, change company" and a way to keep
+// it. Without a company the applicant may change, it is the overview.
+func (s *Server) companyChangePage(c echo.Context) error {
+	v := visitorOf(c)
+	chosen := chosenCompany(v)
+	if chosen == nil {
+		return c.Redirect(http.StatusSeeOther, formBase(v))
+	}
+	p := &companyConfirmView{layout: newLayout(v, "Change company?"), Change: true, Back: formBase(v),
+		Found: onboarding.Company{Name: chosen.Name, Number: chosen.Number}}
+	fields := v.App.Data.Fields
+	if f, ok := v.Form().Field("company_type"); ok {
+		p.TypeLabel = valueText(f, fields["company_type"])
+	}
+	if f, ok := v.Form().Field("incorporation_date"); ok {
+		p.Incorporated = valueText(f, fields["incorporation_date"])
+	}
+	if f, ok := v.Form().Field("registered_address"); ok {
+		p.Address = valueText(f, fields["registered_address"])
+	}
+	return s.render(c, http.StatusOK, "companyconfirm", p)
+}
+
+// companyChange undoes the applicant's choice of company and takes them
+// back to the search. A choice already undone (a second click, another
+// tab) leads to the search too.
+func (s *Server) companyChange(c echo.Context) error {
+	v := visitorOf(c)
+	err := s.svc.ChangeCompany(c.Request().Context(), v)
+	if errors.Is(err, onboarding.ErrCompanyNotChosen) {
+		return c.Redirect(http.StatusSeeOther, formBase(v)+"/company")
+	}
+	if err != nil {
+		return err
+	}
+	return redirectWith(c, formBase(v)+"/company", "changed")
+}
+
+// chosenView is the company the applicant chose on the register, as the
+// overview shows it with "Change company".
+type chosenView struct{ Name, Number string }
+
+// chosenCompany is the company the visitor chose and may still change,
+// or nil.
+func chosenCompany(v *onboarding.Visitor) *chosenView {
+	if !v.CanChangeCompany() {
+		return nil
+	}
+	var number string
+	_ = json.Unmarshal(v.App.Data.Fields["company_number"], &number)
+	if number == "" {
+		number = v.App.RegistryNumber
+	}
+	return &chosenView{Name: v.App.CompanyName(), Number: number}
 }

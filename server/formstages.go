@@ -36,7 +36,7 @@ func (s *Server) formHome(c echo.Context) error {
 		title = "Onboarding for " + name
 	}
 	p := &overviewView{layout: newLayout(v, title), Tasks: tasks(v), Submitted: !v.Writable(), IsPrimary: v.Primary(),
-		Reference: onboarding.Reference(v.App.ID)}
+		Reference: onboarding.Reference(v.App.ID), Chosen: chosenCompany(v)}
 	if !p.Submitted {
 		p.Notice = notice(c) // once sent, the confirmation panel says it all
 	}
@@ -213,6 +213,8 @@ type overviewView struct {
 	IsPrimary   bool
 	// Reference is the application's reference for the applicant.
 	Reference string
+	// Chosen is the company the applicant chose and may still change.
+	Chosen *chosenView
 }
 
 // taskView is one line of the overview.
