@@ -413,13 +413,20 @@ func (tb *tab) upload(key, file string) {
 }
 
 // waitUntil waits (up to 20 s) for the JavaScript condition js to hold:
-// it is polled at each animation frame, so the wait ends with the event.
+// it is polled at each animation frame, so the wait ends with the event,
+// and polled again on the next page when a navigation interrupts it.
 func (tb *tab) waitUntil(what, js string) {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js)); err != nil {
-		tb.fail("waiting for %s: %v", what, err)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](js))
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			tb.fail("waiting for %s: %v", what, err)
+		}
 	}
 }
 

@@ -83,7 +83,7 @@ func (c *ServeCmd) Run(e *env) error {
 	}
 	workers := newJobs(log)
 	srv := server.New(server.Options{
-		Service: a.svc, Responses: a.store, Sessions: a.sessions, Logger: log,
+		Service: a.svc, Responses: a.store, Sessions: a.sessions, SessionTimeout: cfg.Limits.SessionTimeout.Duration, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
 		PublicURL: cfg.PublicURL, Sandbox: cfg.Environment == "sandbox",
 		Metrics: metrics.reg, MetricsListener: metricsLn, Readiness: []server.Probe{

@@ -88,6 +88,8 @@ type envOptions struct {
 	jobs          bool              // run the registry documents job
 	rfiExpiry     bool              // run the RFI expiry sweep
 	maxUpload     int64             // 0: the default 25 MiB
+	// sessionTimeout is the form sessions' timeout; 0: the default.
+	sessionTimeout time.Duration
 	// webhooks, when set, is the retry schedule of a webhook delivery job
 	// running beside the server, with the real HTTP transport (sandbox:
 	// loopback allowed) and the real clock (receivers check signature
@@ -212,7 +214,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Options{Service: svc, Responses: store, Sessions: sessions, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
+	srv := New(Options{Service: svc, Responses: store, Sessions: sessions, SessionTimeout: opts.sessionTimeout, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
 		PublicURL: "https://onboard.test", Sandbox: !opts.production})
 	// Every exchange with the API is checked against its OpenAPI document.
 	e := &env{h: contractChecked(t, srv.Handler()), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}

@@ -97,6 +97,7 @@ func (s *Server) formRoutes() {
 	s.registerDocumentRoutes(in)
 	s.registerCollaboratorRoutes(in)
 	s.registerSignOutRoutes(open, in)
+	s.registerSessionRoutes("/a/:slug", in)
 	s.registerReviewRoutes(in)
 	s.rfiRoutes()
 }
@@ -161,6 +162,11 @@ func (s *Server) linkVisitor(k linkKind) echo.MiddlewareFunc {
 				u := *r.URL
 				u.RawQuery = q.Encode()
 				return c.Redirect(http.StatusSeeOther, u.RequestURI())
+			}
+			if r.Method == http.MethodPost && !holds {
+				// The browser's session ended (or it never had one): say
+				// so, rather than that the page expired.
+				return k.fail(c, onboarding.ErrNotSignedIn)
 			}
 			if r.Method == http.MethodPost && isMultipart(r) && c.Path() != k.upload {
 				// Only the upload takes multipart posts (and checks their
@@ -270,6 +276,9 @@ type layout struct {
 	// Submitted marks the pages of an application that can no longer be
 	// changed: they say nothing about keeping answers.
 	Submitted bool
+	// SessionSeconds is how long the signed-in session has left (0 when
+	// not signed in): the page warns before it ends.
+	SessionSeconds int
 }
 
 // page is the data of one page template.
@@ -308,6 +317,7 @@ func (s *Server) render(c echo.Context, status int, name string, p page) error {
 		}
 	}()
 	p.pageLayout().CSRF = csrfOf(c)
+	p.pageLayout().SessionSeconds = s.sessionSeconds(c)
 	if err := t.ExecuteTemplate(buf, "base", p); err != nil {
 		return err
 	}
@@ -335,9 +345,12 @@ func (s *Server) linkFailure(c echo.Context, l layout, err error) error {
 	}
 	title := "Sorry, there is a problem"
 	msg := f.body.Error
+	ended := false
 	switch {
 	case errors.Is(err, onboarding.ErrFormNotFound):
 		title = "This link does not work"
+	case errors.Is(err, onboarding.ErrNotSignedIn):
+		title, ended = "You have been signed out", true
 	case f.unexpected() && l.RFI:
 		msg = "Something went wrong on our side. The documents you uploaded are safe. Try again in a few minutes."
 	case f.unexpected():
@@ -346,13 +359,17 @@ func (s *Server) linkFailure(c echo.Context, l layout, err error) error {
 		msg = "This page does not exist."
 	}
 	l.Title = title
-	return s.render(c, status, "error", &errorView{layout: l, ErrorTitle: title, ErrorMessage: msg})
+	return s.render(c, status, "error", &errorView{layout: l, ErrorTitle: title, ErrorMessage: msg, SessionEnded: ended})
 }
 
 // errorView is the error page's data.
 type errorView struct {
 	layout
 	ErrorTitle, ErrorMessage string
+	// SessionEnded marks the page of a post whose session had ended: its
+	// link leads to signing in again, and session.js keeps what the post
+	// carried to put it back afterwards.
+	SessionEnded bool
 }
 
 // redirectWith sends the browser to path with a notice code that the page

@@ -35,6 +35,7 @@ func (s *Server) rfiRoutes() {
 	s.e.POST(rfiUploadRoute, s.rfiUpload, in...)
 	s.e.POST("/r/:slug/documents/remove", s.rfiRemove, in...)
 	s.e.POST("/r/:slug/complete", s.rfiComplete, in...)
+	s.registerSessionRoutes("/r/:slug", in)
 }
 
 // rfiLink is an RFI request's kind of link.

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,7 +31,10 @@ type Options struct {
 	// Sessions keeps the applicant form's sessions; without it the form
 	// answers that it is not available.
 	Sessions Sessions
-	Logger   *slog.Logger // default: discard
+	// SessionTimeout is how long a form session lasts without use
+	// (default 12 hours); pages warn before it ends.
+	SessionTimeout time.Duration
+	Logger         *slog.Logger // default: discard
 	// RatePerSecond and Burst set each API key's token bucket (DESIGN §5.9);
 	// a RatePerSecond of 0 disables rate limiting.
 	RatePerSecond float64
@@ -73,6 +77,8 @@ type Server struct {
 
 	replays  *replays // requests with an Idempotency-Key
 	sessions Sessions // the applicant form's sessions
+	// sessionTimeout is how long a form session lasts without use.
+	sessionTimeout time.Duration
 
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
 
@@ -101,6 +107,7 @@ func New(opts Options) *Server {
 	s.backup = opts.Backup
 	s.pages = mustParsePages()
 	s.sessions = opts.Sessions
+	s.sessionTimeout = cmp.Or(opts.SessionTimeout, sessionTTL)
 	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]bool{}}
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
 	s.probes = opts.Readiness

@@ -28,11 +28,12 @@ import (
 
 // Lifetimes of form sessions.
 const (
-	// sessionTTL is how long a form session lasts without use; every
-	// visit renews it.
+	// sessionTTL is how long a form session lasts without use, unless
+	// Options.SessionTimeout says otherwise; every visit renews it.
 	sessionTTL = 12 * time.Hour
 	// sessionRenewAfter is how old a session may get before a visit
-	// issues a fresh token, so that not every request sets a cookie.
+	// issues a fresh token, so that not every request sets a cookie (a
+	// quarter of the timeout when that is shorter).
 	sessionRenewAfter = 10 * time.Minute
 	// minSessionKey is the shortest session key accepted.
 	minSessionKey = 32
@@ -146,7 +147,12 @@ func newNonce() string {
 }
 
 // csrfKey is the echo context key of the CSRF token of a form request.
-const csrfKey = "csrf"
+const (
+	csrfKey = "csrf"
+	// sessionEndsKey is the context key of the time the request's
+	// signed-in session ends.
+	sessionEndsKey = "session-ends"
+)
 
 // heldSession reads the session the browser holds, if it holds a valid one.
 func (s *Server) heldSession(c echo.Context) (Session, bool) {
@@ -190,16 +196,38 @@ func (s *Server) keepSession(c echo.Context, g guest, held Session, holds bool) 
 		s.startSession(c, g)
 		return
 	case g.signedIn():
-		if now.Sub(held.Issued) > sessionRenewAfter {
-			held.Issued, held.Expires = now, now.Add(sessionTTL)
-			s.setSession(c, g, held)
+		if now.Sub(held.Issued) > min(sessionRenewAfter, s.sessionTimeout/4) {
+			s.renewSession(c, g, held)
+			return
 		}
+		c.Set(sessionEndsKey, held.Expires)
 	case holds && held.AppID == g.subject() && held.ParticipantID == "":
 	default:
-		held = Session{AppID: g.subject(), Nonce: newNonce(), Issued: now, Expires: now.Add(sessionTTL)}
+		held = Session{AppID: g.subject(), Nonce: newNonce(), Issued: now, Expires: now.Add(s.sessionTimeout)}
 		s.setSession(c, g, held)
 	}
 	c.Set(csrfKey, s.sessions.CSRFToken(held.Nonce))
+}
+
+// renewSession extends g's signed-in session held to a full timeout from
+// now, keeping its secret (and so the CSRF token of open pages).
+func (s *Server) renewSession(c echo.Context, g guest, held Session) {
+	now := s.now()
+	held.Issued, held.Expires = now, now.Add(s.sessionTimeout)
+	s.setSession(c, g, held)
+	c.Set(sessionEndsKey, held.Expires)
+	c.Set(csrfKey, s.sessions.CSRFToken(held.Nonce))
+}
+
+// sessionSeconds is how many seconds the signed-in session of the request
+// has left (0 outside one): the page's timeout warning counts them down.
+func (s *Server) sessionSeconds(c echo.Context) int {
+	ends, ok := c.Get(sessionEndsKey).(time.Time)
+	if !ok {
+		return 0
+	}
+	// Rounded up, so that the page's count never ends before the session.
+	return max(int((ends.Sub(s.now())+time.Second-1)/time.Second), 1)
 }
 
 // startSession starts a signed-in session for g's participant, with a
@@ -208,8 +236,9 @@ func (s *Server) startSession(c echo.Context, g guest) {
 	now := s.now()
 	p := g.participant()
 	ss := Session{AppID: g.subject(), ParticipantID: p.ID, Epoch: p.SessionEpoch,
-		Nonce: newNonce(), Issued: now, Expires: now.Add(sessionTTL)}
+		Nonce: newNonce(), Issued: now, Expires: now.Add(s.sessionTimeout)}
 	s.setSession(c, g, ss)
+	c.Set(sessionEndsKey, ss.Expires)
 	c.Set(csrfKey, s.sessions.CSRFToken(ss.Nonce))
 }
 
@@ -218,7 +247,7 @@ func (s *Server) startSession(c echo.Context, g guest) {
 func (s *Server) setSession(c echo.Context, g guest, ss Session) {
 	c.SetCookie(&http.Cookie{
 		Name: sessionCookie, Value: s.sessions.Issue(ss), Path: g.base(),
-		MaxAge: int(sessionTTL.Seconds()), HttpOnly: true,
+		MaxAge: int(s.sessionTimeout.Seconds()), HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie || c.Request().TLS != nil,
 	})
 }

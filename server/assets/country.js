@@ -122,6 +122,12 @@
     });
     input.addEventListener("input", suggest);
     input.addEventListener("blur", settle);
+    // A value set on the select from elsewhere (answers put back after a
+    // session ended) shows in the input.
+    select.addEventListener("change", function () {
+      var o = select.options[select.selectedIndex];
+      input.value = o && o.value !== "" ? o.text : "";
+    });
     input.addEventListener("keydown", function (e) {
       if (e.key === "ArrowDown" || e.key === "ArrowUp") {
         e.preventDefault();
