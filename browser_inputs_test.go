@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -69,6 +70,32 @@ func TestBrowserInputs(t *testing.T) {
 			jo.wantText("Date of birth: 16 April 1980", "Nationality: Ireland", "Cobh\nIreland")
 			jo.wantFits()
 			jo.shot("review")
+
+			// Other names people type: "UK" is the United Kingdom (not
+			// Ukraine, which "uk" also starts); a name that is no country
+			// stays as typed, marked, and stops the save.
+			jo.open(link + "/people/new")
+			jo.check("role-director")
+			jo.typeInto("person_full_name", "Sam Lee")
+			jo.typeInto("person_nationality", "UK")
+			jo.do("leave the field", chromedp.KeyEvent("\t"))
+			if got := jo.value("person_nationality") + " " + jo.value("person_nationality-select"); got != "United Kingdom GB" {
+				jo.fail("UK reads %q, want United Kingdom and GB posted", got)
+			}
+			jo.typeInto("person_home_address.country", "Narnia")
+			jo.do("leave the field", chromedp.KeyEvent("\t"))
+			jo.wantText("Choose a country from the list")
+			if got := jo.value("person_home_address.country"); got != "Narnia" {
+				jo.fail("the unknown country reads %q, want it kept as typed", got)
+			}
+			jo.do("save", chromedp.Click(byID("save-person"), chromedp.NodeVisible))
+			if got := jo.focused(); got != "person_home_address.country" {
+				jo.fail("saving with an unknown country focused %q, want the country", got)
+			}
+			if loc := jo.location(); !strings.HasSuffix(loc, "/people/new") {
+				jo.fail("saving with an unknown country left the page for %s", loc)
+			}
+			jo.shot("unknown-country")
 		})
 	}
 }

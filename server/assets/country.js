@@ -7,6 +7,14 @@
   "use strict";
 
   var MAX = 8; // suggestions shown at once
+  // Names people type that are not the list's: each leads to its country.
+  var ALIASES = {
+    GB: ["uk", "u.k.", "great britain", "britain", "england", "scotland", "wales", "northern ireland"],
+    US: ["usa", "u.s.a.", "u.s.", "america", "united states of america"],
+    NL: ["holland", "the netherlands"],
+    IE: ["eire", "republic of ireland"]
+  };
+  var MESSAGE = "Choose a country from the list";
 
   function norm(s) {
     return s.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase().trim();
@@ -14,7 +22,7 @@
 
   function enhance(select) {
     var options = [].slice.call(select.options).filter(function (o) { return o.value !== ""; })
-      .map(function (o) { return { code: o.value, name: o.text, key: norm(o.text) }; });
+      .map(function (o) { return { code: o.value, name: o.text, key: norm(o.text), aliases: ALIASES[o.value] || [] }; });
     var id = select.id;
     var input = document.createElement("input");
     var list = document.createElement("ul");
@@ -56,12 +64,52 @@
 
     var shown = [];
     var active = -1;
+    var moved = false; // the applicant moved through the suggestions
 
     function choose(o) {
       select.value = o ? o.code : "";
       input.value = o ? o.name : "";
+      unmark();
       close();
     }
+    // An answer that is no country is kept as typed and marked, as the
+    // server's errors are, so that it is never silently dropped.
+    var errorId = id + "-inline-error";
+    function mark() {
+      var el = document.getElementById(errorId);
+      if (!el) {
+        el = document.createElement("p");
+        el.id = errorId;
+        el.className = "error-message";
+        el.setAttribute("aria-live", "polite");
+        var prefix = document.createElement("span");
+        prefix.className = "visually-hidden";
+        prefix.textContent = "Error: ";
+        el.appendChild(prefix);
+        el.appendChild(document.createTextNode(MESSAGE));
+        wrap.parentNode.insertBefore(el, wrap);
+      }
+      var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+      if (described.indexOf(errorId) < 0) { described.push(errorId); }
+      input.setAttribute("aria-describedby", described.join(" "));
+      input.setAttribute("aria-invalid", "true");
+    }
+    function unmark() {
+      var el = document.getElementById(errorId);
+      if (!el) { return; }
+      el.remove();
+      var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(function (d) { return d && d !== errorId; });
+      if (described.length) { input.setAttribute("aria-describedby", described.join(" ")); } else { input.removeAttribute("aria-describedby"); }
+      input.removeAttribute("aria-invalid");
+    }
+    input.form && input.form.addEventListener("submit", function (e) {
+      if (norm(input.value) !== "" && select.value === "") {
+        e.preventDefault();
+        e.stopImmediatePropagation();
+        mark();
+        input.focus();
+      }
+    });
     function close() {
       list.hidden = true;
       input.setAttribute("aria-expanded", "false");
@@ -82,11 +130,18 @@
       var q = norm(input.value);
       list.textContent = "";
       if (q === "") { close(); return; }
-      var starts = [], contains = [];
+      var exact = [], starts = [], contains = [];
       options.forEach(function (o) {
-        if (o.code.toLowerCase() === q || o.key.indexOf(q) === 0) { starts.push(o); } else if (o.key.indexOf(q) > 0) { contains.push(o); }
+        if (o.code.toLowerCase() === q || o.key === q || o.aliases.indexOf(q) >= 0) {
+          exact.push(o);
+        } else if (o.key.indexOf(q) === 0 || o.aliases.some(function (a) { return a.indexOf(q) === 0; })) {
+          starts.push(o);
+        } else if (o.key.indexOf(q) > 0) {
+          contains.push(o);
+        }
       });
-      shown = starts.concat(contains).slice(0, MAX);
+      shown = exact.concat(starts, contains).slice(0, MAX);
+      moved = false;
       shown.forEach(function (o, i) {
         var li = document.createElement("li");
         li.id = id + "-option-" + i;
@@ -102,16 +157,19 @@
       status.textContent = shown.length ? shown.length + (shown.length === 1 ? " country" : " countries") + " found" : "No country found";
       highlight(shown.length ? 0 : -1);
     }
-    // What the applicant typed counts when they leave: a whole name or a
-    // code chooses that country, nothing clears it.
+    // What the applicant typed counts when they leave: a whole name, a
+    // code or a common other name ("UK") chooses that country, a
+    // suggestion chosen with the arrow keys is taken, nothing clears it,
+    // and anything else stays as typed, marked as an error.
     function settle() {
       var q = norm(input.value);
       if (q === "") { choose(null); return; }
-      var exact = options.filter(function (o) { return o.key === q || o.code.toLowerCase() === q; })[0];
+      var exact = options.filter(function (o) { return o.key === q || o.code.toLowerCase() === q || o.aliases.indexOf(q) >= 0; })[0];
       if (exact) { choose(exact); return; }
-      if (active >= 0 && shown[active]) { choose(shown[active]); return; }
+      if (moved && active >= 0 && shown[active]) { choose(shown[active]); return; }
       select.value = "";
       close();
+      mark();
     }
     // Enter that chooses a country does not also send the form (some
     // input methods deliver its keypress even after keydown was handled).
@@ -133,7 +191,7 @@
         e.preventDefault();
         if (list.hidden) { suggest(); return; }
         var n = shown.length;
-        if (n) { highlight((active + (e.key === "ArrowDown" ? 1 : n - 1)) % n); }
+        if (n) { highlight((active + (e.key === "ArrowDown" ? 1 : n - 1)) % n); moved = true; }
       } else if (e.key === "Enter" && !list.hidden && active >= 0) {
         e.preventDefault();
         chose = true;
