@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -24,7 +25,31 @@ func TestBrowserSendPhone(t *testing.T) {
 	jo := b.tab(t)
 	jo.open(link + "?auth_code=" + created["pre_auth_code"].(string))
 
+	// Incomplete, the check-answers page says what is missing and offers
+	// no declarations.
+	jo.clickAndWait("task-send")
+	jo.wantText("Still to do", "You cannot send your application yet.")
+	jo.wantFits()
+	jo.shot("cannot-send")
+
+	// The partner pre-fills the business; the applicant uploads the
+	// documents the register did not supply.
+	s.wantStatus(t, http.StatusOK, http.MethodPatch, "/api/external/applications/"+id, s.key,
+		`{"fields":{"industry":"software","business_description":"Wholesale of tea and coffee"}}`)
+	for deadline := time.Now().Add(30 * time.Second); s.application(t, id)["registry_documents_status"] == "pending"; {
+		if time.Now().After(deadline) {
+			t.Fatal("registry documents still pending after 30 s")
+		}
+		time.Sleep(100 * time.Millisecond) // polling for the fetch to finish, not proving an absence
+	}
+	jo.open(link + "/s/documents")
+	pdf := fixturePDF(t)
+	for _, key := range strings.Fields(jo.eval(`[...document.querySelectorAll("section.doc .req")].map(r => r.closest("section").id.slice(4)).join(" ")`)) {
+		jo.upload(key, pdf)
+	}
+
 	// The declarations come last, after the answers and their Change links.
+	jo.open(link)
 	jo.clickAndWait("task-send")
 	jo.wantHeading("Check your answers before sending your application")
 	jo.wantText("Now send your application", "I accept the terms and conditions of Acme Payments", "Change")

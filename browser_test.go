@@ -621,24 +621,16 @@ func TestBrowserApplicantJourney(t *testing.T) {
 		t.Errorf("status after verification = %v, want in_progress", got)
 	}
 
-	// Checking the answers now lists what is missing; the declarations
-	// come last, and sending without them says which to tick.
+	// Checking the answers now lists what is missing; nothing can be sent
+	// (or declared) until it is complete.
 	jane.clickAndWait("task-send")
 	jane.wantHeading("Check your answers before sending your application")
 	jane.wantText("Still to do", "Industry is missing", "Proof of business address is missing", "Now send your application",
-		"I accept the terms and conditions of Acme Payments")
-	jane.clickAndWait("submit-application")
-	jane.wantText("There is a problem", "Confirm that the information you have given is accurate and complete", "Confirm that you accept the terms and conditions")
-	jane.shot("declarations-refused")
-	jane.do("follow the summary link", chromedp.Click(`#error-summary a[href="#confirm_accuracy"]`, chromedp.NodeVisible))
-	if got := jane.focused(); got != "confirm_accuracy" {
-		jane.fail("the summary link focused %q, want the declaration's checkbox", got)
+		"You cannot send your application yet. Complete the")
+	if jane.eval(`String(document.getElementById("submit-application") !== null)`) == "true" {
+		jane.fail("an incomplete application offers the declarations and Accept and send")
 	}
-	jane.check("confirm_accuracy")
-	jane.check("confirm_terms")
-	jane.clickAndWait("submit-application")
-	jane.wantText("The application cannot be submitted yet", "Industry is missing")
-	jane.shot("submit-refused")
+	jane.shot("cannot-send")
 
 	// Company details: the registry's values are there, its name read-only.
 	jane.open(link)
@@ -805,6 +797,14 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	jane.wantText("Priya Patel", "£40,000", "NwIncDoc10000001.pdf")
 	if href := jane.eval(`document.getElementById("terms-link").href`); href != "https://acme.example/terms" {
 		jane.fail("the terms link goes to %q", href)
+	}
+	// Sending without the declarations says which to tick.
+	jane.clickAndWait("submit-application")
+	jane.wantText("There is a problem", "Confirm that the information you have given is accurate and complete", "Confirm that you accept the terms and conditions")
+	jane.shot("declarations-refused")
+	jane.do("follow the summary link", chromedp.Click(`#error-summary a[href="#confirm_accuracy"]`, chromedp.NodeVisible))
+	if got := jane.focused(); got != "confirm_accuracy" {
+		jane.fail("the summary link focused %q, want the declaration's checkbox", got)
 	}
 	jane.check("confirm_accuracy")
 	jane.check("confirm_terms")

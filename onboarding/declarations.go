@@ -49,6 +49,16 @@ func (s *Service) AcceptAndSubmit(ctx context.Context, v *Visitor, accepted map[
 	if !v.Primary() {
 		return ErrPrimaryOnly
 	}
+	// What is missing comes first: the declarations are the last step.
+	var open []Missing
+	for _, m := range v.Missing() {
+		if f, ok := v.Form().Field(m.FieldID); !ok || !f.Confirmation {
+			open = append(open, m)
+		}
+	}
+	if len(open) > 0 {
+		return ErrIncomplete(open)
+	}
 	var problems Problems
 	var ticked []string
 	for _, f := range v.Declarations() {

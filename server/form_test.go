@@ -823,27 +823,26 @@ func TestFormSubmission(t *testing.T) {
 	a := e.applicantAt(t, e.primaryLink(t, id))
 	a.signIn()
 
-	// The declarations come last, on the check-answers page, and are not
-	// among the things still to do.
+	// While anything is missing, the check-answers page lists it and
+	// offers neither the declarations nor sending; the declarations are
+	// not among the things still to do.
 	w := a.get("/review")
 	wantPage(t, w, http.StatusOK, "Check your answers before sending your application", "Now send your application",
 		`<a href="`+a.base+`/s/company#industry">Change<span class="visually-hidden"> Industry</span></a>`,
 		`<a href="`+a.base+`/s/documents#doc-certificate_of_incorporation">Change<span class="visually-hidden"> Certificate of incorporation</span></a>`,
-		"I confirm that the information I have given is accurate and complete",
-		"I accept the terms and conditions of Acme Payments", `href="https://acme.example/terms"`, "Accept and send")
-	if strings.Contains(w.Body.String(), "Confirm:") {
-		t.Error("the declarations are listed as things still to do")
+		"You cannot send your application yet. Complete the 5 things under “Still to do” first")
+	if body := w.Body.String(); strings.Contains(body, "Confirm:") || strings.Contains(body, "submit-application") {
+		t.Error("an incomplete application offers the declarations, or lists them as things to do")
 	}
 	if strings.Contains(w.Body.String(), "#company_name\">Change") {
 		t.Error("the register's company name offers a Change link")
 	}
-	// Unticked declarations are errors; nothing is stored.
+	// A post anyway (a page left open) says what is missing first, not
+	// which declarations to tick.
 	w = a.post("/submit", url.Values{"confirm_terms": {"true"}})
-	wantPage(t, w, http.StatusBadRequest, "There is a problem",
-		`<a href="#confirm_accuracy">Confirm that the information you have given is accurate and complete</a>`,
-		`id="confirm_terms" name="confirm_terms" value="true" checked`)
-	if strings.Contains(w.Body.String(), "Confirm that you accept the terms") {
-		t.Error("a ticked declaration is reported unticked")
+	wantPage(t, w, http.StatusBadRequest, "The application cannot be submitted yet: 5 things are missing.")
+	if strings.Contains(w.Body.String(), "Confirm that the information you have given") {
+		t.Error("an incomplete application's send asks for the declarations before what is missing")
 	}
 	w = a.post("/submit", url.Values{"confirm_accuracy": {"true"}, "confirm_terms": {"true"}})
 	wantPage(t, w, http.StatusBadRequest,
@@ -887,6 +886,22 @@ func TestFormSubmission(t *testing.T) {
 	wantPage(t, a.post("/submit", accept()), http.StatusBadRequest, "1 thing is missing", "Identity document for Ciara Byrne was not accepted: upload it again")
 	a.get("/s/documents")
 	a.upload("person_id_document", ciara, "id.pdf", "application/pdf", pdf)
+
+	// Complete: the declarations come last, on the check-answers page.
+	wantPage(t, a.get("/review"), http.StatusOK, "Now send your application",
+		"I confirm that the information I have given is accurate and complete",
+		"I accept the terms and conditions of Acme Payments", `href="https://acme.example/terms"`, "Accept and send")
+	// Unticked declarations are errors; nothing is stored.
+	w = a.post("/submit", url.Values{"confirm_terms": {"true"}})
+	wantPage(t, w, http.StatusBadRequest, "There is a problem",
+		`<a href="#confirm_accuracy">Confirm that the information you have given is accurate and complete</a>`,
+		`id="confirm_terms" name="confirm_terms" value="true" checked`)
+	if strings.Contains(w.Body.String(), "Confirm that you accept the terms") {
+		t.Error("a ticked declaration is reported unticked")
+	}
+	if f := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any); f["confirm_terms"] != nil {
+		t.Errorf("a refused send stored a declaration: %v", f)
+	}
 
 	// A collaborator cannot submit.
 	w = a.post("/collaborators", url.Values{"email": {"sean@emerald.example"}, "name": {"Seán"}})
