@@ -146,6 +146,12 @@ func missingLinks(v *onboarding.Visitor) []missingView {
 func (s *Server) reviewSections(v *onboarding.Visitor) []summarySection {
 	var out []summarySection
 	base := formBase(v)
+	missing := map[string]bool{} // the company's answers still required
+	for _, m := range v.Missing() {
+		if m.PersonID == "" && m.FieldID != "" {
+			missing[m.FieldID] = true
+		}
+	}
 	for _, st := range v.Form().Stages() {
 		sec := summarySection{Title: st.Title}
 		switch st.ID {
@@ -158,6 +164,9 @@ func (s *Server) reviewSections(v *onboarding.Visitor) []summarySection {
 		default:
 			for _, f := range stageControls(st) {
 				row := summaryRow{Label: f.Label, Value: valueText(f, v.App.Data.Fields[f.ID])}
+				if row.Value == "" && missing[f.ID] {
+					row.Needed = []string{"Not answered — required"}
+				}
 				if !v.CompanyFieldLocked(v.App, f) { // the register's answers are not the applicant's to change
 					row.Href = base + "/s/" + st.ID + "#" + f.ID
 				}
@@ -206,7 +215,8 @@ func peopleRows(v *onboarding.Visitor) []summaryRow {
 		out = append(out, summaryRow{Label: e.Name, Value: entityTypeLabels[e.Type], Href: base + "/entities/" + e.ID})
 	}
 	for _, o := range d.Ownership {
-		out = append(out, summaryRow{Label: "Ownership", Value: ownershipText(v.App, o), Href: base + "/ownership/" + o.ID})
+		text := ownershipText(v.App, o)
+		out = append(out, summaryRow{Label: "Ownership", Value: text, Href: base + "/ownership/" + o.ID, ChangeName: "ownership: " + text})
 	}
 	return out
 }
@@ -216,22 +226,24 @@ func peopleRows(v *onboarding.Visitor) []summaryRow {
 func (s *Server) documentRows(v *onboarding.Visitor) []summaryRow {
 	var out []summaryRow
 	for _, slot := range s.docSlots(v) {
-		label := slot.Label
-		if slot.Whose != "" {
-			label += " for " + slot.Whose
-		}
-		val := ""
-		if slot.Doc != nil {
-			switch slot.Doc.Status {
-			case onboarding.DocumentRejected:
-				val = slot.Doc.FileName + " (not accepted)"
-			case onboarding.DocumentSkipped:
-				val = "Not needed"
-			default:
-				val = slot.Doc.FileName
+		row := summaryRow{Label: slot.Named(), Empty: "Not uploaded", Href: formBase(v) + "/s/documents#doc-" + slot.Key}
+		switch {
+		case slot.Doc == nil && slot.Registry != nil:
+			row.Value = "Provided by Companies House: " + slot.Registry.FileName
+		case slot.Doc == nil && slot.Required:
+			row.Needed = []string{"Not uploaded — required"}
+		case slot.Doc == nil:
+		case slot.Doc.Status == onboarding.DocumentRejected:
+			row.Value = slot.Doc.FileName + " (not accepted)"
+			if slot.Required {
+				row.Needed = []string{"Upload another file — required"}
 			}
+		case slot.Doc.Status == onboarding.DocumentSkipped:
+			row.Value = "Not needed"
+		default:
+			row.Value = slot.Doc.FileName
 		}
-		out = append(out, summaryRow{Label: label, Value: val, Href: formBase(v) + "/s/documents#doc-" + slot.Key})
+		out = append(out, row)
 	}
 	return out
 }
@@ -339,6 +351,12 @@ type summarySection struct {
 // it.
 type summaryRow struct {
 	Label, Value, Href string
+	// Empty is what shows when there is no value and nothing is needed
+	// ("Not answered" when empty).
+	Empty string
+	// ChangeName names the row in its Change link for screen readers when
+	// Label alone does not tell the rows apart (Label when empty).
+	ChangeName string
 	// Needed are the lines of what the answer still lacks ("Home
 	// address: Not provided — required"), shown after its value.
 	Needed []string
