@@ -106,8 +106,12 @@ func TestFormPeopleDetailsNeeded(t *testing.T) {
 		t.Fatalf("the register's date of birth of %s is %q, want YYYY-MM", name, dob)
 	}
 
+	// The person's page marks what the form requires as required.
+	w := a.get("/people/" + did)
+	wantPage(t, w, http.StatusOK, `Date of birth <span class="req">(required)</span>`, `Email address <span class="req">(required)</span>`)
+
 	// The people page: the registry person needs details, Samuel does not.
-	w := a.get("/s/people")
+	w = a.get("/s/people")
 	wantPage(t, w, http.StatusOK)
 	body := w.Body.String()
 	wantIn(t, name+"'s card", card(t, body, did),
