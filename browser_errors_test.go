@@ -26,7 +26,7 @@ func TestBrowserErrors(t *testing.T) {
 			// country are asked for, and only they are marked.
 			jo.typeInto("trading_address.line1", "4 Quay Street")
 			jo.clickAndWait("save-continue")
-			jo.wantText("There is a problem", "Enter the town or city", "Enter the country as a two-letter code, like GB or IE")
+			jo.wantText("There is a problem", "Enter the town or city of the trading address", "Choose the country of the trading address")
 			if strings.Contains(jo.text(), "line1") || strings.Contains(jo.text(), "missing:") {
 				jo.fail("the errors speak the API's words")
 			}

@@ -27,7 +27,7 @@ func plainErrors(f *onboarding.Field, reason string, posted json.RawMessage) []p
 	lower := lowerFirst(label)
 	switch f.Type {
 	case onboarding.TypeAddress:
-		if parts := addressErrors(reason); len(parts) > 0 {
+		if parts := addressErrors(lower, reason); len(parts) > 0 {
 			return parts
 		}
 		return []partError{{"line1", "Enter the " + lower + " in full"}}
@@ -105,27 +105,30 @@ func textError(f *onboarding.Field, reason string) string {
 }
 
 // addressErrors finds the wrong inputs of an address in the domain's
-// reason: the missing ones, the country or the postcode.
-func addressErrors(reason string) []partError {
+// reason (the missing ones, the country or the postcode), each message
+// naming the address, lower ("the trading address"), since a page may ask
+// for two.
+func addressErrors(lower, reason string) []partError {
+	of := " of the " + lower
 	if _, missing, ok := strings.Cut(reason, "missing: "); ok {
 		var out []partError
 		for _, p := range strings.Split(missing, ", ") {
 			switch strings.TrimSpace(p) {
 			case "line1":
-				out = append(out, partError{"line1", "Enter address line 1, typically the building and street"})
+				out = append(out, partError{"line1", "Enter address line 1" + of + ", typically the building and street"})
 			case "city":
-				out = append(out, partError{"city", "Enter the town or city"})
+				out = append(out, partError{"city", "Enter the town or city" + of})
 			case "country":
-				out = append(out, partError{"country", "Enter the country as a two-letter code, like GB or IE"})
+				out = append(out, partError{"country", "Choose the country" + of})
 			}
 		}
 		return out
 	}
 	switch {
 	case strings.HasPrefix(reason, "country "):
-		return []partError{{"country", "Enter the country as a two-letter code, like GB or IE"}}
+		return []partError{{"country", "Choose the country" + of + " from the list"}}
 	case strings.HasPrefix(reason, "postcode "):
-		return []partError{{"postcode", "Enter a postcode for a UK address"}}
+		return []partError{{"postcode", "Enter the postcode" + of + ", as a UK address has one"}}
 	}
 	return nil
 }

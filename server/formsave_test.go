@@ -78,10 +78,10 @@ func TestPlainErrors(t *testing.T) {
 		field, value string
 		want         []partError
 	}{
-		{"registered_address", `{"line1":"1 High St"}`, []partError{{"city", "Enter the town or city"}, {"country", "Enter the country as a two-letter code, like GB or IE"}}},
-		{"registered_address", `{"city":"Leeds","country":"GB","postcode":"LS1 1AA"}`, []partError{{"line1", "Enter address line 1, typically the building and street"}}},
-		{"registered_address", `{"line1":"1 High St","city":"Leeds","country":"GB"}`, []partError{{"postcode", "Enter a postcode for a UK address"}}},
-		{"registered_address", `{"line1":"1 High St","city":"Leeds","country":"Britain"}`, []partError{{"country", "Enter the country as a two-letter code, like GB or IE"}}},
+		{"registered_address", `{"line1":"1 High St"}`, []partError{{"city", "Enter the town or city of the registered office address"}, {"country", "Choose the country of the registered office address"}}},
+		{"registered_address", `{"city":"Leeds","country":"GB","postcode":"LS1 1AA"}`, []partError{{"line1", "Enter address line 1 of the registered office address, typically the building and street"}}},
+		{"registered_address", `{"line1":"1 High St","city":"Leeds","country":"GB"}`, []partError{{"postcode", "Enter the postcode of the registered office address, as a UK address has one"}}},
+		{"registered_address", `{"line1":"1 High St","city":"Leeds","country":"Britain"}`, []partError{{"country", "Choose the country of the registered office address from the list"}}},
 		{"incorporation_date", `"2019-02-30"`, []partError{{"", "Date of incorporation must be a real date"}}},
 		{"incorporation_date", `"16/04/2018"`, []partError{{"", "Date of incorporation must be a real date"}}},
 		{"incorporation_date", `"2099-01-01"`, []partError{{"", "Date of incorporation must be today or in the past"}}},
