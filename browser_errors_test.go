@@ -45,7 +45,7 @@ func TestBrowserErrors(t *testing.T) {
 
 			// The browser's own check of a website: same look, same words,
 			// announced.
-			jo.typeInto("website", "www.northwind.example")
+			jo.typeInto("website", "northwind")
 			jo.do("leave the website", chromedp.Focus(byID("phone"), chromedp.NodeVisible))
 			jo.do("wait for the inline error", chromedp.WaitVisible(byID("website-inline-error")))
 			got := jo.eval(`(() => { const e = document.getElementById("website-inline-error"); return [e.textContent, e.getAttribute("aria-live"), e.querySelector(".visually-hidden") ? "prefixed" : "bare", e.closest(".field").classList.contains("invalid"), document.getElementById("website").getAttribute("aria-invalid")].join("|") })()`)

@@ -645,7 +645,7 @@ func TestBrowserApplicantJourney(t *testing.T) {
 		t.Error("the registered address is not pre-filled")
 	}
 	jane.fill("industry", "software")
-	jane.typeInto("website", "northwind.example")
+	jane.typeInto("website", "northwind")
 	// Leaving the field checks it at once (form.js); the server checks again.
 	jane.do("leave the field", chromedp.KeyEvent("\t"))
 	jane.wantText("Enter the website in the correct format, like https://www.example.com")
@@ -656,7 +656,7 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	if focused := jane.eval(`document.activeElement.id`); focused != "error-summary" {
 		t.Errorf("focus after a failed save is on %q, want the error summary", focused)
 	}
-	jane.typeInto("website", "https://northwind.example")
+	jane.typeInto("website", "northwind.example") // saved as https://northwind.example
 	jane.clickAndWait("save-continue")
 
 	// About the business: every kind of control.

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -67,8 +68,22 @@ func bindField(f *onboarding.Field, name string, form url.Values) json.RawMessag
 	if isCountry(f) {
 		return toJSON(strings.ToUpper(get(name)))
 	}
+	if isWebAddress(f) && bareHost.MatchString(get(name)) {
+		// "northwind.example" is a web address without its scheme.
+		return toJSON("https://" + get(name))
+	}
 	return toJSON(get(name))
 }
+
+// isWebAddress reports whether f asks for a web address (its pattern
+// requires http:// or https://).
+func isWebAddress(f *onboarding.Field) bool {
+	return f.Type == onboarding.TypeText && strings.HasPrefix(f.Pattern, "^https?://")
+}
+
+// bareHost matches a web address typed without its scheme: a name with a
+// dot, and perhaps a path ("www.northwind.example/about").
+var bareHost = regexp.MustCompile(`^[^\s/:@]+\.[^\s/:@]+(/\S*)?$`)
 
 // bindDate joins the GOV.UK date input's parts into the YYYY-MM-DD the
 // domain checks: null when all are empty, YYYY-MM without a day (a
@@ -318,8 +333,12 @@ func (v *fieldView) setInput(f *onboarding.Field) {
 		case strings.Contains(f.ID, "email"):
 			v.InputType = "email"
 			v.PatternText = "Enter an email address in the correct format, like name@example.com"
-		case strings.HasPrefix(f.Pattern, "^https?://"):
-			v.InputType = "url"
+		case isWebAddress(f):
+			// A text input, not type=url, which would refuse an address
+			// without its scheme; the browser's check accepts one, as the
+			// server adds https:// to it.
+			v.InputMode = "url"
+			v.Pattern = `^(https?://\S+|[^\s/:@]+\.[^\s/:@]+(/\S*)?)$`
 		}
 	}
 }
