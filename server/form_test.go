@@ -927,9 +927,10 @@ func TestFormSubmission(t *testing.T) {
 	wantRedirect(t, w, a.base+"?done=submitted")
 	ref := onboarding.Reference(id)
 	w = a.get("?done=submitted")
-	wantPage(t, w, http.StatusOK, "Application sent", `<strong class="reference" id="reference">`+ref+`</strong>`,
+	wantPage(t, w, http.StatusOK, "<title>Application sent – Acme Payments</title>", `id="sent"><h1>Application sent</h1>`,
+		`<strong class="reference" id="reference">`+ref+`</strong>`,
 		"What happens next", "We have sent a confirmation email to ciara@emerald.example.")
-	for _, gone := range []string{"Invite colleagues", "Your answers are kept", "Your application has been sent."} {
+	for _, gone := range []string{"Invite colleagues", "Your answers are kept", "Your application has been sent.", `class="tasks"`} {
 		if strings.Contains(w.Body.String(), gone) {
 			t.Errorf("the overview after sending still says %q", gone)
 		}

@@ -35,6 +35,9 @@ func (s *Server) formHome(c echo.Context) error {
 	if name := v.App.CompanyName(); name != "" {
 		title = "Onboarding for " + name
 	}
+	if !v.Writable() {
+		title = "Application sent"
+	}
 	p := &overviewView{layout: newLayout(v, title), Tasks: tasks(v), Submitted: !v.Writable(), IsPrimary: v.Primary(),
 		Reference: onboarding.Reference(v.App.ID), Chosen: chosenCompany(v)}
 	if !p.Submitted {
