@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,7 +45,7 @@ func getJSON(base, key, path string) (any, error) {
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := client.Do(req)
+	resp, err := politely(req)
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +59,26 @@ func getJSON(base, key, path string) (any, error) {
 	}
 	var v any
 	return v, json.Unmarshal(b, &v)
+}
+
+// politely sends req as a well-behaved client does: a 429 is sent again
+// once its Retry-After has passed (the load of these tests is about
+// backups, not about the API key's rate limit, which a fast run reaches).
+func politely(req *http.Request) (*http.Response, error) {
+	for {
+		resp, err := client.Do(req)
+		if err != nil || resp.StatusCode != http.StatusTooManyRequests {
+			return resp, err
+		}
+		wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		resp.Body.Close()
+		time.Sleep(time.Duration(max(wait, 1)) * time.Second) // the server asked for this wait
+		if req.GetBody != nil {
+			if req.Body, err = req.GetBody(); err != nil {
+				return nil, err
+			}
+		}
+	}
 }
 
 // readResource reads the application or RFI request at path (an API path)
@@ -294,7 +315,7 @@ func (w *loadWorker) post(path, body, field string) (string, error) {
 	}
 	req.Header.Set("Authorization", "Bearer "+w.key)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
+	resp, err := politely(req)
 	if err != nil {
 		return "", err
 	}

@@ -8,11 +8,12 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// sessionTimeoutConfig is the browser tests' configuration with 10-second
-// sessions, so that the timeout warning shows after 8 seconds.
+// sessionTimeoutConfig is the browser tests' configuration with 20-second
+// sessions: the timeout warning shows after 10 seconds, and leaves 10 for
+// the test to act on it, even under -race.
 const sessionTimeoutConfig = browserConfig + `
 [limits]
-session_timeout = "10s"
+session_timeout = "20s"
 `
 
 // TestBrowserSessionTimeout: before the session ends, a dialog warns and
@@ -42,7 +43,7 @@ func TestBrowserSessionTimeout(t *testing.T) {
 			jo.wantTargets("#stay-signed-in")
 			jo.shot("timeout-warning")
 			jo.do("stay signed in", chromedp.Click(byID("stay-signed-in"), chromedp.NodeVisible))
-			jo.do("wait for the warning to close", chromedp.WaitNotVisible(byID("timeout-warning")))
+			jo.waitUntil("the warning to close", `!document.getElementById("timeout-warning").open`)
 			if got := jo.focused(); got != "business_description" {
 				jo.fail("after Stay signed in the focus is on %q, want back where it was", got)
 			}

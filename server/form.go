@@ -46,8 +46,15 @@ type pages struct {
 // pageNames are the page templates beside base.tmpl.
 var pageNames = [...]string{"verify", "overview", "stage", "company", "people", "person", "entity", "ownership", "documents", "collaborators", "review", "error", "rfi", "rfidone", "rfiexpired", "signedout", "companyconfirm"}
 
+// pageFuncs are the functions templates may call: ways of showing values,
+// the same as the Go code's.
+var pageFuncs = template.FuncMap{
+	"dateText": dateText, // "2018-04-16" as "16 April 2018"
+	"title":    sentenceCase,
+}
+
 func mustParsePages() *pages {
-	base := template.Must(template.New("base").ParseFS(templateFiles, "templates/base.tmpl"))
+	base := template.Must(template.New("base").Funcs(pageFuncs).ParseFS(templateFiles, "templates/base.tmpl"))
 	p := &pages{byName: make(map[string]*template.Template, len(pageNames))}
 	for _, name := range pageNames {
 		t := template.Must(template.Must(base.Clone()).ParseFS(templateFiles, "templates/"+name+".tmpl"))

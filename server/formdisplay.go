@@ -3,6 +3,8 @@ package server
 import (
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // How stored values read on the form's pages: dates in words, phone
@@ -82,4 +84,28 @@ func moneyText(amount, currency string) string {
 		return currency + " " + b.String()
 	}
 	return sign + b.String()
+}
+
+// sentenceCase writes a register's lower-case word ("dissolved") as a
+// label: "Dissolved".
+func sentenceCase(s string) string {
+	if s == "" {
+		return s
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// ibanText writes an IBAN in groups of four, as printed on statements:
+// "GB82 WEST 1234 5698 7654 32".
+func ibanText(s string) string {
+	s = strings.ReplaceAll(s, " ", "")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && i%4 == 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -20,6 +20,11 @@ func TestDisplayText(t *testing.T) {
 		{moneyText("40000.00", "GBP"), "£40,000"},
 		{moneyText("12", "CHF"), "CHF 12"},
 		{moneyText("1e5", "GBP"), "GBP 1e5"},
+		{ibanText("GB82WEST12345698765432"), "GB82 WEST 1234 5698 7654 32"},
+		{ibanText("IE29 AIBK 9311 5212 3456 78"), "IE29 AIBK 9311 5212 3456 78"},
+		{sentenceCase("dissolved"), "Dissolved"},
+		{sentenceCase("élan"), "Élan"},
+		{sentenceCase(""), ""},
 	} {
 		if tt.in != tt.want {
 			t.Errorf("got %q, want %q", tt.in, tt.want)

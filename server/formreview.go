@@ -300,6 +300,9 @@ func valueText(f *onboarding.Field, raw json.RawMessage) string {
 	if isCountry(f) {
 		return countryName(scalarText(raw))
 	}
+	if f.Rule == "iban" {
+		return ibanText(scalarText(raw))
+	}
 	return scalarText(raw)
 }
 

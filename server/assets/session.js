@@ -1,7 +1,7 @@
 // The session's end, without losing what the applicant typed.
 //
 // A signed-in page says how many seconds its session has left (the
-// session-seconds meta). Two minutes before the end (or a fifth of the
+// session-seconds meta). Two minutes before the end (or half of the
 // session, when that is shorter) a dialog warns, counts down and offers
 // "Stay signed in", which renews the session. If nothing is done, the
 // answers on the page are kept in this tab and the page reloads, which
@@ -114,7 +114,7 @@
   var keepalive = meta.getAttribute("data-keepalive");
   var csrf = document.querySelector("meta[name=csrf-token]");
   var deadline = 0, warnTimer = 0, tickTimer = 0, dialog = null, count = null, opener = null;
-  function lead(total) { return Math.min(120, Math.floor(total / 5)); }
+  function lead(total) { return Math.min(120, Math.floor(total / 2)); }
   function schedule(total) {
     deadline = Date.now() + total * 1000;
     window.clearTimeout(warnTimer);
