@@ -26,6 +26,7 @@ type app struct {
 	svc      *onboarding.Service
 	sessions *server.SignedSessions // the applicant form's sessions, under the session key
 	backup   *dataBackup            // onboard backup of this data directory
+	sweeper  *blobSweeper           // removes blobs no record refers to
 }
 
 // close closes the store, reporting a failure on stderr.
@@ -71,7 +72,8 @@ func openMeteredApp(cfg Config, log *slog.Logger, m *serveMetrics) (*app, error)
 		return nil, err
 	}
 	backup := &dataBackup{store: store, files: files, dataDir: cfg.DataDir, log: log}
-	return &app{store: store, svc: svc, sessions: sessions, backup: backup}, nil
+	sweeper := &blobSweeper{store: store, files: files, log: log, now: time.Now}
+	return &app{store: store, svc: svc, sessions: sessions, backup: backup, sweeper: sweeper}, nil
 }
 
 // newService builds the Service on store with the configured registry,

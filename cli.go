@@ -21,6 +21,7 @@ type CLI struct {
 	Registry RegistryCmd `cmd:"" help:"Work with the company registries."`
 	Backup   BackupCmd   `cmd:"" help:"Write a backup archive of the data directory, also while serve runs."`
 	Restore  RestoreCmd  `cmd:"" help:"Restore a backup archive into a new, empty data directory."`
+	Blobs    BlobsCmd    `cmd:"" help:"Remove stored files that no record refers to."`
 	Version  VersionCmd  `cmd:"" help:"Print the version."`
 }
 

@@ -16,6 +16,7 @@ const (
 	jobRegistryDocuments = "registry_documents"
 	jobWebhookDelivery   = "webhook_delivery"
 	jobRFIExpiry         = "rfi_expiry"
+	jobBlobSweep         = "blob_sweep"
 )
 
 // jobs runs serve's background jobs and knows, for GET /readyz, which are

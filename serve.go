@@ -88,13 +88,13 @@ func (c *ServeCmd) Run(e *env) error {
 		PublicURL: cfg.PublicURL, Sandbox: cfg.Environment == "sandbox",
 		Metrics: metrics.reg, MetricsListener: metricsLn, Readiness: []server.Probe{
 			{Name: "store", Check: a.store.Ping},
-			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry),
+			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry), workers.probe(jobBlobSweep),
 		},
 		Backup: a.backup,
 	})
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
 		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode, metricsAddr(metricsLn))
-	err = serveWithJobs(ctx, srv, a.svc, workers, api, admin)
+	err = serveWithJobs(ctx, srv, a, workers, api, admin)
 	log.Info("onboard stopped")
 	return err
 }
@@ -113,19 +113,21 @@ func listen(cfg Config) (api, admin net.Listener, err error) {
 	return api, admin, nil
 }
 
-// serveWithJobs runs the server until ctx ends, with the Service's
-// background jobs beside it: registry documents, webhook delivery and RFI
-// expiry, each started (and so ready) before the server serves. The jobs
+// serveWithJobs runs the server until ctx ends, with the background jobs
+// beside it: registry documents, webhook delivery, RFI expiry and the
+// orphan blob sweep, each started (and so ready) before the server serves. The jobs
 // run until the server has stopped. An application the registry job was
 // fetching stays pending and resumes on the next start; webhook attempts
 // in flight finish (each within the webhook timeout), and deliveries still
 // queued are sent after the next start; RFI requests due while the server
 // was down expire at the next start.
-func serveWithJobs(ctx context.Context, srv *server.Server, svc *onboarding.Service, j *jobs, api, admin net.Listener) error {
+func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api, admin net.Listener) error {
+	svc := a.svc
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	j.start(jobRegistryDocuments, func() error { return svc.RunRegistryDocuments(jobCtx) })
 	j.start(jobWebhookDelivery, func() error { return svc.RunWebhooks(jobCtx) })
 	j.start(jobRFIExpiry, func() error { return svc.RunRFIExpiry(jobCtx) })
+	j.start(jobBlobSweep, func() error { return a.sweeper.run(jobCtx) })
 	err := srv.Run(ctx, api, admin, 30*time.Second)
 	stopJobs()
 	j.wait()

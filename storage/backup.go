@@ -109,6 +109,12 @@ func (c *snapshotChooser) keyToList(key []byte, it *badger.Iterator, _ int) (*pb
 
 // noteBlobs adds the blobs the record at key refers to.
 func (c *snapshotChooser) noteBlobs(key, value []byte) error {
+	return noteBlobRefs(c.blobs, key, value)
+}
+
+// noteBlobRefs adds to set the blobs the record at key (with value) refers
+// to: an application's or an RFI request's; other records refer to none.
+func noteBlobRefs(set map[string]bool, key, value []byte) error {
 	var refs []string
 	switch {
 	case bytes.HasPrefix(key, []byte(prefixApp)):
@@ -125,7 +131,7 @@ func (c *snapshotChooser) noteBlobs(key, value []byte) error {
 		refs = r.BlobIDs()
 	}
 	for _, id := range refs {
-		c.blobs[id] = true
+		set[id] = true
 	}
 	return nil
 }
