@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"onboard/notify/webhooktest"
+)
+
+// crashConfig: webhook retries a few hundred milliseconds apart (so that
+// delivery finishes within the test), and no API rate limit (the load is
+// about crashes, not about the rate limit).
+const crashConfig = `
+[limits]
+rate_per_second = 0
+
+[webhooks]
+retry_schedule = ["0s", "200ms", "200ms", "200ms", "200ms", "200ms", "200ms", "200ms", "200ms", "200ms"]
+timeout = "2s"
+`
+
+// crashApp is what the server acknowledged about one application, and the
+// write in flight when the server was killed (which may or may not have
+// committed).
+type crashApp struct {
+	id       string
+	website  string // the last acknowledged PATCH of website
+	inflight string // a PATCH sent and not answered
+	status   string // the last acknowledged status: sent, submitted or approved
+	pending  string // the status a request in flight would give
+	// between is a status a request in flight may leave on its way (the
+	// sandbox submission opens the application, then submits it).
+	between string
+}
+
+// crashLedger is every acknowledged write of a run.
+type crashLedger struct {
+	mu    sync.Mutex
+	apps  []*crashApp
+	acked int // acknowledged writes
+}
+
+func (l *crashLedger) add(a *crashApp) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.apps = append(l.apps, a)
+	l.acked++
+}
+
+// ack records an acknowledged write: f updates a.
+func (l *crashLedger) ack(a *crashApp, f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f()
+	l.acked++
+}
+
+// send records a write about to be sent: f notes it in flight on a.
+func (l *crashLedger) send(a *crashApp, f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f()
+}
+
+// TestCrashSafety drives concurrent creates, PATCHes, submissions (which
+// upload documents through the form's code) and decisions against the
+// built binary, kills it with SIGKILL at a random moment, restarts it and
+// checks that every acknowledged write is there; at the end, that every
+// committed event was delivered to the webhook endpoint, and that after
+// the orphan sweep every stored file is one a record refers to, and every
+// file a record refers to is there. ONBOARD_CRASH_CYCLES sets the number
+// of kills (3 by default; 50 or more for a long run).
+func TestCrashSafety(t *testing.T) {
+	t.Parallel()
+	cycles := 3
+	if n, err := strconv.Atoi(os.Getenv("ONBOARD_CRASH_CYCLES")); err == nil && n > 0 {
+		cycles = n
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	config := filepath.Join(dir, "onboard.toml")
+	if err := os.WriteFile(config, []byte(crashConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rcv := webhooktest.New(t)
+	p := startServe(t, "--config", config, "--data-dir", data)
+	key := p.waitForKey(t)
+	secret := strings.TrimSpace(mustRun(t, "webhooks", "add", "--config", config, "--data-dir", data, "--org", "default", "--url", rcv.URL).stdout)
+	rcv.SetSecrets(secret)
+
+	ledger := &crashLedger{}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	for cycle := range cycles {
+		if cycle > 0 {
+			p = startServe(t, "--config", config, "--data-dir", data)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() { crashWorker(p.base, key, fmt.Sprintf("c%dw%d", cycle, w), ledger, stop) })
+		}
+		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond) // a random moment to crash at
+		if err := p.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		p.wait(t)
+		close(stop)
+		wg.Wait()
+
+		// Every acknowledged write is there after a restart.
+		p = startServe(t, "--config", config, "--data-dir", data)
+		lost := checkLedger(t, p, key, ledger)
+		if lost > 0 {
+			t.Fatalf("cycle %d: %d acknowledged writes lost", cycle+1, lost)
+		}
+		p.stop(t)
+	}
+
+	// Every committed event is delivered, each at least once.
+	p = startServe(t, "--config", config, "--data-dir", data)
+	events := allEventIDs(t, p, key)
+	delivered := map[string]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for missing := len(events); missing > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d committed events not delivered within 60s", missing, len(events))
+		}
+		d := rcv.Next(t, time.Until(deadline))
+		if len(d.Verified) != 1 {
+			t.Errorf("delivery %s does not verify", d.ID)
+		}
+		if events[d.Event.ID] && !delivered[d.Event.ID] {
+			delivered[d.Event.ID] = true
+			missing--
+		}
+	}
+
+	// Every file a record refers to downloads; after the sweep, no file
+	// is left that no record refers to.
+	files := 0
+	for _, a := range ledger.apps {
+		r, err := readResource(p.base, key, "/api/external/applications/"+a.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files += len(r.Files)
+	}
+	p.stop(t)
+	sweep := mustRun(t, "blobs", "sweep", "--config", config, "--data-dir", data, "--grace", "0s").stdout
+	again := mustRun(t, "blobs", "sweep", "--config", config, "--data-dir", data, "--grace", "0s").stdout
+	if !strings.Contains(again, " 0 removed") {
+		t.Errorf("a second sweep still removed files: %s", again)
+	}
+	t.Logf("%d SIGKILLs; %d applications, %d acknowledged writes, 0 lost; %d events committed, all delivered; %d referenced files downloaded; sweep: %s",
+		cycles, len(ledger.apps), ledger.acked, len(events), files, strings.TrimSpace(sweep))
+}
+
+// crashWorker creates applications and takes each through PATCHes, the
+// sandbox submission (which uploads documents) and approval, noting each
+// acknowledged write in ledger, until stop is closed or the server is
+// gone.
+func crashWorker(base, key, name string, ledger *crashLedger, stop <-chan struct{}) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	call := func(method, path, body string) (int, map[string]any) {
+		req, err := http.NewRequestWithContext(context.Background(), method, base+path, strings.NewReader(body))
+		if err != nil {
+			return 0, nil
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&v)
+		return resp.StatusCode, v
+	}
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		code, v := call(http.MethodPost, "/api/external/applications", createBody)
+		if code != http.StatusCreated {
+			return // the server is gone
+		}
+		a := &crashApp{id: v["application_id"].(string), status: "sent"}
+		ledger.add(a)
+		for i := range 3 {
+			site := fmt.Sprintf("https://%s-%d-%d.example", name, n, i)
+			ledger.send(a, func() { a.inflight = site })
+			if code, _ := call(http.MethodPatch, "/api/external/applications/"+a.id, `{"fields":{"website":"`+site+`"}}`); code != http.StatusOK {
+				return
+			}
+			ledger.ack(a, func() { a.website, a.inflight = site, "" })
+		}
+		ledger.send(a, func() { a.pending, a.between = "submitted", "in_progress" })
+		if code, _ := call(http.MethodPost, "/api/external/test-helpers/applications/"+a.id+"/submit", ""); code != http.StatusOK {
+			return
+		}
+		ledger.ack(a, func() { a.status, a.pending, a.between = "submitted", "", "" })
+		ledger.send(a, func() { a.pending = "approved" })
+		if code, _ := call(http.MethodPost, "/api/external/applications/"+a.id+"/decision", `{"type":"application.approved"}`); code != http.StatusOK {
+			return
+		}
+		ledger.ack(a, func() { a.status, a.pending = "approved", "" })
+	}
+}
+
+// checkLedger reads every application of ledger back and returns how many
+// acknowledged writes are missing: an application that is not there, a
+// website or status that is neither the acknowledged one nor the one in
+// flight at the kill.
+func checkLedger(t *testing.T, p *serveProc, key string, ledger *crashLedger) int {
+	t.Helper()
+	ledger.mu.Lock()
+	defer ledger.mu.Unlock()
+	lost := 0
+	for _, a := range ledger.apps {
+		code, body := p.call(t, http.MethodGet, "/api/external/applications/"+a.id, key, "")
+		if code != http.StatusOK {
+			t.Errorf("application %s: %d %s", a.id, code, body)
+			lost++
+			continue
+		}
+		app := decodeJSON(t, body)
+		fields, _ := app["data"].(map[string]any)["fields"].(map[string]any)
+		website, _ := fields["website"].(string)
+		if website != a.website && (a.inflight == "" || website != a.inflight) {
+			t.Errorf("application %s: website %q, want the acknowledged %q (or %q in flight)", a.id, website, a.website, a.inflight)
+			lost++
+		}
+		if st := app["status"]; st != a.status && (a.pending == "" || st != a.pending) && (a.between == "" || st != a.between) {
+			t.Errorf("application %s: status %v, want the acknowledged %s (or %s in flight)", a.id, st, a.status, a.pending)
+			lost++
+		}
+		// An application sent on is settled: what it acknowledged is final.
+		if a.inflight != "" && website == a.inflight {
+			a.website, a.inflight = website, ""
+		}
+		if st, _ := app["status"].(string); a.pending != "" && (st == a.pending || st == a.between) {
+			a.status = st
+		}
+		a.pending, a.between, a.inflight = "", "", ""
+	}
+	return lost
+}
+
+// allEventIDs lists the ids of every event the API key's organization has.
+func allEventIDs(t *testing.T, p *serveProc, key string) map[string]bool {
+	t.Helper()
+	ids := map[string]bool{}
+	cursor := ""
+	for {
+		path := "/api/external/events?limit=100"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		var page struct {
+			Events []struct {
+				ID string `json:"id"`
+			} `json:"events"`
+			HasMore    bool    `json:"has_more"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal([]byte(p.wantStatus(t, http.StatusOK, http.MethodGet, path, key, "")), &page); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page.Events {
+			ids[e.ID] = true
+		}
+		if !page.HasMore || page.NextCursor == nil {
+			return ids
+		}
+		cursor = *page.NextCursor
+	}
+}
