@@ -765,7 +765,7 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	jane.typeInto("email", "tom@northwind.example")
 	jane.typeInto("name", "Tom Baker")
 	jane.clickAndWait("invite")
-	jane.wantText("The invitation has been sent.", "Tom Baker")
+	jane.wantText("An invitation has been sent to tom@northwind.example.", "Tom Baker", "Invited: has not confirmed their email yet")
 	jane.shot("collaborators")
 
 	tom := b.privateTab(t, "tom")

@@ -407,10 +407,17 @@ var notices = map[string]string{
 }
 
 // notice is the message a redirect asked for. A saved person or related
-// company is named, looked up by the id in the query (never text from the
-// query itself): "Samuel Lee has been saved".
+// company, or an invited colleague, is named, looked up by the id in the
+// query (never text from the query itself): "Samuel Lee has been saved".
 func notice(c echo.Context) string {
 	code := c.QueryParam("done")
+	if v := visitorOf(c); v != nil && code == "invited" {
+		for _, p := range v.App.Participants {
+			if p.ID == c.QueryParam("id") {
+				return "An invitation has been sent to " + p.Email + "."
+			}
+		}
+	}
 	if v := visitorOf(c); v != nil && (code == "person" || code == "entity") {
 		id := c.QueryParam("id")
 		if p := v.App.Data.Person(id); code == "person" && p != nil {

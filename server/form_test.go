@@ -175,6 +175,16 @@ func wantRedirect(t *testing.T, w *httptest.ResponseRecorder, location string) {
 	}
 }
 
+// wantInvited asserts a redirect to the collaborators page after an
+// invitation, naming the invited participant by their id.
+func wantInvited(t *testing.T, w *httptest.ResponseRecorder, base string) {
+	t.Helper()
+	prefix := base + "/collaborators?done=invited&id="
+	if loc := w.Header().Get("Location"); w.Code != http.StatusSeeOther || !strings.HasPrefix(loc, prefix) || len(loc) == len(prefix) {
+		t.Errorf("got %d to %q, want 303 to %s{id}\n%s", w.Code, loc, prefix, w.Body)
+	}
+}
+
 // wantSaved asserts a redirect to the people page after saving a record
 // of kind (person, entity, ownership), naming the record by its id.
 func wantSaved(t *testing.T, w *httptest.ResponseRecorder, base, kind string) {
@@ -905,7 +915,7 @@ func TestFormSubmission(t *testing.T) {
 
 	// A collaborator cannot submit.
 	w = a.post("/collaborators", url.Values{"email": {"sean@emerald.example"}, "name": {"Seán"}})
-	wantRedirect(t, w, a.base+"/collaborators?done=invited")
+	wantInvited(t, w, a.base)
 	var seanLink string
 	for _, p := range e.apiApp(t, id)["participants"].([]any) {
 		if p := p.(map[string]any); p["email"] == "sean@emerald.example" {
@@ -984,7 +994,10 @@ func TestFormCollaborators(t *testing.T) {
 	a.get("/collaborators")
 	wantPage(t, a.post("/collaborators", url.Values{"email": {"nope"}}), http.StatusBadRequest, onboarding.ErrCollaboratorEmail.Message)
 	wantPage(t, a.post("/collaborators", url.Values{"email": {"JANE@northwind.example"}}), http.StatusBadRequest, "JANE@northwind.example already has a link to this application.")
-	wantRedirect(t, a.post("/collaborators", url.Values{"email": {"tom@northwind.example"}, "name": {"Tom"}}), a.base+"/collaborators?done=invited")
+	w := a.post("/collaborators", url.Values{"email": {"tom@northwind.example"}, "name": {"Tom"}})
+	wantInvited(t, w, a.base)
+	wantPage(t, a.get(strings.TrimPrefix(w.Header().Get("Location"), a.base)), http.StatusOK,
+		"An invitation has been sent to tom@northwind.example.", "Invited: has not confirmed their email yet")
 
 	msgs := e.mail.messages()
 	invite := msgs[len(msgs)-1]
@@ -1174,7 +1187,7 @@ func TestFormSaveKeepsOthersChanges(t *testing.T) {
 	if form.Get("shown.roles") == "" {
 		t.Error("the person page does not say which roles it showed")
 	}
-	wantRedirect(t, a.post("/collaborators", url.Values{"email": {"tom@northwind.example"}}), a.base+"/collaborators?done=invited")
+	wantInvited(t, a.post("/collaborators", url.Values{"email": {"tom@northwind.example"}}), a.base)
 	msgs := e.mail.messages()
 	tom := e.applicantAt(t, msgs[len(msgs)-1].Link)
 	tom.signIn()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -55,7 +56,7 @@ func (s *Server) collaboratorInvite(c echo.Context) error {
 		items := []errorItem{{Message: "The invitation is saved, but the email could not be sent. Share the link below with " + res.Participant.Email + " yourself."}}
 		return s.renderCollaborators(c, v, http.StatusOK, nil, nil, items, res.Link)
 	}
-	return redirectWith(c, formBase(v)+"/collaborators", "invited")
+	return c.Redirect(http.StatusSeeOther, formBase(v)+"/collaborators?done=invited&id="+url.QueryEscape(res.Participant.ID))
 }
 
 func (s *Server) collaboratorRemove(c echo.Context) error {
