@@ -129,7 +129,23 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// badgerOptions are the options of every database of a data directory.
+// badgerOptions are the options of every database of a data directory,
+// chosen for a small server that must survive a crash with every
+// acknowledged write and stay within a modest memory budget:
+//   - SyncWrites: every commit is fsynced before it is acknowledged (the
+//     API's "acknowledged means durable").
+//   - NumVersionsToKeep 1: no reads of older versions; compaction drops
+//     them.
+//   - MemTableSize 16 MiB (Badger's default is 64 MiB): the write buffers
+//     are the largest fixed cost; records are a few KiB, so 16 MiB holds
+//     thousands of writes between flushes.
+//   - ValueLogFileSize 64 MiB: smaller files are garbage-collected sooner
+//     (the default is 1 GiB).
+//   - BlockCacheSize 32 MiB and IndexCacheSize 16 MiB: reads are point
+//     lookups and short scans of recent records, which these caches hold;
+//     the rest comes from the page cache.
+//   - DetectConflicts: UpdateApplication's read-modify-write transactions
+//     rely on it.
 func badgerOptions(dir string, log *slog.Logger) badger.Options {
 	return badger.DefaultOptions(dir).
 		WithSyncWrites(true).
