@@ -44,9 +44,9 @@ type localAdmin struct {
 
 // withAdmin runs fn against the running server when one holds the data
 // directory, else against the store opened directly; both run the same
-// Service code.
+// Service code. The data directory must exist (see existingConfig).
 func (e *env) withAdmin(fn func(context.Context, admin) error) error {
-	cfg, err := e.config(nil)
+	cfg, err := e.existingConfig()
 	if err != nil {
 		return err
 	}

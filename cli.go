@@ -4,25 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/alecthomas/kong"
 )
 
 // CLI is onboard's command line (DESIGN §4).
 type CLI struct {
-	Config  string `help:"Configuration file (TOML). Without one, the embedded sandbox defaults are used." env:"ONBOARD_CONFIG" placeholder:"FILE"`
-	DataDir string `help:"Data directory; overrides data_dir of the configuration." placeholder:"DIR"`
+	Config  string           `help:"Configuration file (TOML). Without one, the embedded sandbox defaults are used." env:"ONBOARD_CONFIG" placeholder:"FILE"`
+	DataDir string           `help:"Data directory; overrides data_dir of the configuration. Every command but serve and restore needs it to exist." placeholder:"DIR"`
+	Version kong.VersionFlag `help:"Print the version and exit."`
 
-	Serve    ServeCmd    `cmd:"" help:"Run the API server."`
-	Keys     KeysCmd     `cmd:"" help:"Create, list and revoke API keys."`
-	Apps     AppsCmd     `cmd:"" help:"Export applications and verify their activity logs."`
-	Docs     DocsCmd     `cmd:"" help:"Force or skip an application's document requirement."`
-	Webhooks WebhooksCmd `cmd:"" help:"Register webhook endpoints, see their deliveries, redeliver events."`
-	Registry RegistryCmd `cmd:"" help:"Work with the company registries."`
-	Backup   BackupCmd   `cmd:"" help:"Write a backup archive of the data directory, also while serve runs."`
-	Restore  RestoreCmd  `cmd:"" help:"Restore a backup archive into a new, empty data directory."`
-	Blobs    BlobsCmd    `cmd:"" help:"Remove stored files that no record refers to."`
-	Version  VersionCmd  `cmd:"" help:"Print the version."`
+	Serve      ServeCmd      `cmd:"" help:"Run the API server."`
+	Keys       KeysCmd       `cmd:"" help:"Create, list and revoke API keys."`
+	Apps       AppsCmd       `cmd:"" help:"Export applications and verify their activity logs."`
+	Docs       DocsCmd       `cmd:"" help:"Force or skip an application's document requirement."`
+	Webhooks   WebhooksCmd   `cmd:"" help:"Register webhook endpoints, see their deliveries, redeliver events."`
+	Registry   RegistryCmd   `cmd:"" help:"Work with the company registries."`
+	Backup     BackupCmd     `cmd:"" help:"Write a backup archive of the data directory, also while serve runs."`
+	Restore    RestoreCmd    `cmd:"" help:"Restore a backup archive into a new, empty data directory."`
+	Blobs      BlobsCmd      `cmd:"" help:"Remove stored files that no record refers to."`
+	ConfigCmd  ConfigCmd     `cmd:"" name:"config" help:"Check a configuration file."`
+	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the version."`
+	Help       HelpCmd       `cmd:"" help:"Show help for onboard or one of its commands."`
+	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh or fish)."`
 }
 
 // env is what every command's Run receives: the command line's globals and
@@ -33,11 +38,15 @@ type env struct {
 	stderr io.Writer
 }
 
-// config is how every command gets its configuration: the file (or the
+// usageError is a command line that parsed but makes no sense: it exits 2,
+// as a parse error does.
+type usageError struct{ error }
+
+// loadConfig is how every command gets its configuration: the file (or the
 // sandbox defaults), then the command line's overrides, --data-dir first
 // and then the command's own flags through override (nil when it has none),
-// validated as a whole.
-func (e *env) config(override func(*Config)) (Config, error) {
+// validated as a whole. An empty public_url stays empty: see config.
+func (e *env) loadConfig(override func(*Config)) (Config, error) {
 	cfg, err := LoadConfig(e.cli.Config)
 	if err != nil {
 		return Config{}, err
@@ -54,24 +63,67 @@ func (e *env) config(override func(*Config)) (Config, error) {
 	return cfg, nil
 }
 
+// config is loadConfig with public_url resolved: when the configuration
+// leaves it empty, links follow the listen address.
+func (e *env) config(override func(*Config)) (Config, error) {
+	cfg, err := e.loadConfig(override)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.PublicURL = cfg.linkBase(cfg.Listen)
+	return cfg, nil
+}
+
+// existingConfig is config for the commands that work on a data directory
+// that must already exist: every one but serve (which creates it on its
+// first start) and restore (which creates it). A mistyped --data-dir or
+// data_dir is refused instead of silently starting a new, empty store.
+func (e *env) existingConfig() (Config, error) {
+	cfg, err := e.config(nil)
+	if err != nil {
+		return Config{}, err
+	}
+	fi, err := os.Stat(cfg.DataDir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return Config{}, fmt.Errorf("data directory %s does not exist (check --data-dir or data_dir; onboard serve creates it on its first start)", cfg.DataDir)
+	case err != nil:
+		return Config{}, fmt.Errorf("data directory: %w", err)
+	case !fi.IsDir():
+		return Config{}, fmt.Errorf("data directory %s is not a directory", cfg.DataDir)
+	}
+	return cfg, nil
+}
+
+// newParser builds the command line's parser on cli, writing to stdout and
+// stderr and reporting an exit (--help, --version) through exit.
+func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, error) {
+	return kong.New(cli,
+		kong.Name("onboard"),
+		kong.Description("Self-hosted Partner Onboarding API (KYB)."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(exit),
+		kong.Vars{"version": versionLine()},
+	)
+}
+
 // runCLI parses args and runs the command they name; see run for the exit
 // codes.
 func runCLI(args []string, stdout, stderr io.Writer) int {
 	var cli CLI
 	exit := -1
-	parser, err := kong.New(&cli,
-		kong.Name("onboard"),
-		kong.Description("Self-hosted Partner Onboarding API (KYB)."),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { exit = code }),
-	)
+	parser, err := newParser(&cli, stdout, stderr, func(code int) {
+		if exit < 0 {
+			exit = code
+		}
+	})
 	if err != nil {
 		fmt.Fprintln(stderr, "onboard:", err)
 		return 1
 	}
 	kctx, err := parser.Parse(args)
 	if exit >= 0 {
-		return exit // --help
+		return exit // --help, --version
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "onboard:", err)
@@ -87,6 +139,10 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := kctx.Run(&env{cli: &cli, stdout: stdout, stderr: stderr}); err != nil {
 		fmt.Fprintln(stderr, "onboard:", err)
+		var uerr usageError
+		if errors.As(err, &uerr) {
+			return 2
+		}
 		return 1
 	}
 	return 0

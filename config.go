@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +32,8 @@ type Config struct {
 	Metrics       MetricsConfig  `toml:"metrics"`
 	Organizations []OrgConfig    `toml:"organizations"`
 
-	dir string // directory of the file, for relative form paths
+	dir     string   // directory of the file, for relative form paths
+	unknown []string // keys of the file that mean nothing, for Validate
 }
 
 // RegistryConfig is the [registry] table.
@@ -115,14 +118,30 @@ type RFIAgentConfig struct {
 // Duration is a time.Duration written in TOML as a string such as "10s".
 type Duration struct{ time.Duration }
 
-// UnmarshalText parses a Go duration string.
+// notADuration marks a Duration whose text in the file was not one, for
+// Validate to report with every other problem of the file rather than
+// stopping the decoding at the first.
+const notADuration = time.Duration(math.MinInt64)
+
+// UnmarshalText parses a Go duration string; other text leaves
+// notADuration.
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("invalid duration %q (use a form such as 10s, 5m or 2h)", b)
+		v = notADuration
 	}
 	d.Duration = v
 	return nil
+}
+
+// check notes a problem on p when the file's text for key was not a
+// duration, and reports whether the duration is valid.
+func (d Duration) check(key string, p *onboarding.Problems) bool {
+	if d.Duration == notADuration {
+		p.Note(key, "%s is not a duration: use a form such as 10s, 5m or 2h", key)
+		return false
+	}
+	return true
 }
 
 // MarshalText writes the duration as a Go duration string.
@@ -137,7 +156,7 @@ func DefaultConfig() Config {
 	return Config{
 		Environment: "sandbox",
 		Listen:      "127.0.0.1:8080",
-		PublicURL:   "http://127.0.0.1:8080",
+		PublicURL:   "", // links follow listen: http://127.0.0.1:8080
 		DataDir:     "./data",
 		Registry: RegistryConfig{Mode: "fixtures", Timeout: Duration{8 * time.Second},
 			CompaniesHouseURL: registry.DefaultCompaniesHouseBaseURL, CROURL: registry.DefaultCROBaseURL},
@@ -166,9 +185,11 @@ func DefaultConfig() Config {
 const SandboxRFIAgentID = "5a1d0b7e-3c2f-4e8a-9b6d-0f4c8e2a7d31"
 
 // LoadConfig returns the defaults overlaid with the file at path (none when
-// path is empty). Unknown keys are errors, so a typo cannot silently fall
-// back to a default. A file that declares organizations replaces the
-// sandbox organization; one that declares none keeps it.
+// path is empty). Unknown keys are problems that Validate reports with
+// every other one, so a typo cannot silently fall back to a default. A file
+// that declares organizations replaces the sandbox organization; one that
+// declares none keeps it. Only a file that cannot be read or is not TOML
+// (or gives a key a value of the wrong type) fails here.
 func LoadConfig(path string) (Config, error) {
 	cfg := DefaultConfig()
 	if path == "" {
@@ -189,12 +210,8 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("configuration %s: %w", path, err)
 	}
-	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		keys := make([]string, len(undecoded))
-		for i, k := range undecoded {
-			keys[i] = k.String()
-		}
-		return Config{}, fmt.Errorf("configuration %s: unknown keys: %s", path, strings.Join(keys, ", "))
+	for _, k := range md.Undecoded() {
+		cfg.unknown = append(cfg.unknown, k.String())
 	}
 	if !md.IsDefined("organizations") {
 		cfg.Organizations = sandbox
@@ -212,6 +229,28 @@ func LoadConfig(path string) (Config, error) {
 	}
 	cfg.dir = filepath.Dir(abs)
 	return cfg, nil
+}
+
+// linkBase is the base URL of applicant links: public_url, or when that is
+// empty the http URL of listen, the address actually listened on (whose
+// port may have been 0). An unspecified host (":8080", "0.0.0.0:8080")
+// becomes the loopback address: an address applicants elsewhere reach has
+// to be set as public_url.
+func (c *Config) linkBase(listen string) string {
+	if c.PublicURL != "" {
+		return c.PublicURL
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "http://" + listen
+	}
+	switch ip := net.ParseIP(host); {
+	case host == "" || (ip != nil && ip.To4() != nil && ip.IsUnspecified()):
+		host = "127.0.0.1"
+	case ip != nil && ip.IsUnspecified():
+		host = "::1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // domainOrganizations builds the domain's organizations, loading each form once.

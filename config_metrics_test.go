@@ -16,8 +16,8 @@ func TestMetricsConfig(t *testing.T) {
 	if diff := cmp.Diff(MetricsConfig{Listen: "127.0.0.1:9090"}, cfg.Metrics); diff != "" {
 		t.Errorf("metrics table (-want +got):\n%s", diff)
 	}
-	if _, _, err := loadConfigText(t, "[metrics]\npath = \"/m\"\n"); err == nil || !strings.HasSuffix(err.Error(), "unknown keys: metrics.path") {
-		t.Errorf("unknown key: error %v", err)
+	if cfg, _, err := loadConfigText(t, "[metrics]\npath = \"/m\"\n"); err != nil || errText(cfg.Validate()) != "unknown key metrics.path (config.example.toml lists every key)" {
+		t.Errorf("unknown key: LoadConfig error %v, Validate %v", err, cfg.Validate())
 	}
 
 	tests := []struct {

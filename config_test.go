@@ -204,12 +204,49 @@ id = "acme"
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, path, err := loadConfigText(t, tt.content)
-			want := "configuration " + path + ": unknown keys: " + tt.key
-			if diff := cmp.Diff(want, errText(err)); diff != "" {
-				t.Errorf("LoadConfig error (-want +got):\n%s", diff)
+			cfg, _, err := loadConfigText(t, tt.content)
+			if err != nil {
+				t.Fatalf("LoadConfig: %v", err)
+			}
+			// The unknown key comes first, among every other problem.
+			first, _, _ := strings.Cut(errText(cfg.Validate()), "\n")
+			want := "unknown key " + tt.key + " (config.example.toml lists every key)"
+			if diff := cmp.Diff(want, first); diff != "" {
+				t.Errorf("first problem (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestValidateListsEveryProblemOfAFile: unknown keys, values that are not
+// durations and invalid values are reported together, in one error.
+func TestValidateListsEveryProblemOfAFile(t *testing.T) {
+	cfg, _, err := loadConfigText(t, `
+enviroment = "production"
+listen = "8080"
+[registry]
+timeout = "soon"
+colour = "blue"
+[limits]
+burst = 0
+session_timeout = "forever"
+[webhooks]
+retry_schedule = ["0s", "later"]
+`)
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	want := []string{
+		"unknown key enviroment (config.example.toml lists every key)",
+		"unknown key registry.colour (config.example.toml lists every key)",
+		`listen "8080" is not host:port`,
+		"registry.timeout is not a duration: use a form such as 10s, 5m or 2h",
+		"limits.burst must be at least 1",
+		"limits.session_timeout is not a duration: use a form such as 10s, 5m or 2h",
+		"webhooks.retry_schedule[1] is not a duration: use a form such as 10s, 5m or 2h",
+	}
+	if diff := cmp.Diff(want, strings.Split(errText(cfg.Validate()), "\n")); diff != "" {
+		t.Errorf("Validate problems (-want +got):\n%s", diff)
 	}
 }
 
@@ -222,7 +259,6 @@ func TestLoadConfigFileErrors(t *testing.T) {
 		name, content, want string
 	}{
 		{"not TOML", "environment = \n", "configuration %s: toml:"},
-		{"bad duration", "[registry]\ntimeout = \"soon\"\n", `invalid duration "soon"`},
 		{"wrong type", "listen = 8080\n", "configuration %s: toml:"},
 	}
 	for _, tt := range tests {
@@ -334,12 +370,13 @@ func TestValidate(t *testing.T) {
 	}{
 		{"default", func(*Config) {}, nil},
 		{"production with live registry and credentials", func(c *Config) {
-			c.Environment = "production"
+			c.Environment, c.PublicURL = "production", "https://onboarding.example.com"
 			c.Registry = RegistryConfig{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
 			c.Mail = MailConfig{SMTPURL: "smtp://u:p@mail.example:587", From: "ops@example.com"}
 		}, nil},
 		{"registry URLs over http in production", func(c *Config) {
-			c.Environment = "production"
+			c.Environment, c.PublicURL = "production", "https://onboarding.example.com"
+			c.Registry = RegistryConfig{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
 			c.Registry.CompaniesHouseURL = "http://ch-proxy.internal"
 			c.Registry.CROURL = "ftp://cro.example"
 		}, []string{
@@ -380,7 +417,15 @@ func TestValidate(t *testing.T) {
 			[]string{"mail.from is required when mail.smtp_url is set"}},
 		{"sandbox without from", func(c *Config) { c.Mail.From = "" },
 			[]string{"mail.from is required in sandbox: the outbox writes messages from it"}},
-		{"production without smtp_url or from", func(c *Config) { c.Environment, c.Mail.From = "production", "" }, nil},
+		{"production without smtp_url or from", func(c *Config) {
+			c.Environment, c.PublicURL, c.Mail.From = "production", "https://onboarding.example.com", ""
+			c.Registry = RegistryConfig{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
+		}, nil},
+		{"production with the sandbox's fixtures and links following listen", func(c *Config) { c.Environment = "production" }, []string{
+			"public_url is required in production: applicant links must use the address applicants reach",
+			`registry.mode "fixtures" answers from the sandbox's recorded companies: production needs registry.mode = "live" with its credentials`,
+		}},
+		{"public_url left empty in sandbox", func(c *Config) { c.PublicURL = "" }, nil},
 		{"from not an address", func(c *Config) { c.Mail.From = "Onboarding" },
 			[]string{`mail.from "Onboarding" is not an email address such as "Onboarding <onboarding@example.com>"`}},
 		{"too short registry.timeout", func(c *Config) { c.Registry.Timeout = Duration{time.Microsecond} },
@@ -443,7 +488,8 @@ func TestValidate(t *testing.T) {
 		{"terms_url with credentials", func(c *Config) { c.Organizations[0].TermsURL = "https://u:p@acme.example/terms" },
 			[]string{`organization "default": terms_url "https://u:p@acme.example/terms" must be an absolute http or https URL without credentials`}},
 		{"terms_url over http in production", func(c *Config) {
-			c.Environment = "production"
+			c.Environment, c.PublicURL = "production", "https://onboarding.example.com"
+			c.Registry = RegistryConfig{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
 			c.Organizations[0].TermsURL = "http://acme.example/terms"
 		}, []string{`organization "default": terms_url must be an https URL in production`}},
 		{"rfi agent id not a UUID", func(c *Config) {

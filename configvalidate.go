@@ -23,9 +23,13 @@ var (
 )
 
 // Validate checks the whole configuration and reports every problem at once,
-// each naming the key to fix, table by table in the order of the file.
+// each naming the key to fix: the file's unknown keys first, then table by
+// table in the order of the file.
 func (c *Config) Validate() error {
 	var p onboarding.Problems
+	for _, k := range c.unknown {
+		p.Note("unknown", "unknown key %s (config.example.toml lists every key)", k)
+	}
 	c.validateServer(&p)
 	c.Registry.validate(c.Environment, &p)
 	c.Mail.validate(c.Environment, &p)
@@ -46,7 +50,12 @@ func (c *Config) validateServer(p *onboarding.Problems) {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		p.Note("server", "listen %q is not host:port", c.Listen)
 	}
-	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	switch u, err := url.Parse(c.PublicURL); {
+	case c.PublicURL == "" && c.Environment == "production":
+		p.Note("server", "public_url is required in production: applicant links must use the address applicants reach")
+	case c.PublicURL == "":
+		// Links follow listen.
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "":
 		p.Note("server", "public_url %q must be an absolute http or https URL without query or fragment", c.PublicURL)
 	}
 	if c.DataDir == "" {
@@ -58,6 +67,9 @@ func (c *Config) validateServer(p *onboarding.Problems) {
 func (r *RegistryConfig) validate(environment string, p *onboarding.Problems) {
 	switch r.Mode {
 	case "fixtures":
+		if environment == "production" {
+			p.Note("registry", "registry.mode \"fixtures\" answers from the sandbox's recorded companies: production needs registry.mode = \"live\" with its credentials")
+		}
 	case "live":
 		if r.CompaniesHouseAPIKey == "" || r.CROEmail == "" || r.CROAPIKey == "" {
 			p.Note("registry", "registry.mode \"live\" needs registry.companies_house_api_key, registry.cro_email and registry.cro_api_key")
@@ -80,7 +92,7 @@ func (r *RegistryConfig) validate(environment string, p *onboarding.Problems) {
 			p.Note("registry", "%s must be an https URL in production: registry credentials travel with every request", u.key)
 		}
 	}
-	if r.Timeout.Duration < time.Millisecond || r.Timeout.Duration > time.Minute {
+	if r.Timeout.check("registry.timeout", p) && (r.Timeout.Duration < time.Millisecond || r.Timeout.Duration > time.Minute) {
 		p.Note("registry", "registry.timeout must be between 1ms and 1m, not %s", r.Timeout)
 	}
 }
@@ -118,7 +130,7 @@ func (l *LimitsConfig) validate(p *onboarding.Problems) {
 	if l.MaxUploadBytes < 1024 {
 		p.Note("limits", "limits.max_upload_bytes must be at least 1024")
 	}
-	if l.SessionTimeout.Duration < 10*time.Second || l.SessionTimeout.Duration > 7*24*time.Hour {
+	if l.SessionTimeout.check("limits.session_timeout", p) && (l.SessionTimeout.Duration < 10*time.Second || l.SessionTimeout.Duration > 7*24*time.Hour) {
 		p.Note("limits", "limits.session_timeout must be between 10s and 168h, not %s", l.SessionTimeout)
 	}
 }
@@ -128,15 +140,15 @@ func (w *WebhooksConfig) validate(p *onboarding.Problems) {
 	switch {
 	case len(w.RetrySchedule) == 0:
 		p.Note("webhooks", "webhooks.retry_schedule must list at least one attempt")
-	case w.RetrySchedule[0].Duration != 0:
+	case w.RetrySchedule[0].Duration != notADuration && w.RetrySchedule[0].Duration != 0:
 		p.Note("webhooks", "webhooks.retry_schedule[0] must be \"0s\": the first attempt is made as soon as the event commits")
 	}
 	for i, d := range w.RetrySchedule {
-		if d.Duration < 0 {
+		if d.check(fmt.Sprintf("webhooks.retry_schedule[%d]", i), p) && d.Duration < 0 {
 			p.Note("webhooks", "webhooks.retry_schedule[%d] must not be negative", i)
 		}
 	}
-	if w.Timeout.Duration <= 0 {
+	if w.Timeout.check("webhooks.timeout", p) && w.Timeout.Duration <= 0 {
 		p.Note("webhooks", "webhooks.timeout must be positive")
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+
+	"github.com/alecthomas/kong"
 
 	"onboard/server"
 )
@@ -20,19 +23,43 @@ type KeysCmd struct {
 
 // KeysCreateCmd creates an API key.
 type KeysCreateCmd struct {
-	Org       string        `help:"Organization the key belongs to." required:""`
-	Name      string        `help:"A name that says who uses the key." required:""`
-	Scope     []string      `help:"Scope to grant (repeatable): applications:create, applications:read, applications:write, rfi:create, rfi:read, events:read. Default: all, including scopes added by later versions."`
-	ExpiresIn time.Duration `help:"Lifetime, such as 720h. Default: no expiry." name:"expires-in"`
+	Org       string         `help:"Organization the key belongs to." required:""`
+	Name      string         `help:"A name that says who uses the key." required:""`
+	Scope     scopeList      `help:"Scope to grant (repeatable, or comma-separated): applications:create, applications:read, applications:write, rfi:create, rfi:read, events:read. Default: all, including scopes added by later versions." placeholder:"SCOPE"`
+	ExpiresIn *time.Duration `help:"Lifetime, such as 720h. Default: no expiry." name:"expires-in" placeholder:"DURATION"`
+}
+
+// scopeList is the value of --scope: scopes, none of them empty. An empty
+// --scope is refused rather than read as "no scope given", which would
+// grant every scope.
+type scopeList []string
+
+// Decode reads one --scope value, comma-separated scopes.
+func (s *scopeList) Decode(ctx *kong.DecodeContext) error {
+	var value string
+	if err := ctx.Scan.PopValueInto("scope", &value); err != nil {
+		return err
+	}
+	for part := range strings.SplitSeq(value, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return fmt.Errorf("a scope must not be empty (leave --scope out for a key with every scope)")
+		}
+		*s = append(*s, part)
+	}
+	return nil
 }
 
 // Run prints the key alone on stdout and its details on stderr.
 func (c *KeysCreateCmd) Run(e *env) error {
-	if c.ExpiresIn < 0 {
-		return fmt.Errorf("--expires-in must be positive")
+	if c.ExpiresIn != nil && *c.ExpiresIn <= 0 {
+		return usageError{fmt.Errorf("--expires-in must be a positive duration such as 720h (leave it out for a key that does not expire)")}
+	}
+	if strings.ContainsFunc(c.Name, unicode.IsControl) {
+		return usageError{fmt.Errorf("--name must not contain control characters such as tabs or line breaks")}
 	}
 	req := server.AdminCreateKey{OrgID: c.Org, Name: c.Name, Scopes: c.Scope}
-	if c.ExpiresIn > 0 {
+	if c.ExpiresIn != nil {
 		req.ExpiresIn = c.ExpiresIn.String()
 	}
 	return e.withAdmin(func(ctx context.Context, a admin) error {
@@ -90,13 +117,37 @@ func when(t *time.Time) string {
 
 // KeysRevokeCmd revokes an API key.
 type KeysRevokeCmd struct {
-	KeyID string `arg:"" name:"KEY_ID" help:"The key's client id, as keys list shows it."`
+	KeyID string `arg:"" name:"KEY_ID" help:"The key's client id, as keys list shows it (a full key is accepted too; only its client id is used or shown)."`
+}
+
+// clientID is the client id KEY_ID names, and whether KEY_ID was a full
+// key (svc_{client_id}.{secret}), whose secret must never be printed back.
+func (c *KeysRevokeCmd) clientID() (id string, full bool) {
+	id, _, full = strings.Cut(c.KeyID, ".")
+	return strings.TrimPrefix(id, "svc_"), full
 }
 
 // Run revokes the key; a running server refuses it from the next request.
+// Revoking a revoked key changes nothing and says so; it still succeeds,
+// since the key is revoked as asked.
 func (c *KeysRevokeCmd) Run(e *env) error {
+	id, full := c.clientID()
+	if full {
+		fmt.Fprintf(e.stderr, "Note: KEY_ID is the key's client id (%s); a full key is a secret, keep it out of command lines and shell history.\n", id)
+	}
 	return e.withAdmin(func(ctx context.Context, a admin) error {
-		k, err := a.RevokeKey(ctx, c.KeyID)
+		keys, err := a.ListKeys(ctx, "")
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if k.ClientID == id && k.RevokedAt != nil {
+				fmt.Fprintf(e.stdout, "API key %s (organization %q, name %q) was already revoked at %s; nothing changed.\n",
+					k.ClientID, k.OrgID, k.Name, k.RevokedAt.UTC().Format(time.RFC3339))
+				return nil
+			}
+		}
+		k, err := a.RevokeKey(ctx, id)
 		if err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ func (c *ServeCmd) override(cfg *Config) {
 
 // Run serves until SIGINT or SIGTERM, then lets in-flight requests finish.
 func (c *ServeCmd) Run(e *env) error {
-	cfg, err := e.config(c.override)
+	cfg, err := e.loadConfig(c.override)
 	if err != nil {
 		return err
 	}
@@ -51,18 +51,31 @@ func (c *ServeCmd) Run(e *env) error {
 		stop()
 	}()
 
+	// Listen first: without public_url, links follow the address actually
+	// listened on (listen's port may be 0). A start that fails here (port
+	// taken) touches no data directory.
+	api, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	cfg.PublicURL = cfg.linkBase(listenedAt(cfg.Listen, api.Addr()))
+
 	metrics := newServeMetrics()
 	a, err := openMeteredApp(cfg, log, metrics)
 	if err != nil {
+		api.Close()
 		return err
 	}
 	defer a.close(e.stderr)
 	metrics.watchStore(a.store, outboxRefresh)
 
 	// Listen before creating the sandbox key, so that a start that fails
-	// (port taken) does not use up the one-time key.
-	api, admin, err := listen(cfg)
+	// (metrics port taken) does not use up the one-time key. The admin
+	// socket comes after the store: only the holder of its lock may
+	// replace a stale socket.
+	admin, err := listenAdmin(adminSocket(cfg))
 	if err != nil {
+		api.Close()
 		return err
 	}
 	metricsLn, err := listenMetrics(cfg)
@@ -99,18 +112,16 @@ func (c *ServeCmd) Run(e *env) error {
 	return err
 }
 
-// listen opens the API's listener and the admin socket.
-func listen(cfg Config) (api, admin net.Listener, err error) {
-	api, err = net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return nil, nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+// listenedAt is the address links follow without public_url: the host of
+// listen as configured (so ":8080" stays unspecified rather than "[::]"),
+// the port actually listened on.
+func listenedAt(listen string, addr net.Addr) string {
+	host, _, err := net.SplitHostPort(listen)
+	_, port, err2 := net.SplitHostPort(addr.String())
+	if err != nil || err2 != nil {
+		return addr.String()
 	}
-	admin, err = listenAdmin(adminSocket(cfg))
-	if err != nil {
-		api.Close()
-		return nil, nil, err
-	}
-	return api, admin, nil
+	return net.JoinHostPort(host, port)
 }
 
 // serveWithJobs runs the server until ctx ends, with the background jobs

@@ -437,7 +437,7 @@ func TestServeBootstrapKey(t *testing.T) {
 	t.Parallel()
 	t.Run("after keys list", func(t *testing.T) {
 		t.Parallel()
-		data := filepath.Join(t.TempDir(), "data")
+		data := newDataDir(t)
 		mustRun(t, "keys", "list", "--data-dir", data)
 		p := startServe(t, "--data-dir", data)
 		key := p.waitForKey(t)
@@ -448,7 +448,7 @@ func TestServeBootstrapKey(t *testing.T) {
 	})
 	t.Run("after keys create", func(t *testing.T) {
 		t.Parallel()
-		data := filepath.Join(t.TempDir(), "data")
+		data := newDataDir(t)
 		createKey(t, "--data-dir", data, "--org", "default", "--name", "ops")
 		p := startServe(t, "--data-dir", data)
 		if code := p.stop(t); code != 0 {
@@ -465,7 +465,7 @@ func TestServeProduction(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "onboard.toml")
-	if err := os.WriteFile(config, []byte("environment = \"production\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(config, []byte(productionConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")

@@ -42,7 +42,7 @@ func TestServeTestHelpers(t *testing.T) {
 
 	dir := t.TempDir()
 	config := filepath.Join(dir, "onboard.toml")
-	if err := os.WriteFile(config, []byte("environment = \"production\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(config, []byte(productionConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	prod := startServe(t, "--config", config, "--data-dir", filepath.Join(dir, "data"))

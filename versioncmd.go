@@ -9,8 +9,16 @@ import (
 // VersionCmd prints the version.
 type VersionCmd struct{}
 
-// Run prints the module version, the VCS revision when known, and the Go version.
+// Run prints versionLine.
 func (VersionCmd) Run(e *env) error {
+	fmt.Fprintln(e.stdout, versionLine())
+	return nil
+}
+
+// versionLine is what onboard version and onboard --version print: the
+// module version, the VCS revision when known, the Go version and the
+// platform.
+func versionLine() string {
 	revision := ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
@@ -19,8 +27,7 @@ func (VersionCmd) Run(e *env) error {
 			}
 		}
 	}
-	fmt.Fprintf(e.stdout, "onboard %s%s %s %s/%s\n", version(), revision, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return nil
+	return fmt.Sprintf("onboard %s%s %s %s/%s", version(), revision, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // version is the module version of the binary, "(devel)" when it was not

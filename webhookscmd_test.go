@@ -192,7 +192,7 @@ func TestWebhooksUsage(t *testing.T) {
 // the data directory themselves, and nothing is delivered.
 func TestWebhooksDirect(t *testing.T) {
 	t.Parallel()
-	webhooksScenario(t, filepath.Join(t.TempDir(), "data"), nil)
+	webhooksScenario(t, newDataDir(t), nil)
 }
 
 // TestWebhooksWhileServing runs the webhooks commands while serve holds the
@@ -430,10 +430,10 @@ func TestWebhooksProduction(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "onboard.toml")
-	if err := os.WriteFile(config, []byte("environment = \"production\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(config, []byte(productionConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dd := []string{"--config", config, "--data-dir", filepath.Join(dir, "data")}
+	dd := []string{"--config", config, "--data-dir", newDataDir(t)}
 	for _, tt := range []struct {
 		url  string
 		want string // in the message, after its prefix
