@@ -24,7 +24,7 @@ func (c *BlobsSweepCmd) Run(e *env) error {
 	if c.Grace < 0 {
 		return fmt.Errorf("--grace must not be negative, not %s", c.Grace)
 	}
-	cfg, err := e.config(nil)
+	cfg, err := e.existingConfig()
 	if err != nil {
 		return err
 	}

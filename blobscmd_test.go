@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,5 +102,13 @@ func TestBlobsSweep(t *testing.T) {
 	}
 	if r := runBinary(t, "blobs", "sweep", "--data-dir", data, "--grace=-1s"); r.code == 0 || r.stderr != "onboard: --grace must not be negative, not -1s\n" {
 		t.Errorf("a negative grace: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// A mistyped data directory is refused, not created empty.
+	missing := filepath.Join(t.TempDir(), "nowhere")
+	if r := runBinary(t, "blobs", "sweep", "--data-dir", missing); r.code != 1 || !strings.Contains(r.stderr, "data directory "+missing+" does not exist") {
+		t.Errorf("a missing data directory: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("blobs sweep created the missing data directory")
 	}
 }

@@ -218,7 +218,7 @@ func TestServeMetrics(t *testing.T) {
 	}
 
 	body := p.wantStatus(t, http.StatusOK, "GET", "/readyz", "", "")
-	wantReady := map[string]any{"status": "ok", "checks": map[string]any{"store": "ok", "registry_documents": "ok", "webhook_delivery": "ok", "rfi_expiry": "ok"}}
+	wantReady := map[string]any{"status": "ok", "checks": map[string]any{"store": "ok", "registry_documents": "ok", "webhook_delivery": "ok", "rfi_expiry": "ok", "blob_sweep": "ok"}}
 	if diff := cmp.Diff(wantReady, decodeJSON(t, body)); diff != "" {
 		t.Errorf("readyz (-want +got):\n%s", diff)
 	}
