@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -129,7 +128,10 @@ func TestCrashSafety(t *testing.T) {
 
 	// Every committed event is delivered, each at least once.
 	p = startServe(t, "--config", config, "--data-dir", data)
-	events := allEventIDs(t, p, key)
+	events := map[string]bool{}
+	for _, id := range eventIDs(t, p, key) {
+		events[id] = true
+	}
 	delivered := map[string]bool{}
 	deadline := time.Now().Add(60 * time.Second)
 	for missing := len(events); missing > 0; {
@@ -258,34 +260,4 @@ func checkLedger(t *testing.T, p *serveProc, key string, ledger *crashLedger) in
 		a.pending, a.between, a.inflight = "", "", ""
 	}
 	return lost
-}
-
-// allEventIDs lists the ids of every event the API key's organization has.
-func allEventIDs(t *testing.T, p *serveProc, key string) map[string]bool {
-	t.Helper()
-	ids := map[string]bool{}
-	cursor := ""
-	for {
-		path := "/api/external/events?limit=100"
-		if cursor != "" {
-			path += "&cursor=" + url.QueryEscape(cursor)
-		}
-		var page struct {
-			Events []struct {
-				ID string `json:"id"`
-			} `json:"events"`
-			HasMore    bool    `json:"has_more"`
-			NextCursor *string `json:"next_cursor"`
-		}
-		if err := json.Unmarshal([]byte(p.wantStatus(t, http.StatusOK, http.MethodGet, path, key, "")), &page); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range page.Events {
-			ids[e.ID] = true
-		}
-		if !page.HasMore || page.NextCursor == nil {
-			return ids
-		}
-		cursor = *page.NextCursor
-	}
 }
