@@ -73,35 +73,10 @@
       close();
     }
     // An answer that is no country is kept as typed and marked, as the
-    // server's errors are, so that it is never silently dropped.
+    // server's errors are (form.js), so that it is never silently dropped.
     var errorId = id + "-inline-error";
-    function mark() {
-      var el = document.getElementById(errorId);
-      if (!el) {
-        el = document.createElement("p");
-        el.id = errorId;
-        el.className = "error-message";
-        el.setAttribute("aria-live", "polite");
-        var prefix = document.createElement("span");
-        prefix.className = "visually-hidden";
-        prefix.textContent = "Error: ";
-        el.appendChild(prefix);
-        el.appendChild(document.createTextNode(MESSAGE));
-        wrap.parentNode.insertBefore(el, wrap);
-      }
-      var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
-      if (described.indexOf(errorId) < 0) { described.push(errorId); }
-      input.setAttribute("aria-describedby", described.join(" "));
-      input.setAttribute("aria-invalid", "true");
-    }
-    function unmark() {
-      var el = document.getElementById(errorId);
-      if (!el) { return; }
-      el.remove();
-      var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(function (d) { return d && d !== errorId; });
-      if (described.length) { input.setAttribute("aria-describedby", described.join(" ")); } else { input.removeAttribute("aria-describedby"); }
-      input.removeAttribute("aria-invalid");
-    }
+    function mark() { window.onboardErrors.show(input, errorId, MESSAGE, wrap); }
+    function unmark() { window.onboardErrors.clear(input, errorId); }
     input.form && input.form.addEventListener("submit", function (e) {
       if (norm(input.value) !== "" && select.value === "") {
         e.preventDefault();

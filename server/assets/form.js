@@ -27,45 +27,53 @@
     input.focus({ preventScroll: true });
   });
 
+  // Inline messages, shared with country.js and upload.js (which run
+  // after this file): a message looks and reads like the server's, above
+  // what it is about, "Error:" for screen readers, the field's group
+  // marked, the input described by it, and announced.
+  var errors = {
+    // show puts message in the element id (created before before, or
+    // before input), and marks input as wrong.
+    show: function (input, id, message, before) {
+      var el = document.getElementById(id);
+      if (!el) {
+        el = document.createElement("p");
+        el.id = id;
+        el.className = "error-message";
+        el.setAttribute("aria-live", "polite");
+        var at = before || input;
+        at.parentNode.insertBefore(el, at);
+      }
+      el.textContent = "";
+      var prefix = document.createElement("span");
+      prefix.className = "visually-hidden";
+      prefix.textContent = "Error: ";
+      el.appendChild(prefix);
+      el.appendChild(document.createTextNode(message));
+      var field = input.closest(".field, section.doc");
+      if (field) { field.classList.add("invalid"); }
+      var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+      if (described.indexOf(id) < 0) { described.push(id); }
+      input.setAttribute("aria-describedby", described.join(" "));
+      input.setAttribute("aria-invalid", "true");
+    },
+    // clear removes the message id about input, and the marks when no
+    // other message remains.
+    clear: function (input, id) {
+      var el = document.getElementById(id);
+      if (!el) { return; }
+      el.remove();
+      var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(function (d) { return d && d !== id; });
+      if (described.length) { input.setAttribute("aria-describedby", described.join(" ")); } else { input.removeAttribute("aria-describedby"); }
+      input.removeAttribute("aria-invalid");
+      var field = input.closest(".field");
+      if (field && !field.querySelector(".error-message")) { field.classList.remove("invalid"); }
+    }
+  };
+  window.onboardErrors = errors;
+
   // Inline validation: a field's data-pattern is checked when the applicant
   // leaves it; the server checks everything again on save.
-  // An inline message looks and reads like the server's: above the input,
-  // "Error:" for screen readers, the field's group marked, and announced.
-  function errorFor(input) {
-    var id = input.id + "-inline-error";
-    var el = document.getElementById(id);
-    if (!el) {
-      el = document.createElement("p");
-      el.id = id;
-      el.className = "error-message";
-      el.setAttribute("aria-live", "polite");
-      input.parentNode.insertBefore(el, input);
-    }
-    var field = input.closest(".field");
-    if (field) { field.classList.add("invalid"); }
-    var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
-    if (described.indexOf(id) < 0) { described.push(id); }
-    input.setAttribute("aria-describedby", described.join(" "));
-    return el;
-  }
-  function showError(el, message) {
-    el.textContent = "";
-    var prefix = document.createElement("span");
-    prefix.className = "visually-hidden";
-    prefix.textContent = "Error: ";
-    el.appendChild(prefix);
-    el.appendChild(document.createTextNode(message));
-  }
-  function clearError(input) {
-    var id = input.id + "-inline-error";
-    var el = document.getElementById(id);
-    if (el) { el.remove(); }
-    var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(function (d) { return d && d !== id; });
-    if (described.length) { input.setAttribute("aria-describedby", described.join(" ")); } else { input.removeAttribute("aria-describedby"); }
-    input.removeAttribute("aria-invalid");
-    var field = input.closest(".field");
-    if (field && !field.querySelector(".error-message")) { field.classList.remove("invalid"); }
-  }
   function check(input) {
     var pattern = input.getAttribute("data-pattern");
     var value = input.value.trim();
@@ -75,11 +83,10 @@
     }
     if (ok && input.type === "email" && value !== "") { ok = /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value); }
     if (ok) {
-      clearError(input);
+      errors.clear(input, input.id + "-inline-error");
       return;
     }
-    showError(errorFor(input), input.getAttribute("data-message") || "Enter the answer in the correct format");
-    input.setAttribute("aria-invalid", "true");
+    errors.show(input, input.id + "-inline-error", input.getAttribute("data-message") || "Enter the answer in the correct format");
   }
   // A message inserted while a finger or the mouse is down moves the page
   // under it, and the tap (on "Save", say) would land on something else:

@@ -20,35 +20,17 @@
   function announce(message) { announcer.textContent = message; }
 
   // A message about a file, at its section and on its input, styled as
-  // the server's errors are.
+  // the server's errors are (form.js); an uploaded file's hidden chooser
+  // shows with it.
   function showSlotError(form, message) {
-    var section = form.closest("section.doc");
     var input = form.querySelector("input[type=file]");
-    var id = input.id + "-error";
-    var el = document.getElementById(id);
-    if (!el) {
-      el = document.createElement("p");
-      el.id = id;
-      el.className = "error-message";
-      form.parentNode.insertBefore(el, form);
-    }
-    el.textContent = "";
-    var prefix = document.createElement("span");
-    prefix.className = "visually-hidden";
-    prefix.textContent = "Error: ";
-    el.appendChild(prefix);
-    el.appendChild(document.createTextNode(message));
-    if (section) { section.classList.add("invalid"); }
     form.classList.remove("replace");
-    input.setAttribute("aria-invalid", "true");
-    var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
-    if (described.indexOf(id) < 0) { described.push(id); }
-    input.setAttribute("aria-describedby", described.join(" "));
+    window.onboardErrors.show(input, input.id + "-error", message, form);
     announce(message);
   }
 
-  // replaceFrom puts the server's version of each element with one of
-  // ids in place of this page's (inserting or removing it as the server's
+  // sync puts the server's version of the element id in place of this
+  // page's (inserting it before before, or removing it, as the server's
   // page has it or not).
   function sync(fresh, id, before) {
     var mine = document.getElementById(id);
