@@ -83,6 +83,12 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 	if number != "" && companyName == "" {
 		return nil, ErrCompanyNameRequired
 	}
+	if err := checkRequestText("company_number", number, DefaultNameMaxLength); err != nil {
+		return nil, err
+	}
+	if err := checkRequestText("company_name", companyName, DefaultNameMaxLength); err != nil {
+		return nil, err
+	}
 	var company *companyCheck
 	if number != "" && s.registry.Supports(country, FeatureVerify) {
 		if company, err = s.checkCompany(ctx, country, number, companyName); err != nil {
@@ -142,12 +148,25 @@ func validateContact(c *ContactInput) (email, name string, err error) {
 	if !validEmail(email) {
 		return "", "", ErrEmailInvalid
 	}
-	return email, strings.TrimSpace(c.Name), nil
+	name = strings.TrimSpace(c.Name)
+	if err := checkRequestText("primary_contact.name", name, DefaultNameMaxLength); err != nil {
+		return "", "", err
+	}
+	return email, name, nil
 }
 
-// validEmail accepts a bare address (no display name) whose domain has a dot.
+// Limits of an e-mail address's domain (RFC 1035 §2.3.4).
+const (
+	maxDomainLength = 253
+	maxLabelLength  = 63
+)
+
+// validEmail accepts a bare address (no display name, no control
+// characters) whose domain has at least two labels, each of 1 to 63
+// characters that neither starts nor ends with a hyphen, at most 253 in
+// all.
 func validEmail(s string) bool {
-	if len(s) > maxEmailLength || strings.ContainsAny(s, " \t\r\n<>") {
+	if len(s) > maxEmailLength || strings.ContainsAny(s, " <>") || hasControl(s, false) {
 		return false
 	}
 	a, err := mail.ParseAddress(s)
@@ -155,8 +174,22 @@ func validEmail(s string) bool {
 		return false
 	}
 	at := strings.LastIndexByte(s, '@')
-	domain := s[at+1:]
-	return at > 0 && strings.Contains(domain, ".") && !strings.HasPrefix(domain, ".") && !strings.HasSuffix(domain, ".")
+	return at > 0 && validDomain(s[at+1:])
+}
+
+// validDomain reports whether domain is a host name of two or more labels
+// that DNS could hold.
+func validDomain(domain string) bool {
+	labels := strings.Split(domain, ".")
+	if len(domain) > maxDomainLength || len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > maxLabelLength || strings.HasPrefix(l, "-") || strings.HasSuffix(l, "-") {
+			return false
+		}
+	}
+	return true
 }
 
 // resolveConfig picks the configuration for a new application (spec 4.1).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Kind classifies an Error for the transport: each kind maps to exactly one
@@ -101,6 +102,10 @@ var (
 	ErrTerminalPreAuth       = &Error{Kind: KindConflict, Message: "Application is in a terminal status and pre-auth is no longer applicable"}
 	ErrNoPrimaryParticipant  = &Error{Kind: KindInvalid, Message: "No primary participant found for this application"}
 	ErrPatchBody             = &Error{Kind: KindInvalid, Message: `Invalid request body. Only "fields" can be updated via this endpoint.`}
+	// ErrBodyUnreadable is the 400 for a request body that ended before
+	// its Content-Length, stopped arriving, or was cut off by the client
+	// going away.
+	ErrBodyUnreadable = &Error{Kind: KindInvalid, Message: "The request body could not be read in full"}
 )
 
 // ErrPatchBodyDetails is ErrPatchBody with the offending top-level keys explained.
@@ -110,15 +115,35 @@ func ErrPatchBodyDetails(details map[string]string) *Error {
 	return &e
 }
 
+// maxQuotedInput is how many characters of a caller's input an error
+// message quotes; the rest becomes an ellipsis.
+const maxQuotedInput = 100
+
+// ClipInput is s as an error message may quote it: whole when it is at
+// most maxQuotedInput characters, else its first maxQuotedInput characters
+// and "…". Every message that echoes a caller's value goes through it, so
+// that a 500 KB company number does not come back whole.
+func ClipInput(s string) string {
+	if utf8.RuneCountInString(s) <= maxQuotedInput {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxQuotedInput]) + "…"
+}
+
 // maxListedIDs bounds how many ids an error message lists, so that a body
 // of a hundred thousand bogus ids cannot make a megabyte-long answer.
 const maxListedIDs = 50
 
 // ErrUnknownFields is the 400 for PATCH keys that are not patchable fields.
 func ErrUnknownFields(ids []string) *Error {
-	list := strings.Join(ids, ", ")
+	shown := make([]string, min(len(ids), maxListedIDs))
+	for i := range shown {
+		shown[i] = ClipInput(ids[i])
+	}
+	list := strings.Join(shown, ", ")
 	if len(ids) > maxListedIDs {
-		list = fmt.Sprintf("%s and %d more", strings.Join(ids[:maxListedIDs], ", "), len(ids)-maxListedIDs)
+		list = fmt.Sprintf("%s and %d more", list, len(ids)-maxListedIDs)
 	}
 	return Errorf(KindInvalid, "Unknown or non-writable field ids: %s", list)
 }
@@ -137,17 +162,17 @@ func ErrInvalidFieldValues(ids []string, reasons map[string]string) *Error {
 
 // ErrCountryNotSupported is the 400 for a country outside the configuration's list.
 func ErrCountryNotSupported(country string) *Error {
-	return Errorf(KindInvalid, "Country '%s' is not supported by this application configuration", country)
+	return Errorf(KindInvalid, "Country '%s' is not supported by this application configuration", ClipInput(country))
 }
 
 // ErrSearchNotAvailable is the 400 for company selection in a country with no registry search.
 func ErrSearchNotAvailable(country string) *Error {
-	return Errorf(KindInvalid, "Company search is not available for country '%s'", country)
+	return Errorf(KindInvalid, "Company search is not available for country '%s'", ClipInput(country))
 }
 
 // ErrInvalidStatus is the 400 for an unknown status filter on list.
 func ErrInvalidStatus(value string) *Error {
-	return Errorf(KindInvalid, "Invalid status '%s'", value)
+	return Errorf(KindInvalid, "Invalid status '%s'", ClipInput(value))
 }
 
 // ErrMissingScopes is the 401 for a key that lacks the scopes an endpoint needs.
@@ -168,22 +193,22 @@ func ErrCannotUpdate(status Status) *Error {
 
 // ErrCompanyNumberMalformed is the 400 for a number that cannot exist in the registry.
 func ErrCompanyNumberMalformed(number, registry string) *Error {
-	return Errorf(KindInvalid, "Invalid company number '%s' for %s", number, registry)
+	return Errorf(KindInvalid, "Invalid company number '%s' for %s", ClipInput(number), registry)
 }
 
 // ErrCompanyNotFound is the 400 for a well-formed number the registry does not know.
 func ErrCompanyNotFound(number, registry string) *Error {
-	return Errorf(KindInvalid, "Company %s was not found in the %s", number, registry)
+	return Errorf(KindInvalid, "Company %s was not found in the %s", ClipInput(number), registry)
 }
 
 // ErrCompanyNotActive is the 400 for a company that is not trading.
 func ErrCompanyNotActive(number, status string) *Error {
-	return Errorf(KindInvalid, "Company %s is not active (status: %s)", number, status)
+	return Errorf(KindInvalid, "Company %s is not active (status: %s)", ClipInput(number), status)
 }
 
 // ErrCompanyNameMismatch is the 400 for a name that is not the registered one.
 func ErrCompanyNameMismatch(given, number, registered string) *Error {
-	e := Errorf(KindInvalid, "Company name '%s' does not match the registered name for %s. Did you mean '%s'?", given, number, registered)
+	e := Errorf(KindInvalid, "Company name '%s' does not match the registered name for %s. Did you mean '%s'?", ClipInput(given), ClipInput(number), registered)
 	e.SuggestedName = registered
 	return e
 }

@@ -79,7 +79,7 @@ func checkTextRules(f *Field, add reportFunc) {
 		if f.Type != TypeText {
 			add("max_length is only allowed on text fields, not on %s fields", f.Type)
 		} else if f.MaxLength < 0 {
-			add("max_length is %d; use 0 for no limit or a positive number of characters", f.MaxLength)
+			add("max_length is %d; use 0 for the default (%d characters, %d for a name) or a positive number of characters", f.MaxLength, DefaultTextMaxLength, DefaultNameMaxLength)
 		}
 	}
 	switch f.Rule {

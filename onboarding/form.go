@@ -81,7 +81,9 @@ type Field struct {
 	// means "must match the pattern {Pattern}".
 	PatternMessage string
 	// MaxLength is the maximum length of a text value in characters
-	// (runes); 0 means no limit.
+	// (runes); 0 means the default of TextLimit (500, or 200 for a field
+	// whose id ends in "_name"). Over 200, the field is long text and may
+	// contain line breaks (Multiline).
 	MaxLength int
 	// Rule is an extra check: "iban" (text) or "not_future" (date); empty
 	// means none.

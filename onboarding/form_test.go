@@ -313,7 +313,7 @@ func TestNewFormErrors(t *testing.T) {
 		},
 		{
 			"negative max length", "t", one(TypeText, func(f *Field) { f.MaxLength = -1 }),
-			prefix + "max_length is -1; use 0 for no limit or a positive number of characters",
+			prefix + "max_length is -1; use 0 for the default (500 characters, 200 for a name) or a positive number of characters",
 		},
 		{
 			"unknown rule", "t", one(TypeText, func(f *Field) { f.Rule = "email" }),

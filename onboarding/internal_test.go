@@ -19,7 +19,6 @@ func TestParsePatch(t *testing.T) {
 	}{
 		{`{"fields":{"a":1}}`, []FieldUpdate{{"a", json.RawMessage(`1`)}}},
 		{`{"fields":{"b":"x","a":null}}`, []FieldUpdate{{"b", json.RawMessage(`"x"`)}, {"a", json.RawMessage(`null`)}}},
-		{`{"fields":{"a":1,"b":2,"a":3}}`, []FieldUpdate{{"a", json.RawMessage(`3`)}, {"b", json.RawMessage(`2`)}}},
 		{` { "fields" : { "a" : { "x" : [1, 2] } } } `, []FieldUpdate{{"a", json.RawMessage(`{ "x" : [1, 2] }`)}}},
 	}
 	for _, tt := range tests {
@@ -39,6 +38,9 @@ func TestParsePatch(t *testing.T) {
 	}{
 		{``, ErrInvalidJSON, nil},
 		{`{"fields":{"a":1}`, ErrInvalidJSON, nil},
+		{`{"fields":{"a":1,"b":2,"a":3}}`, ErrDuplicateKey("fields.a"), nil},
+		{`{"fields":{"a":1},"fields":{"b":2}}`, ErrDuplicateKey("fields"), nil},
+		{`{"fields":{"a":{"line1":"x","line1":"y"}}}`, ErrDuplicateKey("fields.a.line1"), nil},
 		{`null`, ErrPatchBody, map[string]string{"body": "must be a JSON object"}},
 		{`"fields"`, ErrPatchBody, map[string]string{"body": "must be a JSON object"}},
 		{`{}`, ErrPatchBody, map[string]string{"fields": "is required: an object of field ids to values"}},

@@ -14,10 +14,12 @@ type FieldUpdate struct {
 
 // ParsePatch reads a PATCH body (spec 4.5): an object whose only member is
 // "fields", a non-empty object of field ids to values. Entries keep the order
-// of the body; a repeated id keeps its first position and its last value.
+// of the body. A body that is not JSON, or that names a member twice at any
+// depth (CheckJSON), is refused before anything else; member names match
+// exactly.
 func ParsePatch(body []byte) ([]FieldUpdate, error) {
-	if !json.Valid(body) {
-		return nil, ErrInvalidJSON
+	if err := CheckJSON(body); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	tok, _ := dec.Token()
@@ -38,7 +40,9 @@ func ParsePatch(body []byte) ([]FieldUpdate, error) {
 			fieldsRaw, seenFields = v, true
 			continue
 		}
-		details[key] = `only "fields" can be updated; people, ownership and documents are managed by the applicant`
+		if len(details) < maxListedIDs {
+			details[ClipInput(key)] = `only "fields" can be updated; people, ownership and documents are managed by the applicant`
+		}
 	}
 	if !seenFields {
 		details["fields"] = "is required: an object of field ids to values"
@@ -63,19 +67,13 @@ func parseFieldsObject(raw json.RawMessage) ([]FieldUpdate, error) {
 		return nil, ErrPatchBodyDetails(map[string]string{"fields": "must be an object of field ids to values"})
 	}
 	var out []FieldUpdate
-	at := map[string]int{}
-	for dec.More() {
+	for dec.More() { // CheckJSON has refused repeated ids
 		keyTok, _ := dec.Token()
 		id := keyTok.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			return nil, ErrInvalidJSON
 		}
-		if i, seen := at[id]; seen {
-			out[i].Value = v
-			continue
-		}
-		at[id] = len(out)
 		out = append(out, FieldUpdate{ID: id, Value: v})
 	}
 	return out, nil

@@ -165,11 +165,19 @@ func checkRFIRequest(req RFICreateRequest) (RFICreateRequest, error) {
 		return in, ErrEmailInvalid
 	}
 	if !twoLetters(in.Country) {
-		return in, ErrInvalidRFICountry(in.Country)
+		return in, ErrInvalidRFICountry(ClipInput(in.Country))
 	}
 	in.Country = strings.ToUpper(in.Country)
 	if in.Country == registryDocumentsCountry && in.CompanyNumber == "" {
 		return in, ErrUKCompanyNumber
+	}
+	for _, m := range []struct{ name, value string }{
+		{"company_name", in.CompanyName}, {"company_number", in.CompanyNumber},
+		{"primary_contact.name", in.PrimaryContact.Name}, {"primary_contact.role", in.PrimaryContact.Role},
+	} {
+		if hasControl(m.value, false) {
+			return in, Errorf(KindInvalid, "%s %s", m.name, msgControlOneLine)
+		}
 	}
 	if len(in.CompanyName) > maxRFIText || len(in.PrimaryContact.Name) > maxRFIText || len(in.PrimaryContact.Role) > maxRFIText || len(in.CompanyNumber) > maxRFIText {
 		return in, ErrRFITextTooLong

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -112,13 +113,94 @@ func (f *Field) Normalize(raw json.RawMessage, now time.Time) (json.RawMessage, 
 	return nil, fmt.Errorf("cannot be set: the form gives it the unknown type %q", f.Type)
 }
 
-// normalizeText checks a trimmed text value against MaxLength, Pattern and
-// Rule.
-func (f *Field) normalizeText(s string) (json.RawMessage, error) {
-	if f.MaxLength > 0 {
-		if n := utf8.RuneCountInString(s); n > f.MaxLength {
-			return nil, fmt.Errorf("must be at most %d characters long (it has %d)", f.MaxLength, n)
+// Length limits of text values (in characters) where the form gives none.
+const (
+	// DefaultTextMaxLength bounds a text field without max_length.
+	DefaultTextMaxLength = 500
+	// DefaultNameMaxLength bounds a text field without max_length whose id
+	// ends in "_name" (company_name, person_full_name), and the names of
+	// create and RFI request bodies.
+	DefaultNameMaxLength = 200
+	// MaxAddressPartLength bounds each part of an address value.
+	MaxAddressPartLength = 200
+	// multilineFrom is the max_length above which a text field is long
+	// text: it takes line breaks (the form shows it as a textarea).
+	multilineFrom = 200
+)
+
+// TextLimit is the most characters a text field's value may have: its
+// MaxLength, or when that is 0 DefaultNameMaxLength for a name (an id
+// ending in "_name") and DefaultTextMaxLength for any other text.
+func (f *Field) TextLimit() int {
+	switch {
+	case f.MaxLength > 0:
+		return f.MaxLength
+	case strings.HasSuffix(f.ID, "_name"):
+		return DefaultNameMaxLength
+	default:
+		return DefaultTextMaxLength
+	}
+}
+
+// Multiline reports whether f is long text, which may contain line breaks
+// and tabs: a text field whose MaxLength is over 200 characters. Every
+// other text value is one line.
+func (f *Field) Multiline() bool {
+	return f.Type == TypeText && f.MaxLength > multilineFrom
+}
+
+// Reasons for a value with control characters.
+const (
+	msgControlOneLine   = "must not contain control characters such as NUL, tab or a line break"
+	msgControlMultiline = "must not contain control characters other than line breaks and tabs"
+)
+
+// hasControl reports whether s contains a control character (Unicode Cc:
+// NUL and the other C0 codes, DEL, C1), allowing tab, CR and LF when
+// multiline.
+func hasControl(s string, multiline bool) bool {
+	for _, r := range s {
+		if !unicode.IsControl(r) {
+			continue
 		}
+		if multiline && (r == '\t' || r == '\n' || r == '\r') {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// checkText refuses control characters (but line breaks and tabs when
+// multiline) and more than limit characters in a text value, naming the
+// problem without the value.
+func checkText(s string, limit int, multiline bool) error {
+	if hasControl(s, multiline) {
+		if multiline {
+			return errors.New(msgControlMultiline)
+		}
+		return errors.New(msgControlOneLine)
+	}
+	if n := utf8.RuneCountInString(s); n > limit {
+		return fmt.Errorf("must be at most %d characters long (it has %d)", limit, n)
+	}
+	return nil
+}
+
+// checkRequestText checks one text member of a request body (create, RFI
+// create) as checkText does a one-line field, naming the member.
+func checkRequestText(member, s string, limit int) error {
+	if err := checkText(s, limit, false); err != nil {
+		return Errorf(KindInvalid, "%s %s", member, err)
+	}
+	return nil
+}
+
+// normalizeText checks a trimmed text value against control characters,
+// TextLimit, Pattern and Rule.
+func (f *Field) normalizeText(s string) (json.RawMessage, error) {
+	if err := checkText(s, f.TextLimit(), f.Multiline()); err != nil {
+		return nil, err
 	}
 	if f.Pattern != "" {
 		re, err := compileFieldPattern(f.Pattern)
@@ -200,10 +282,10 @@ func (f *Field) normalizeMultiSelect(v []byte) (json.RawMessage, error) {
 			return nil, fmt.Errorf("%s, strings from %s", msgNotMulti, f.optionValues())
 		}
 		if !f.hasOption(s) {
-			return nil, fmt.Errorf("must contain only values from %s; %q is not one of them", f.optionValues(), s)
+			return nil, fmt.Errorf("must contain only values from %s; %q is not one of them", f.optionValues(), ClipInput(s))
 		}
 		if slices.Contains(values, s) {
-			return nil, fmt.Errorf("must not list %q more than once", s)
+			return nil, fmt.Errorf("must not list %q more than once", ClipInput(s))
 		}
 		values = append(values, s)
 	}
@@ -280,6 +362,9 @@ func normalizeAddress(v []byte) (json.RawMessage, error) {
 			return nil, fmt.Errorf("%s must be a string", name)
 		}
 		values[i] = strings.TrimSpace(values[i])
+		if err := checkText(values[i], MaxAddressPartLength, false); err != nil {
+			return nil, fmt.Errorf("%s %s", name, err)
+		}
 	}
 	a := Address{
 		Line1: values[0], Line2: values[1], City: values[2],
@@ -295,7 +380,7 @@ func normalizeAddress(v []byte) (json.RawMessage, error) {
 		return nil, fmt.Errorf("must include line1, city and country; missing: %s", strings.Join(missing, ", "))
 	}
 	if !countryCodePattern.MatchString(a.Country) {
-		return nil, fmt.Errorf("country must be a two-letter ISO 3166-1 alpha-2 code, for example GB; got %q", values[5])
+		return nil, fmt.Errorf("country must be a two-letter ISO 3166-1 alpha-2 code, for example GB; got %q", ClipInput(values[5]))
 	}
 	if a.Country == "GB" && a.Postcode == "" {
 		return nil, errors.New("postcode is required when country is GB")

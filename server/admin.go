@@ -163,8 +163,7 @@ func (s *Server) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /keys", func(w http.ResponseWriter, r *http.Request) {
 		var req AdminCreateKey
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
-			s.adminError(w, onboarding.ErrInvalidJSON)
+		if !s.adminDecode(w, r, &req) {
 			return
 		}
 		created, err := admin.CreateKey(r.Context(), req)
@@ -180,8 +179,7 @@ func (s *Server) AdminHandler() http.Handler {
 	})
 	mux.HandleFunc("POST /docs/override", func(w http.ResponseWriter, r *http.Request) {
 		var req AdminDocumentOverride
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
-			s.adminError(w, onboarding.ErrInvalidJSON)
+		if !s.adminDecode(w, r, &req) {
 			return
 		}
 		d, err := docs.OverrideDocument(r.Context(), req)

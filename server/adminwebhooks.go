@@ -1,8 +1,8 @@
 package server
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -278,10 +278,25 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 	})
 }
 
-// adminDecode reads a JSON request body into v, or answers Invalid JSON body.
+// maxAdminBody bounds an admin request body.
+const maxAdminBody = 1 << 16
+
+// adminDecode reads a JSON request body into v as the API does
+// (onboarding.DecodeJSON: no key twice, member names exact), or answers
+// the error: Invalid JSON body for one that is empty, over maxAdminBody
+// or not JSON.
 func (s *Server) adminDecode(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(v); err != nil {
-		s.adminError(w, onboarding.ErrInvalidJSON)
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
+	switch {
+	case err != nil:
+		err = onboarding.ErrBodyUnreadable
+	case len(bytes.TrimSpace(body)) == 0 || len(body) > maxAdminBody:
+		err = onboarding.ErrInvalidJSON
+	default:
+		err = onboarding.DecodeJSON(body, v)
+	}
+	if err != nil {
+		s.adminError(w, err)
 		return false
 	}
 	return true

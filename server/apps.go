@@ -1,8 +1,8 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -137,41 +137,16 @@ func (s *Server) health(c echo.Context) error {
 }
 
 // bindJSON decodes a JSON object body into v. An empty body is an empty
-// object; invalid JSON and wrongly typed members get clear 400s.
+// object; invalid JSON, a key given twice and wrongly typed members get
+// clear 400s, and member names match v's json tags exactly (a differently
+// cased member is ignored, as unknown members are): see
+// onboarding.DecodeJSON.
 func (s *Server) bindJSON(c echo.Context, v any) error {
 	body, err := s.readBody(c)
 	if err != nil {
 		return err
 	}
-	if len(body) == 0 {
-		return nil
-	}
-	if !json.Valid(body) {
-		return onboarding.ErrInvalidJSON
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return onboarding.ErrWrongType(te.Field, jsonTypeName(te.Type.Kind().String()))
-		}
-		return onboarding.ErrInvalidJSON
-	}
-	return nil
-}
-
-func jsonTypeName(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "struct", "map":
-		return "an object"
-	case "slice", "array":
-		return "an array"
-	default:
-		return "a number"
-	}
+	return onboarding.DecodeJSON(body, v)
 }
 
 // decisionResponse is the answer of record decision (DESIGN §5.2).
@@ -190,6 +165,14 @@ func (s *Server) recordDecision(c echo.Context) error {
 	body, err := s.readBody(c)
 	if err != nil {
 		return err
+	}
+	// The domain reads the body with encoding/json; refuse a key given
+	// twice first, so that the body means one thing (an empty body is the
+	// domain's to refuse).
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := onboarding.CheckJSON(body); err != nil {
+			return err
+		}
 	}
 	rec, err := s.svc.RecordDecision(c.Request().Context(), apiKey(c), c.Param("id"), body)
 	if err != nil {

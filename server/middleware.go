@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -163,16 +164,46 @@ func apiHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// jsonBodyTimeout is how long a JSON API body may take to arrive, counted
+// from when the handler starts reading it. API bodies come from partners'
+// servers and are small (at most maxJSON, 1 MiB by default, usually a few
+// KB): 30 seconds is ample even on a poor link, and a client that stalls
+// mid-body is cut off then rather than holding a connection and a
+// goroutine for the server's whole ReadTimeout. The deadline is set per
+// request here, not as a smaller http.Server.ReadTimeout, because the same
+// server takes the applicant form's uploads (25 MiB, from phones on slow
+// mobile links), which need the longer server-wide limit.
+const jsonBodyTimeout = 30 * time.Second
+
 // readBody reads the request body up to the JSON limit; over it, the client
-// gets 413 Request body too large.
+// gets 413 Request body too large. A body that cannot be read in full (it
+// is shorter than its Content-Length, stops arriving for jsonBodyTimeout,
+// or the client goes away) is 400 onboarding.ErrBodyUnreadable, never 500.
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	r := c.Request()
 	if r.ContentLength > s.maxJSON {
 		return nil, errBodyTooLarge
 	}
+	// Not supported by test recorders, hence no error check; over a real
+	// connection it replaces the server-wide ReadTimeout while the body
+	// arrives.
+	rc := http.NewResponseController(c.Response())
+	_ = rc.SetReadDeadline(time.Now().Add(jsonBodyTimeout))
 	b, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, s.maxJSON))
+	if err == nil {
+		// The body is in: no deadline while the handler works, or net/http's
+		// background read would time out and cancel the request's context
+		// during a slow registry check. The server sets the next request's
+		// deadlines itself.
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
-		return nil, err
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, err
+		}
+		s.log.Debug("request body unreadable", "err", err)
+		return nil, onboarding.ErrBodyUnreadable
 	}
 	return b, nil
 }

@@ -1,0 +1,196 @@
+package onboarding
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// Strict JSON request bodies. encoding/json keeps the last of two members
+// with the same name and matches member names to struct fields without
+// regard to case; another parser in front of or behind this service (a
+// gateway, a log pipeline, the partner's own) may keep the first and match
+// exactly. Such a parser differential lets one body mean two things, so
+// every JSON body the API reads goes through CheckJSON (and DecodeJSON) and
+// means exactly one thing.
+
+// ErrDuplicateKey is the 400 for a JSON object that names a member twice;
+// path locates it, as in "primary_contact.email" or "fields.industry".
+func ErrDuplicateKey(path string) *Error {
+	return Errorf(KindInvalid, "Invalid JSON body: duplicate key %s", strconv.Quote(ClipInput(path)))
+}
+
+// CheckJSON reports ErrInvalidJSON unless body is exactly one valid JSON
+// value, and ErrDuplicateKey when an object anywhere in it names a member
+// twice (names compared exactly, after unescaping).
+func CheckJSON(body []byte) error {
+	if !json.Valid(body) {
+		return ErrInvalidJSON
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := checkValue(dec, ""); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return ErrInvalidJSON
+	}
+	return nil
+}
+
+// checkValue walks the next JSON value of dec, refusing duplicate keys.
+func checkValue(dec *json.Decoder, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return ErrInvalidJSON
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	switch d {
+	case '{':
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return ErrInvalidJSON
+			}
+			key, _ := kt.(string)
+			p := joinPath(path, key)
+			if seen[key] {
+				return ErrDuplicateKey(p)
+			}
+			seen[key] = true
+			if err := checkValue(dec, p); err != nil {
+				return err
+			}
+		}
+	case '[':
+		for i := 0; dec.More(); i++ {
+			if err := checkValue(dec, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing delimiter
+		return ErrInvalidJSON
+	}
+	return nil
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// DecodeJSON decodes a JSON request body into v, a pointer to a struct
+// whose fields carry json tags. It runs CheckJSON first. Member names match
+// the tags exactly: a member named otherwise ("COUNTRY" for "country") is
+// ignored, as unknown members are. An empty body, or null, leaves v as it
+// is (an empty object); a body or member of the wrong JSON type is
+// ErrWrongType naming it.
+func DecodeJSON(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if err := CheckJSON(body); err != nil {
+		return err
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("onboarding: DecodeJSON needs a non-nil pointer, not %T", v)
+	}
+	return decodeExact(bytes.TrimSpace(body), rv.Elem(), "")
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// decodeExact decodes raw, one valid JSON value, into rv, matching struct
+// members exactly; path names rv in errors.
+func decodeExact(raw []byte, rv reflect.Value, path string) error {
+	t := rv.Type()
+	if string(raw) == "null" {
+		if t.Kind() == reflect.Pointer || t == rawMessageType {
+			rv.SetZero()
+		}
+		return nil
+	}
+	switch {
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
+		if raw[0] != '{' {
+			return ErrWrongType(path, "an object")
+		}
+		if rv.IsNil() {
+			rv.Set(reflect.New(t.Elem()))
+		}
+		return decodeExact(raw, rv.Elem(), path)
+	case t.Kind() == reflect.Struct:
+		if raw[0] != '{' {
+			return ErrWrongType(path, "an object")
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &members); err != nil {
+			return ErrInvalidJSON
+		}
+		for i := range t.NumField() {
+			name, ok := jsonName(t.Field(i))
+			if !ok {
+				continue
+			}
+			if m, ok := members[name]; ok {
+				if err := decodeExact(m, rv.Field(i), joinPath(path, name)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := json.Unmarshal(raw, rv.Addr().Interface()); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return ErrWrongType(path, jsonTypeName(t.Kind()))
+		}
+		return ErrInvalidJSON
+	}
+	return nil
+}
+
+// jsonName is the member name of a struct field: its json tag's name, or
+// its Go name; false for unexported fields and those tagged "-".
+func jsonName(f reflect.StructField) (string, bool) {
+	if !f.IsExported() {
+		return "", false
+	}
+	tag := f.Tag.Get("json")
+	if tag == "-" {
+		return "", false
+	}
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "" {
+		name = f.Name
+	}
+	return name, true
+}
+
+// jsonTypeName names the JSON type a Go kind decodes from, for ErrWrongType.
+func jsonTypeName(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "a number"
+	}
+}

@@ -1,0 +1,143 @@
+package onboarding
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCheckJSON(t *testing.T) {
+	tests := []struct {
+		body string
+		want string // the error's message; "" for none
+	}{
+		{`{}`, ""},
+		{`[{"a":1},{"a":1}]`, ""},
+		{`{"a":{"b":1},"b":{"b":1}}`, ""},
+		{`{"a":1,"A":2}`, ""}, // names are compared exactly
+		{`{"a":1,"a":1}`, `Invalid JSON body: duplicate key "a"`},
+		{`{"a":1,"\u0061":2}`, `Invalid JSON body: duplicate key "a"`},
+		{`{"a":{"b":[1,{"c":1,"c":2}]}}`, `Invalid JSON body: duplicate key "a.b[1].c"`},
+		{`{"a":1} {"a":2}`, "Invalid JSON body"},
+		{`{"a":1`, "Invalid JSON body"},
+		{``, "Invalid JSON body"},
+	}
+	for _, tt := range tests {
+		got := ""
+		if err := CheckJSON([]byte(tt.body)); err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("CheckJSON(%s) = %q, want %q", tt.body, got, tt.want)
+		}
+	}
+}
+
+func TestDecodeJSON(t *testing.T) {
+	type contact struct {
+		Email string `json:"email"`
+	}
+	type body struct {
+		Country string   `json:"country"`
+		Contact *contact `json:"primary_contact"`
+		Tags    []string `json:"tags"`
+		Flag    bool     `json:"flag"`
+		//lint:ignore U1000 DecodeJSON must leave unexported fields alone
+		skipped string
+	}
+	tests := []struct {
+		body string
+		want body
+		err  string
+	}{
+		{``, body{}, ""},
+		{`null`, body{}, ""},
+		{`{"country":"GB","primary_contact":{"email":"a@b.example"},"tags":["x"],"flag":true}`,
+			body{Country: "GB", Contact: &contact{Email: "a@b.example"}, Tags: []string{"x"}, Flag: true}, ""},
+		{`{"COUNTRY":"GB","Primary_Contact":{"email":"x"},"skipped":"y"}`, body{}, ""},
+		{`{"primary_contact":{"EMAIL":"a@b.example"}}`, body{Contact: &contact{}}, ""},
+		{`{"primary_contact":null}`, body{}, ""},
+		{`{"country":1}`, body{}, "Invalid request body: country must be a string"},
+		{`{"primary_contact":"a"}`, body{}, "Invalid request body: primary_contact must be an object"},
+		{`{"primary_contact":{"email":true}}`, body{Contact: &contact{}}, "Invalid request body: primary_contact.email must be a string"},
+		{`{"tags":"x"}`, body{}, "Invalid request body: tags must be an array"},
+		{`[]`, body{}, "Invalid request body: must be a JSON object"},
+		{`{"country":"GB","country":"FR"}`, body{}, `Invalid JSON body: duplicate key "country"`},
+		{`{"country":`, body{}, "Invalid JSON body"},
+	}
+	for _, tt := range tests {
+		var got body
+		err := DecodeJSON([]byte(tt.body), &got)
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		if msg != tt.err {
+			t.Errorf("DecodeJSON(%s) error = %q, want %q", tt.body, msg, tt.err)
+		}
+		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(body{})); tt.err == "" && diff != "" {
+			t.Errorf("DecodeJSON(%s) (-want +got):\n%s", tt.body, diff)
+		}
+	}
+}
+
+func TestClipInput(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{strings.Repeat("é", 100), strings.Repeat("é", 100)},
+		{strings.Repeat("é", 101), strings.Repeat("é", 100) + "…"},
+	} {
+		if got := ClipInput(tt.in); got != tt.want {
+			t.Errorf("ClipInput(%d runes) = %q, want %q", len([]rune(tt.in)), got, tt.want)
+		}
+	}
+}
+
+func TestValidEmailDomains(t *testing.T) {
+	label63 := strings.Repeat("a", 63)
+	for _, tt := range []struct {
+		in   string
+		want bool
+	}{
+		{"a@x.example", true},
+		{"a@north-wind.example", true},
+		{"a@" + label63 + ".example", true},
+		{"a@-x.example", false},
+		{"a@x-.example", false},
+		{"a@x..example", false},
+		{"a@.x.example", false},
+		{"a@x.example.", false},
+		{"a@example", false},
+		{"a@" + label63 + "a.example", false},
+		{"a@" + strings.Repeat("abcdefghi.", 25) + "example", false}, // 257 characters
+		{"a\x00b@x.example", false},
+		{"a@x.exam\tple", false},
+		{"Jane <a@x.example>", false},
+	} {
+		if got := validEmail(tt.in); got != tt.want {
+			t.Errorf("validEmail(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestTextLimitAndMultiline(t *testing.T) {
+	for _, tt := range []struct {
+		f         Field
+		limit     int
+		multiline bool
+	}{
+		{Field{ID: "tax_id", Type: TypeText}, DefaultTextMaxLength, false},
+		{Field{ID: "company_name", Type: TypeText}, DefaultNameMaxLength, false},
+		{Field{ID: "nickname", Type: TypeText, MaxLength: 30}, 30, false},
+		{Field{ID: "notes", Type: TypeText, MaxLength: 200}, 200, false},
+		{Field{ID: "notes", Type: TypeText, MaxLength: 5000}, 5000, true},
+	} {
+		if got := tt.f.TextLimit(); got != tt.limit {
+			t.Errorf("%s (max_length %d): TextLimit = %d, want %d", tt.f.ID, tt.f.MaxLength, got, tt.limit)
+		}
+		if got := tt.f.Multiline(); got != tt.multiline {
+			t.Errorf("%s (max_length %d): Multiline = %v, want %v", tt.f.ID, tt.f.MaxLength, got, tt.multiline)
+		}
+	}
+}
