@@ -15,7 +15,8 @@ import (
 )
 
 // Outbox is the sandbox mail transport: it writes each message as an .eml
-// file in a directory and logs its link, so that an operator can follow
+// file in a directory and logs its summary (Email.Summary: recipient,
+// subject without any code, link, file), so that an operator can follow
 // invites without a mail server. It implements onboarding.Mailer and is safe
 // for concurrent use.
 type Outbox struct {
@@ -75,11 +76,12 @@ func (o *Outbox) sendEmail(ctx context.Context, m Email) error {
 	if err := writeFileAtomic(path, msg); err != nil {
 		return fmt.Errorf("notify: outbox: %w", err)
 	}
-	o.log.InfoContext(ctx, "mail written to sandbox outbox",
-		slog.String("to", m.To),
-		slog.String("subject", m.Subject),
-		slog.String("link", m.Link),
-		slog.String("file", path))
+	to, subject, link := m.Summary() // never the body, nor a code
+	attrs := []any{slog.String("to", to), slog.String("subject", subject)}
+	if link != "" {
+		attrs = append(attrs, slog.String("link", link))
+	}
+	o.log.InfoContext(ctx, "mail written to sandbox outbox", append(attrs, slog.String("file", path))...)
 	return nil
 }
 

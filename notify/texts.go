@@ -19,6 +19,20 @@ type Email struct {
 	// Link is the URL the message carries, logged by the sandbox outbox so
 	// that an operator can follow it without opening the file.
 	Link string
+	// Secret is the one-time secret the message carries (a verification
+	// code), wherever it appears: never logged (Summary).
+	Secret string
+}
+
+// Summary is what a log may say of e: the recipient's address, the subject
+// with any Secret masked, and the link (an invite's: the operator follows
+// it, as DESIGN §5.8 says). Never the body, nor the secret.
+func (e Email) Summary() (to, subject, link string) {
+	subject = e.Subject
+	if e.Secret != "" {
+		subject = strings.ReplaceAll(subject, e.Secret, "[code]")
+	}
+	return e.To, subject, e.Link
 }
 
 // Render writes the words of a message onboarding asks for.
@@ -62,7 +76,7 @@ func Render(m onboarding.Message) (Email, error) {
 		fmt.Fprintf(&b, "Your code to open the %s onboarding form is:\n\n    %s\n\n", m.OrgName, m.Code)
 		fmt.Fprintf(&b, "Enter it on the page where you asked for it. It expires in %d minutes.\n\n", int(m.ValidFor.Minutes()))
 		b.WriteString("If you did not ask for a code, you can ignore this email: nobody can open the form without it.\n")
-		e.Subject = m.Code + " is your " + m.OrgName + " verification code"
+		e.Subject, e.Secret = m.Code+" is your "+m.OrgName+" verification code", m.Code
 	case onboarding.SubmissionReceipt:
 		company := m.Company
 		if company == "" {

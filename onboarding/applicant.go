@@ -395,10 +395,14 @@ func (v *Visitor) actor(p *Participant) Actor {
 	return participantActor(p)
 }
 
-// stripPort returns host without a :port suffix.
-func stripPort(host string) string {
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
-		return host[:i]
+// hostName is the one form in which host names are compared (a request's
+// Host, an organization's custom domain): lower case, without a :port
+// suffix, and without the one trailing dot of a fully qualified name
+// ("Onboard.Example.:443" is "onboard.example").
+func hostName(host string) string {
+	h := strings.ToLower(strings.TrimSpace(host))
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[i:], "]") {
+		h = h[:i]
 	}
-	return host
+	return strings.TrimSuffix(h, ".")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -122,14 +121,15 @@ func (s *Service) VisitRFI(ctx context.Context, host, slug, authCode string, hel
 }
 
 // servesOrg reports whether a request to host may show org's pages: an
-// organization's active custom domain serves only its own links.
+// organization's active custom domain serves only its own links, however
+// the host is written (hostName).
 func (s *Service) servesOrg(host string, org *Organization) bool {
-	h := stripPort(host)
+	h := hostName(host)
 	if h == "" {
 		return true
 	}
 	for _, o := range s.orgs {
-		if o.CustomDomainActive && o.ID != org.ID && strings.EqualFold(o.CustomDomain, h) {
+		if o.CustomDomainActive && o.ID != org.ID && hostName(o.CustomDomain) == h {
 			return false
 		}
 	}

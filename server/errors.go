@@ -58,7 +58,11 @@ var (
 	errRateLimited      = &httpError{status: http.StatusTooManyRequests, message: "Rate limit exceeded", retryable: true}
 	errRouteNotFound    = &httpError{status: http.StatusNotFound, message: "Not found"}
 	errMethodNotAllowed = &httpError{status: http.StatusMethodNotAllowed, message: "Method not allowed"}
-	errInternal         = &httpError{status: http.StatusInternalServerError, message: "Internal server error"}
+	// errFormTooLarge is the form's page for a post over maxFormPost: in
+	// words an applicant can act on.
+	errFormTooLarge = &httpError{status: http.StatusRequestEntityTooLarge,
+		message: "What you sent is too large. Go back, make your answers shorter and try again."}
+	errInternal = &httpError{status: http.StatusInternalServerError, message: "Internal server error"}
 )
 
 // errorBody is the JSON error of spec §7.
@@ -120,6 +124,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	f := failureOf(err)
+	// An error is never stored nor sniffed, whatever the handler set
+	// before it failed (an asset's caching, say).
+	noStore(c.Response().Header())
 	if f.unexpected() {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))

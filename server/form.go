@@ -6,6 +6,7 @@ import (
 	"embed"
 	"errors"
 	"html/template"
+	"io"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -71,12 +72,25 @@ func (s *Server) formRoutes() {
 	if err != nil {
 		panic(err)
 	}
-	files := http.StripPrefix("/assets/", http.FileServerFS(assets))
+	// The assets are files, never a listing: a directory, a path that is
+	// not a file of theirs, or an invalid one answers the server's own 404
+	// Not found, as any other unknown path does.
 	s.e.GET("/assets/*", func(c echo.Context) error {
+		name := c.Param("*")
+		f, err := assets.Open(name)
+		if err != nil {
+			return errRouteNotFound
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		content, seekable := f.(io.ReadSeeker)
+		if err != nil || info.IsDir() || !seekable {
+			return errRouteNotFound
+		}
 		h := c.Response().Header()
 		h.Set("Cache-Control", "public, max-age=3600")
 		h.Set("X-Content-Type-Options", "nosniff")
-		files.ServeHTTP(c.Response(), c.Request())
+		http.ServeContent(c.Response(), c.Request(), info.Name(), info.ModTime(), content)
 		return nil
 	})
 
@@ -184,6 +198,10 @@ func (s *Server) linkVisitor(k linkKind) echo.MiddlewareFunc {
 			if r.Method == http.MethodPost && !isMultipart(r) {
 				r.Body = http.MaxBytesReader(c.Response(), r.Body, maxFormPost)
 				if err := r.ParseForm(); err != nil {
+					var tooBig *http.MaxBytesError
+					if errors.As(err, &tooBig) {
+						return k.fail(c, errFormTooLarge)
+					}
 					return k.fail(c, onboarding.ErrCSRF)
 				}
 				if !validCSRF(csrfOf(c), r.PostForm.Get("csrf")) {

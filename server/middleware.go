@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +26,8 @@ import (
 const (
 	ctxKey   = "onboard.apikey"
 	ctxToken = "onboard.token"
+	// ctxHead marks a HEAD request headAsGet routes as GET.
+	ctxHead = "onboard.head"
 )
 
 // apiKey returns the key the auth middleware stored for this request.
@@ -32,8 +36,27 @@ func apiKey(c echo.Context) *onboarding.APIKey {
 	return k
 }
 
+// Failed API-key attempts allowed per client address: authFailureBurst
+// at once, then one more each authFailureWindow/authFailureBurst.
+const (
+	authFailureBurst  = 10
+	authFailureWindow = time.Minute
+)
+
 // authenticate resolves the bearer key, checks the endpoint's scope and
 // applies the key's rate limit, in that order (spec §5, DESIGN §5.9).
+//
+// Before that, a client address that has failed too often is refused
+// with 429 and Retry-After, whatever key it presents this time, valid
+// ones included: the lockout only slows guessing if a locked-out address
+// learns nothing, and a key that answered 200 while wrong ones answer 429
+// would tell a guesser it had found one (GitHub's API does the same,
+// refusing even valid credentials for a while after many bad ones). Only
+// failures count (an invalid, unknown, revoked or expired key, or a
+// header that is not Bearer): a busy client with a good key is never
+// slowed, and a missing key guesses nothing. Concurrent attempts may all
+// pass the check before their failures count: the overshoot is bounded by
+// the client's concurrency, and every later attempt is refused.
 func (s *Server) authenticate(scope onboarding.Scope) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -41,12 +64,21 @@ func (s *Server) authenticate(scope onboarding.Scope) echo.MiddlewareFunc {
 			if strings.TrimSpace(h) == "" {
 				return onboarding.ErrMissingAPIKey
 			}
+			addr := clientAddr(c)
+			if wait := s.authFailures.wait(addr); wait > 0 {
+				c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+				return errRateLimited
+			}
 			scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
 			if !ok || !strings.EqualFold(scheme, "Bearer") {
+				s.authFailures.spend(addr)
 				return onboarding.ErrInvalidAPIKey
 			}
 			token = strings.TrimSpace(token)
 			k, err := s.svc.Authenticate(c.Request().Context(), token)
+			if errors.Is(err, onboarding.ErrInvalidAPIKey) {
+				s.authFailures.spend(addr)
+			}
 			if err != nil {
 				return err
 			}
@@ -85,7 +117,7 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 		took := time.Since(start)
 		route, status := s.routeOf(c), c.Response().Status
 		if s.metrics != nil {
-			s.metrics.observe(route, c.Request().Method, status, took)
+			s.metrics.observe(route, requestMethod(c), status, took)
 		}
 		level := slog.LevelInfo
 		if isProbeRoute(route) && status < 500 {
@@ -95,7 +127,7 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		attrs := []slog.Attr{
-			slog.String("method", c.Request().Method),
+			slog.String("method", requestMethod(c)),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Float64("latency_ms", float64(took.Microseconds())/1000),
@@ -154,6 +186,122 @@ func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// baseHeaders sets the headers every answer carries, success or error,
+// whatever its route: no sniffing, and no caching unless the handler says
+// otherwise (the assets, the OpenAPI document). handleError sets them again
+// on every error, over what a failing handler set.
+func baseHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		noStore(c.Response().Header())
+		return next(c)
+	}
+}
+
+// noStore marks an answer as not to be sniffed nor stored.
+func noStore(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+}
+
+// headAsGet answers HEAD on every GET route (RFC 9110 §9.3.2), which echo
+// v4 does not route by itself: it runs before routing, routes a HEAD
+// request as GET (unless a HEAD route of its own matches it), and sends
+// the GET's status and headers with no body (a Content-Length of the
+// body's size, unless the handler set one). The request is HEAD again
+// before the server finishes the answer, and the request log and metrics
+// still say HEAD.
+func (s *Server) headAsGet(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Method != http.MethodHead {
+			return next(c)
+		}
+		s.e.Router().Find(http.MethodHead, echo.GetPath(r), c) // echo finds the route again after
+		if !s.headRoutes[c.Path()] {
+			c.Set(ctxHead, true)
+			r.Method = http.MethodGet // echo routes by this very request
+		}
+		hw := &headWriter{w: c.Response().Writer}
+		c.Response().Writer = hw
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		r.Method = http.MethodHead
+		hw.sendHeader()
+		return nil
+	}
+}
+
+// requestMethod is the method the client sent: HEAD for a HEAD request
+// headAsGet routes as GET.
+func requestMethod(c echo.Context) string {
+	if head, _ := c.Get(ctxHead).(bool); head {
+		return http.MethodHead
+	}
+	return c.Request().Method
+}
+
+// headWriter is the response writer of a HEAD request: it holds the status
+// until the handler is done, to send the Content-Length of the body it
+// counts and discards.
+type headWriter struct {
+	w      http.ResponseWriter
+	status int
+	size   int
+	sent   bool
+}
+
+// Header returns the headers to send.
+func (h *headWriter) Header() http.Header { return h.w.Header() }
+
+// WriteHeader keeps the status until sendHeader.
+func (h *headWriter) WriteHeader(status int) {
+	if h.status == 0 {
+		h.status = status
+	}
+}
+
+// Write counts and discards the body.
+func (h *headWriter) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		h.status = http.StatusOK
+	}
+	h.size += len(b)
+	return len(b), nil
+}
+
+// Flush sends the headers now (a streaming handler's), without the
+// Content-Length it cannot know yet.
+func (h *headWriter) Flush() {
+	h.send(false)
+	_ = http.NewResponseController(h.w).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (h *headWriter) Unwrap() http.ResponseWriter { return h.w }
+
+// sendHeader sends the status and headers once the handler is done.
+func (h *headWriter) sendHeader() { h.send(true) }
+
+func (h *headWriter) send(done bool) {
+	if h.sent || h.status == 0 {
+		return
+	}
+	h.sent = true
+	hd := h.w.Header()
+	if done && hd.Get("Content-Length") == "" && hd.Get("Transfer-Encoding") == "" && bodyAllowed(h.status) {
+		hd.Set("Content-Length", strconv.Itoa(h.size))
+	}
+	h.w.WriteHeader(h.status)
+}
+
+// bodyAllowed reports whether an answer with status has a body whose
+// length a HEAD answer gives.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
 // apiHeaders marks every API response as private and not to be sniffed.
 func apiHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -208,13 +356,50 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	return b, nil
 }
 
-// limiter is a token bucket per API key: rate tokens a second up to burst.
+// clientAddr is the address failed authentications are counted by: the
+// client's IP as echo's IPExtractor gives it (the connection's peer,
+// unless Options.TrustedProxies names the proxies whose X-Forwarded-For
+// to believe), an IPv6 client by its /64, which one host can fill.
+func clientAddr(c echo.Context) string {
+	ip, err := netip.ParseAddr(c.RealIP())
+	if err != nil {
+		return c.RealIP()
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64)
+	return p.String()
+}
+
+// ipExtractor is how the server finds a client's address: the
+// connection's peer, or, when the peer is one of trusted, the nearest
+// address X-Forwarded-For names that is not. Nothing else is trusted
+// (echo's default would believe any client's X-Forwarded-For).
+func ipExtractor(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		p = p.Masked()
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// limiter is a token bucket per key (an API key's client id, a client
+// address): rate tokens a second up to burst.
 type limiter struct {
 	rate, burst float64
 	now         func() time.Time
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
+	// sweepAt is the number of buckets at which spend forgets the full
+	// ones, which are the same as none.
+	sweepAt int
 }
 
 type bucket struct {
@@ -222,8 +407,67 @@ type bucket struct {
 	last   time.Time
 }
 
+// minSweep is the fewest buckets a limiter sweeps.
+const minSweep = 1024
+
 func newLimiter(rate float64, burst int, now func() time.Time) *limiter {
-	return &limiter{rate: rate, burst: float64(burst), now: now, buckets: make(map[string]*bucket)}
+	return &limiter{rate: rate, burst: float64(burst), now: now, buckets: make(map[string]*bucket), sweepAt: minSweep}
+}
+
+// refill returns key's bucket with the tokens earned since it was last
+// used; l.mu must be held.
+func (l *limiter) refill(key string, now time.Time) *bucket {
+	b, ok := l.buckets[key]
+	if !ok {
+		b = &bucket{tokens: l.burst, last: now}
+		l.buckets[key] = b
+	}
+	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
+	b.last = now
+	return b
+}
+
+// wait returns how long key has to wait for a token: 0 when it has one.
+// It spends nothing.
+func (l *limiter) wait(key string) time.Duration {
+	if l.rate <= 0 {
+		return 0
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[key]
+	if !ok {
+		return 0
+	}
+	tokens := math.Min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
+	if tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - tokens) / l.rate * float64(time.Second))
+}
+
+// spend takes a token of key's bucket, when it has one. Now and then it
+// forgets the buckets that are full again, so that the many keys of
+// one-off clients do not pile up.
+func (l *limiter) spend(key string) {
+	if l.rate <= 0 {
+		return
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buckets) >= l.sweepAt {
+		for k, b := range l.buckets {
+			if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
+				delete(l.buckets, k)
+			}
+		}
+		l.sweepAt = max(minSweep, 2*len(l.buckets))
+	}
+	if b := l.refill(key, now); b.tokens >= 1 {
+		b.tokens--
+	}
 }
 
 // take spends one token of key's bucket and sets the RateLimit headers, or
@@ -234,13 +478,7 @@ func (l *limiter) take(h http.Header, key string) error {
 	}
 	now := l.now()
 	l.mu.Lock()
-	b, ok := l.buckets[key]
-	if !ok {
-		b = &bucket{tokens: l.burst, last: now}
-		l.buckets[key] = b
-	}
-	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
-	b.last = now
+	b := l.refill(key, now)
 	allowed := b.tokens >= 1
 	if allowed {
 		b.tokens--

@@ -7,9 +7,12 @@ import (
 	"onboard/server/openapi"
 )
 
-// routes registers every route of the API in one place.
+// routes registers every route of the API in one place. Every GET route
+// answers HEAD too (headAsGet, unless it has a HEAD route of its own), and
+// every answer carries baseHeaders.
 func (s *Server) routes() {
-	s.e.Use(s.requestLog, s.recoverPanic)
+	s.e.Pre(s.headAsGet)
+	s.e.Use(s.requestLog, baseHeaders, s.recoverPanic)
 
 	s.e.GET("/healthz", s.health)
 	s.e.GET("/readyz", s.ready)
@@ -18,7 +21,7 @@ func (s *Server) routes() {
 	}
 	// Signed blob downloads: the link itself is the credential.
 	s.e.GET("/files/:id", s.download)
-	s.e.HEAD("/files/:id", s.download)
+	s.e.HEAD("/files/:id", s.download) // ServeContent answers HEAD without reading the file
 	// The API's contract (DESIGN §5.13): no key, cacheable.
 	s.e.GET(openapi.Path, echo.WrapHandler(openapi.Handler()))
 

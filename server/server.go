@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -60,16 +61,22 @@ type Options struct {
 	// Backup makes the archives of onboard backup on the admin socket;
 	// without it, a backup request answers 503.
 	Backup Backuper
+	// TrustedProxies are the addresses of the reverse proxies in front of
+	// the server, whose X-Forwarded-For names the client; without them the
+	// client is the connection's peer and X-Forwarded-For is ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // Server serves the API.
 type Server struct {
-	svc     *onboarding.Service
-	log     *slog.Logger
-	e       *echo.Echo
-	limit   *limiter
-	maxJSON int64
-	now     func() time.Time
+	svc   *onboarding.Service
+	log   *slog.Logger
+	e     *echo.Echo
+	limit *limiter
+	// authFailures counts failed API-key attempts per client address.
+	authFailures *limiter
+	maxJSON      int64
+	now          func() time.Time
 
 	secureCookie bool
 	sandbox      bool   // serve the test helpers
@@ -83,6 +90,7 @@ type Server struct {
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
 
 	routePatterns  map[string]bool // every registered route's pattern: the route labels
+	headRoutes     map[string]bool // the patterns of the routes registered for HEAD
 	metrics        *httpMetrics    // nil: no metrics
 	metricsHandler http.Handler    // GET /metrics
 	metricsLn      net.Listener    // nil: /metrics is on the API listener
@@ -110,6 +118,7 @@ func New(opts Options) *Server {
 	s.sessionTimeout = cmp.Or(opts.SessionTimeout, sessionTTL)
 	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]bool{}}
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
+	s.authFailures = newLimiter(authFailureBurst/authFailureWindow.Seconds(), authFailureBurst, s.now)
 	s.probes = opts.Readiness
 	if opts.Metrics != nil {
 		s.metrics = newHTTPMetrics(opts.Metrics)
@@ -119,11 +128,15 @@ func New(opts Options) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	e.IPExtractor = ipExtractor(opts.TrustedProxies)
 	s.e = e
 	s.routes()
-	s.routePatterns = map[string]bool{}
+	s.routePatterns, s.headRoutes = map[string]bool{}, map[string]bool{}
 	for _, r := range e.Routes() {
 		s.routePatterns[r.Path] = true
+		if r.Method == http.MethodHead {
+			s.headRoutes[r.Path] = true
+		}
 	}
 	return s
 }
