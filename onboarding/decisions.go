@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -88,7 +89,13 @@ type decisionRequest struct {
 func parseDecision(body []byte, appID string, now time.Time) (DecisionType, time.Time, json.RawMessage, error) {
 	var req decisionRequest
 	if len(bytes.TrimSpace(body)) > 0 {
-		if !json.Valid(body) || bytes.TrimSpace(body)[0] != '{' || json.Unmarshal(body, &req) != nil {
+		if !json.Valid(body) || bytes.TrimSpace(body)[0] != '{' {
+			return "", time.Time{}, nil, ErrInvalidJSON
+		}
+		if err := DecodeJSON(body, &req); err != nil { // member names exactly, keys once
+			if e := AsError(err); e != nil && e.Kind == KindInvalid && e != ErrInvalidJSON && strings.HasPrefix(e.Message, ErrInvalidJSON.Message) {
+				return "", time.Time{}, nil, err // a duplicate key, named
+			}
 			return "", time.Time{}, nil, ErrInvalidJSON
 		}
 	}

@@ -60,7 +60,7 @@ func ParseEventType(s string) (EventType, error) {
 
 // ErrInvalidEventType is the 400 for an event type that does not exist.
 func ErrInvalidEventType(t string) *Error {
-	return Errorf(KindInvalid, "Invalid event type '%s'", t)
+	return Errorf(KindInvalid, "Invalid event type '%s'", ClipInput(t))
 }
 
 // ErrEventNotFound is the 404 of get event.

@@ -29,7 +29,7 @@ func ParseRFIStatus(s string) (RFIStatus, error) {
 	case RFIActive, RFICompleted, RFIExpired:
 		return st, nil
 	}
-	return "", Errorf(KindInvalid, "Invalid status '%s'", s)
+	return "", Errorf(KindInvalid, "Invalid status '%s'", ClipInput(s))
 }
 
 // RFIAgent is an organization's document-collection agent, declared in the

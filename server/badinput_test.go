@@ -68,6 +68,8 @@ func TestBadInputIsRefused(t *testing.T) {
 			`{"type":"application.approved","type":"application.rejected"}`, errBody(msgDupKey + `"type"`)},
 		{"decision: a key twice in data", "POST", app + "/decision",
 			`{"type":"application.approved","data":{"score":1,"score":99}}`, errBody(msgDupKey + `"data.score"`)},
+		{"decision: a member named in capitals is not the type", "POST", app + "/decision",
+			`{"TYPE":"application.approved"}`, errBody("Invalid decision type: must be one of application.approved, application.rejected, application.referred")},
 		{"rfi: a key twice", "POST", "/api/external/rfi-requests",
 			strings.Replace(rfiBody, `"role":"Director"`, `"role":"Director","role":"CEO"`, 1), errBody(msgDupKey + `"primary_contact.role"`)},
 		{"a duplicate key is clipped", "PATCH", app,
@@ -257,5 +259,22 @@ func TestTruncatedBodyIs400(t *testing.T) {
 	}
 	if list := decode(t, e.do("GET", "/api/external/applications", "acme", ""))["applications"].([]any); len(list) != 1 {
 		t.Errorf("applications = %d, want only the one created whole", len(list))
+	}
+}
+
+// TestLongQueryValuesAreClipped: a list's status or type filter is quoted
+// back clipped, not whole.
+func TestLongQueryValuesAreClipped(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	long := strings.Repeat("z", 5000)
+	clipped := strings.Repeat("z", 100) + "…"
+	for path, want := range map[string]string{
+		"/api/external/rfi-requests?status=" + long: "Invalid status '" + clipped + "'",
+		"/api/external/events?type=" + long:        "Invalid event type '" + clipped + "'",
+	} {
+		w := e.do("GET", path, "acme", "")
+		if w.Code != http.StatusBadRequest || decode(t, w)["error"] != want {
+			t.Errorf("GET %s…: %d %.200s, want 400 %q", path[:40], w.Code, w.Body, want)
+		}
 	}
 }

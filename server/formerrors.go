@@ -86,6 +86,8 @@ func textError(f *onboarding.Field, reason string) string {
 	case strings.HasPrefix(reason, "must be at most "):
 		n, _, _ := strings.Cut(strings.TrimPrefix(reason, "must be at most "), " ")
 		return label + " must be " + n + " characters or fewer"
+	case strings.Contains(reason, "control characters"):
+		return label + " must not contain tabs, line breaks or other special characters"
 	case strings.Contains(reason, "IBAN"):
 		return "Enter a real IBAN, like GB82 WEST 1234 5698 7654 32"
 	case strings.Contains(reason, "e-mail address") || strings.Contains(reason, "email address"):

@@ -100,6 +100,7 @@ func TestPlainErrors(t *testing.T) {
 		{"company_country", `"Britain"`, []partError{{"", "Enter the country of incorporation as a two-letter country code, like GB or IE"}}},
 		{"bank_account_iban", `"GB00 WEST 1234 5698 7654 32"`, []partError{{"", "Enter a real IBAN, like GB82 WEST 1234 5698 7654 32"}}},
 		{"business_description", `"` + strings.Repeat("x", 2001) + `"`, []partError{{"", "What the business does must be 2000 characters or fewer"}}},
+		{"website", `"https://north\u0000wind.example"`, []partError{{"", "Website must not contain tabs, line breaks or other special characters"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.field+" "+tt.value[:min(len(tt.value), 30)], func(t *testing.T) {
