@@ -270,7 +270,7 @@ func TestLongQueryValuesAreClipped(t *testing.T) {
 	clipped := strings.Repeat("z", 100) + "…"
 	for path, want := range map[string]string{
 		"/api/external/rfi-requests?status=" + long: "Invalid status '" + clipped + "'",
-		"/api/external/events?type=" + long:        "Invalid event type '" + clipped + "'",
+		"/api/external/events?type=" + long:         "Invalid event type '" + clipped + "'",
 	} {
 		w := e.do("GET", path, "acme", "")
 		if w.Code != http.StatusBadRequest || decode(t, w)["error"] != want {
