@@ -20,17 +20,20 @@ import (
 // Config is onboard's configuration file (DESIGN §3). Every key is documented
 // in config.example.toml, which a test loads.
 type Config struct {
-	Environment   string         `toml:"environment"`
-	Listen        string         `toml:"listen"`
-	PublicURL     string         `toml:"public_url"`
-	DataDir       string         `toml:"data_dir"`
-	Registry      RegistryConfig `toml:"registry"`
-	Mail          MailConfig     `toml:"mail"`
-	Limits        LimitsConfig   `toml:"limits"`
-	Webhooks      WebhooksConfig `toml:"webhooks"`
-	Blobs         BlobsConfig    `toml:"blobs"`
-	Metrics       MetricsConfig  `toml:"metrics"`
-	Organizations []OrgConfig    `toml:"organizations"`
+	Environment string `toml:"environment"`
+	Listen      string `toml:"listen"`
+	PublicURL   string `toml:"public_url"`
+	DataDir     string `toml:"data_dir"`
+	// TrustedProxies are the reverse proxies (addresses or CIDR prefixes)
+	// whose X-Forwarded-For names the client; nobody else's is believed.
+	TrustedProxies []string       `toml:"trusted_proxies"`
+	Registry       RegistryConfig `toml:"registry"`
+	Mail           MailConfig     `toml:"mail"`
+	Limits         LimitsConfig   `toml:"limits"`
+	Webhooks       WebhooksConfig `toml:"webhooks"`
+	Blobs          BlobsConfig    `toml:"blobs"`
+	Metrics        MetricsConfig  `toml:"metrics"`
+	Organizations  []OrgConfig    `toml:"organizations"`
 
 	dir     string   // directory of the file, for relative form paths
 	unknown []string // keys of the file that mean nothing, for Validate
@@ -154,10 +157,11 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 // organization is, or a file's entries would inherit its fields.
 func DefaultConfig() Config {
 	return Config{
-		Environment: "sandbox",
-		Listen:      "127.0.0.1:8080",
-		PublicURL:   "", // links follow listen: http://127.0.0.1:8080
-		DataDir:     "./data",
+		Environment:    "sandbox",
+		Listen:         "127.0.0.1:8080",
+		PublicURL:      "", // links follow listen: http://127.0.0.1:8080
+		DataDir:        "./data",
+		TrustedProxies: []string{},
 		Registry: RegistryConfig{Mode: "fixtures", Timeout: Duration{8 * time.Second},
 			CompaniesHouseURL: registry.DefaultCompaniesHouseBaseURL, CROURL: registry.DefaultCROBaseURL},
 		Mail:   MailConfig{From: "Onboarding <onboarding@sandbox.invalid>"},

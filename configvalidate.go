@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/mail"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -61,6 +62,27 @@ func (c *Config) validateServer(p *onboarding.Problems) {
 	if c.DataDir == "" {
 		p.Note("server", "data_dir must not be empty")
 	}
+	if _, err := c.proxyPrefixes(); err != nil {
+		p.Note("server", "%v", err)
+	}
+}
+
+// proxyPrefixes parses trusted_proxies: each an address (one host) or a
+// CIDR prefix.
+func (c *Config) proxyPrefixes() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range c.TrustedProxies {
+		if pr, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, pr.Masked())
+			continue
+		}
+		addr, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("trusted_proxies: %q is neither an IP address nor a CIDR prefix such as 10.0.0.0/8", s)
+		}
+		out = append(out, netip.PrefixFrom(addr, addr.BitLen()))
+	}
+	return out, nil
 }
 
 // validate checks the [registry] table; environment is the configuration's.
