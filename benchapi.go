@@ -84,11 +84,13 @@ func (a *benchAPI) seed(n, concurrency int, d time.Duration, progress func(strin
 	}
 	f.seedRate = float64(n) / time.Since(start).Seconds()
 
-	// A decision is one transaction, as a create is, with much less to do
-	// (no registry, no invite): in trials it ran at about three to four
-	// times the rate of the creates. The decision row says when they ran
-	// out all the same.
-	pool := int(4*f.seedRate*d.Seconds()) + concurrency
+	// A decision is one transaction, as a create is, with less to do (no
+	// registry, no invite); submitting through the test helper takes every
+	// step of the form, so the applications cost much more to prepare than
+	// to decide. Twice the rate of the creates, at most n, is a
+	// compromise: the decision row says when they ran out, and its rate
+	// is then over the time it ran.
+	pool := min(int(2*f.seedRate*d.Seconds()), n) + concurrency
 	f.submitted = make([]string, pool)
 	progress("submitting %d applications for the decisions", pool)
 	if err := parallel(pool, concurrency, func(i int) error {
@@ -187,12 +189,14 @@ func (a *benchAPI) saveStage(ap *benchApplicant, description string) error {
 	return nil
 }
 
-// measureAPI runs every operation of the API for d each, on the fixtures;
-// the creates it makes add to created.
-func (a *benchAPI) measureAPI(f *benchFixtures, concurrency int, d time.Duration, progress func(string, ...any)) []opResult {
+// measureAPI runs every operation of the API for d each, on the fixtures.
+// Before each, it lets the server fetch the registry documents of the
+// applications created so far (settle).
+func (a *benchAPI) measureAPI(f *benchFixtures, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) []opResult {
 	n := len(f.apps)
 	var results []opResult
 	phase := func(name, ceiling string, do func(w, i int) error) {
+		settle()
 		progress("measuring %s", name)
 		r := runPhase(name, concurrency, d, do)
 		r.Ceiling = ceiling

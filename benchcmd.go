@@ -32,7 +32,10 @@ func (c *BenchCmd) Run(e *env) error {
 	if c.Apps < 1 || c.Concurrency < 1 || c.Duration <= 0 {
 		return errors.New("bench: --apps, --concurrency and --duration must be positive")
 	}
-	progress := func(format string, args ...any) { fmt.Fprintf(e.stderr, "bench: "+format+"\n", args...) }
+	began := time.Now()
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(e.stderr, "bench: %5.1fs "+format+"\n", append([]any{time.Since(began).Seconds()}, args...)...)
+	}
 	tmp, err := os.MkdirTemp("", "onboard-bench-")
 	if err != nil {
 		return err
@@ -63,7 +66,18 @@ func (c *BenchCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	ops := api.measureAPI(fixtures, c.Concurrency, c.Duration, progress)
+	settle := func() {
+		waited, empty, err := srv.settle(settleLimit)
+		switch {
+		case err != nil:
+			progress("registry documents: %v", err)
+		case !empty:
+			progress("registry documents: still fetching after %s; measuring anyway", waited.Round(time.Millisecond))
+		case waited > 100*time.Millisecond:
+			progress("waited %s for the registry documents of the new applications", waited.Round(time.Millisecond))
+		}
+	}
+	ops := api.measureAPI(fixtures, c.Concurrency, c.Duration, settle, progress)
 	report.Operations = append(report.Operations, ops...)
 	report.RSSBytes = residentBytes()
 	client.CloseIdleConnections()
@@ -94,6 +108,10 @@ func (c *BenchCmd) Run(e *env) error {
 	}
 	return nil
 }
+
+// settleLimit bounds the wait for the registry documents before an
+// operation.
+const settleLimit = 2 * time.Minute
 
 // residentBytes is the process's resident set size (VmRSS of
 // /proc/self/status), 0 where that is not available.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 
 	"onboard/onboarding"
 )
@@ -83,4 +84,23 @@ func (b *benchServer) stop() error {
 		b.stopErr = errors.Join(err, b.app.store.Close())
 	})
 	return b.stopErr
+}
+
+// settle waits, for at most limit, until the server's registry documents
+// job has no application left to fetch documents for: creates queue a
+// fetch each, and a backlog left by the seeding would weigh on the
+// operations measured after it. It answers how long it waited and whether
+// the queue emptied.
+func (b *benchServer) settle(limit time.Duration) (time.Duration, bool, error) {
+	start := time.Now()
+	for {
+		pending, err := b.app.store.PendingRegistryDocuments(context.Background())
+		if err != nil || len(pending) == 0 {
+			return time.Since(start), err == nil, err
+		}
+		if time.Since(start) > limit {
+			return time.Since(start), false, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
