@@ -24,6 +24,7 @@ type CLI struct {
 	Backup     BackupCmd     `cmd:"" help:"Write a backup archive of the data directory, also while serve runs."`
 	Restore    RestoreCmd    `cmd:"" help:"Restore a backup archive into a new, empty data directory."`
 	Blobs      BlobsCmd      `cmd:"" help:"Remove stored files that no record refers to."`
+	Bench      BenchCmd      `cmd:"" help:"Measure the server's throughput and latency over loopback against Badger's ceilings."`
 	ConfigCmd  ConfigCmd     `cmd:"" name:"config" help:"Check a configuration file."`
 	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the version."`
 	Help       HelpCmd       `cmd:"" help:"Show help for onboard or one of its commands."`

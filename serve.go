@@ -95,7 +95,19 @@ func (c *ServeCmd) Run(e *env) error {
 		}
 	}
 	workers := newJobs(log)
-	srv := server.New(server.Options{
+	srv := newAPIServer(cfg, a, log, metrics, metricsLn, workers)
+	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
+		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode, metricsAddr(metricsLn))
+	err = serveWithJobs(ctx, srv, a, workers, api, admin)
+	log.Info("onboard stopped")
+	return err
+}
+
+// newAPIServer is the server serve runs: a's API as cfg configures it, its
+// metrics on metrics (served on metricsLn, or on the API's listener when
+// nil) and the readiness of the store and of the background jobs.
+func newAPIServer(cfg Config, a *app, log *slog.Logger, metrics *serveMetrics, metricsLn net.Listener, workers *jobs) *server.Server {
+	return server.New(server.Options{
 		Service: a.svc, Responses: a.store, Sessions: a.sessions, SessionTimeout: cfg.Limits.SessionTimeout.Duration, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
 		PublicURL: cfg.PublicURL, Sandbox: cfg.Environment == "sandbox",
@@ -105,11 +117,6 @@ func (c *ServeCmd) Run(e *env) error {
 		},
 		Backup: a.backup,
 	})
-	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
-		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode, metricsAddr(metricsLn))
-	err = serveWithJobs(ctx, srv, a, workers, api, admin)
-	log.Info("onboard stopped")
-	return err
 }
 
 // listenedAt is the address links follow without public_url: the host of

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errUsedUp ends a worker of an operation that has no prepared
+// application left; it is not a failure.
+var errUsedUp = errors.New("no prepared application left")
+
+// newBenchClient is the one HTTP client of a bench run: keep-alive
+// connections, as many as there are workers, no proxy (loopback only) and
+// no redirect followed, so that a form post is one request.
+func newBenchClient(concurrency int) *http.Client {
+	return &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			Proxy:               nil,
+			MaxIdleConns:        4 * concurrency,
+			MaxIdleConnsPerHost: concurrency,
+			IdleConnTimeout:     time.Minute,
+			DisableCompression:  true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// benchRequest is one request of a bench run and the status it must get.
+type benchRequest struct {
+	method, url string
+	body        []byte
+	contentType string
+	header      http.Header
+	want        int
+}
+
+// send makes req with client and returns the response, whose body it has
+// read in full (so the connection is reused); an answer other than
+// req.want is an error.
+func send(client *http.Client, req benchRequest) (*http.Response, []byte, error) {
+	var body io.Reader
+	if req.body != nil {
+		body = bytes.NewReader(req.body)
+	}
+	r, err := http.NewRequest(req.method, req.url, body)
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, v := range req.header {
+		r.Header[k] = v
+	}
+	if req.contentType != "" {
+		r.Header.Set("Content-Type", req.contentType)
+	}
+	resp, err := client.Do(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != req.want {
+		return nil, nil, fmt.Errorf("%s %s: %d, want %d: %.200s", req.method, r.URL.Path, resp.StatusCode, req.want, b)
+	}
+	return resp, b, nil
+}
+
+// runPhase runs do on concurrency workers, each in a loop, until d has
+// passed (or do answers errUsedUp), and measures the requests. do gets
+// the worker's number and the iteration's.
+func runPhase(name string, concurrency int, d time.Duration, do func(w, i int) error) opResult {
+	latencies := make([][]time.Duration, concurrency)
+	failures := make([]int, concurrency)
+	var firstErr error
+	var errOnce sync.Once
+	var usedUp atomic.Bool
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for w := range concurrency {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(deadline); i++ {
+				t0 := time.Now()
+				err := do(w, i)
+				took := time.Since(t0)
+				switch {
+				case errors.Is(err, errUsedUp):
+					usedUp.Store(true)
+					return
+				case err != nil:
+					failures[w]++
+					errOnce.Do(func() { firstErr = err })
+				default:
+					latencies[w] = append(latencies[w], took)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	total := 0
+	for w := range concurrency {
+		all = append(all, latencies[w]...)
+		total += failures[w]
+	}
+	r := summarize(name, all, total, elapsed, firstErr)
+	r.Exhausted = usedUp.Load()
+	return r
+}
+
+// parallel runs do(i) for every i below n on concurrency workers and
+// returns the first error, after which the workers stop taking new i.
+func parallel(n, concurrency int, do func(i int) error) error {
+	var next atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(concurrency, n) {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := do(i); err != nil {
+					failed.Store(true)
+					errOnce.Do(func() { firstErr = err })
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// percentile is the nearest-rank p-th percentile (0 < p ≤ 100) of sorted:
+// the smallest value that at least p percent of the values are at or
+// below. It is 0 for no values.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(n)))
+	rank = min(max(rank, 1), n)
+	return sorted[rank-1]
+}
+
+// opResult is what one operation measured.
+type opResult struct {
+	Name       string        `json:"name"`
+	Requests   int           `json:"requests"` // answered as expected
+	Failures   int           `json:"failures"`
+	Elapsed    time.Duration `json:"-"`
+	Throughput float64       `json:"throughput_per_second"`
+	P50        float64       `json:"p50_ms"`
+	P90        float64       `json:"p90_ms"`
+	P99        float64       `json:"p99_ms"`
+	// Ceiling names the ceiling row the operation is compared with, and
+	// OfCeiling is its throughput as a fraction of that ceiling's.
+	Ceiling   string  `json:"ceiling,omitempty"`
+	OfCeiling float64 `json:"of_ceiling,omitempty"`
+	// Exhausted is true when the operation ran out of prepared
+	// applications before its time was up: it ran for less than the
+	// duration, and its throughput is over the time it did run.
+	Exhausted bool   `json:"exhausted,omitempty"`
+	FirstErr  string `json:"first_error,omitempty"`
+}
+
+// summarize makes an opResult of latencies (of the requests answered as
+// expected, in any order) measured over elapsed.
+func summarize(name string, latencies []time.Duration, failures int, elapsed time.Duration, firstErr error) opResult {
+	slices.Sort(latencies)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	r := opResult{
+		Name: name, Requests: len(latencies), Failures: failures, Elapsed: elapsed,
+		P50: ms(percentile(latencies, 50)), P90: ms(percentile(latencies, 90)), P99: ms(percentile(latencies, 99)),
+	}
+	if elapsed > 0 {
+		r.Throughput = float64(len(latencies)) / elapsed.Seconds()
+	}
+	if firstErr != nil {
+		r.FirstErr = firstErr.Error()
+	}
+	return r
+}
+
+// benchReport is the output of onboard bench.
+type benchReport struct {
+	Applications int        `json:"applications_seeded"`
+	Concurrency  int        `json:"concurrency"`
+	Duration     string     `json:"duration"`
+	Operations   []opResult `json:"operations"`
+	// RSSBytes is the process's resident set at the end of the API's
+	// operations (VmRSS; 0 where /proc is not available).
+	RSSBytes int64 `json:"rss_bytes"`
+	// DataDirBytes is the disk space the data directory takes once the
+	// server has stopped, for StoredApplications applications.
+	DataDirBytes int64 `json:"data_dir_bytes"`
+	// DataDirParts are DataDirBytes by top-level entry of the data
+	// directory: badger (records), blobs (files), outbox (sandbox mail).
+	DataDirParts       map[string]int64 `json:"data_dir_parts"`
+	StoredApplications int              `json:"stored_applications"`
+	BytesPerApp        float64          `json:"bytes_per_application"`
+}
+
+// compare sets every operation's ratio to the ceiling it names.
+func (r *benchReport) compare() {
+	rps := map[string]float64{}
+	for _, op := range r.Operations {
+		rps[op.Name] = op.Throughput
+	}
+	for i := range r.Operations {
+		op := &r.Operations[i]
+		if c := rps[op.Ceiling]; op.Ceiling != "" && c > 0 {
+			op.OfCeiling = op.Throughput / c
+		}
+	}
+}
+
+// writeJSON writes the report as one JSON object.
+func (r *benchReport) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// writeTable writes the report as a table and two lines of totals.
+func (r *benchReport) writeTable(w io.Writer) error {
+	fmt.Fprintf(w, "onboard bench: %d applications seeded, %d connections, %s per operation, over loopback\n\n",
+		r.Applications, r.Concurrency, r.Duration)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "operation\trequests\tfailed\treq/s\tp50 ms\tp90 ms\tp99 ms\tof ceiling\t")
+	for _, op := range r.Operations {
+		ratio := ""
+		if op.Ceiling != "" {
+			ratio = fmt.Sprintf("%.1f%% of %s", 100*op.OfCeiling, strings.TrimPrefix(op.Ceiling, "ceiling "))
+		}
+		rps := fmt.Sprintf("%.0f", op.Throughput)
+		if op.Exhausted {
+			rps += "*"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.2f\t%.2f\t%.2f\t%s\t\n",
+			op.Name, op.Requests, op.Failures, rps, op.P50, op.P90, op.P99, ratio)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, op := range r.Operations {
+		if op.Exhausted {
+			fmt.Fprintf(w, "* %s used up its prepared applications after %s: the rate is over that time.\n", op.Name, op.Elapsed.Round(time.Millisecond))
+		}
+	}
+	for _, op := range r.Operations {
+		if op.FirstErr != "" {
+			fmt.Fprintf(w, "%s: first failure: %s\n", op.Name, op.FirstErr)
+		}
+	}
+	fmt.Fprintf(w, "\nRSS at the end: %.1f MiB\n", float64(r.RSSBytes)/(1<<20))
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(r.DataDirParts)) {
+		parts = append(parts, fmt.Sprintf("%s %.1f", name, float64(r.DataDirParts[name])/(1<<20)))
+	}
+	_, err := fmt.Fprintf(w, "data directory: %.1f MiB (%s) for %d applications, %.1f KiB per application\n",
+		float64(r.DataDirBytes)/(1<<20), strings.Join(parts, ", "), r.StoredApplications, r.BytesPerApp/1024)
+	return err
+}
