@@ -315,7 +315,7 @@ func TestCompletion(t *testing.T) {
 		words []string // the last one is being completed
 		want  string
 	}{
-		{[]string{""}, "serve keys apps docs webhooks registry backup restore blobs config version help completion"},
+		{[]string{""}, "serve keys apps docs webhooks registry backup restore blobs bench config version help completion"},
 		{[]string{"ke"}, "keys"},
 		{[]string{"keys", ""}, "create list revoke"},
 		{[]string{"keys", "create", "--s"}, "--scope"},

@@ -107,8 +107,10 @@ func (c *ServeCmd) Run(e *env) error {
 // metrics on metrics (served on metricsLn, or on the API's listener when
 // nil) and the readiness of the store and of the background jobs.
 func newAPIServer(cfg Config, a *app, log *slog.Logger, metrics *serveMetrics, metricsLn net.Listener, workers *jobs) *server.Server {
+	proxies, _ := cfg.proxyPrefixes() // valid: Validate checked them
 	return server.New(server.Options{
-		Service: a.svc, Responses: a.store, Sessions: a.sessions, SessionTimeout: cfg.Limits.SessionTimeout.Duration, Logger: log,
+		TrustedProxies: proxies,
+		Service:        a.svc, Responses: a.store, Sessions: a.sessions, SessionTimeout: cfg.Limits.SessionTimeout.Duration, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
 		PublicURL: cfg.PublicURL, Sandbox: cfg.Environment == "sandbox",
 		Metrics: metrics.reg, MetricsListener: metricsLn, Readiness: []server.Probe{
