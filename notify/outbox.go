@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/mail"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"onboard/onboarding"
@@ -24,7 +28,18 @@ type Outbox struct {
 	from *mail.Address
 	log  *slog.Logger
 	now  func() time.Time
+	keep int // messages kept; older ones are removed (OutboxKeep by default)
+
+	written atomic.Int64 // messages written, to prune every outboxPruneEvery
 }
+
+// OutboxKeep is how many messages the sandbox outbox keeps by default: the
+// newest ones; older files are removed as new ones are written, so that a
+// long-running sandbox does not fill its disk with mail.
+const OutboxKeep = 1000
+
+// outboxPruneEvery is how many messages are written between two prunes.
+const outboxPruneEvery = 100
 
 var _ onboarding.Mailer = (*Outbox)(nil)
 
@@ -48,15 +63,21 @@ func NewOutbox(dir, from string, log *slog.Logger, now func() time.Time) (*Outbo
 	if now == nil {
 		now = time.Now
 	}
-	return &Outbox{dir: dir, from: addr, log: log, now: now}, nil
+	return &Outbox{dir: dir, from: addr, log: log, now: now, keep: OutboxKeep}, nil
 }
+
+// Keep sets how many messages the outbox keeps (at least 1).
+func (o *Outbox) Keep(n int) { o.keep = max(n, 1) }
 
 // Dir returns the directory the outbox writes to.
 func (o *Outbox) Dir() string { return o.dir }
 
 // Send writes m to <dir>/<UTC timestamp>-<random hex>.eml with mode 0600 (mail
 // carries personal data). The file appears whole or not at all: it is written
-// to a temporary file in the same directory, synced and renamed.
+// to a temporary file in the same directory and renamed. It is not fsynced:
+// the outbox is the sandbox's, and a crash may lose its newest message, which
+// the fsync would cost every invite to prevent. Every outboxPruneEvery
+// messages, the oldest beyond the outbox's keep are removed.
 func (o *Outbox) Send(ctx context.Context, m onboarding.Message) error {
 	return send(ctx, m, o.sendEmail)
 }
@@ -76,6 +97,9 @@ func (o *Outbox) sendEmail(ctx context.Context, m Email) error {
 	if err := writeFileAtomic(path, msg); err != nil {
 		return fmt.Errorf("notify: outbox: %w", err)
 	}
+	if o.written.Add(1)%outboxPruneEvery == 0 {
+		o.prune()
+	}
 	to, subject, link := m.Summary() // never the body, nor a code
 	attrs := []any{slog.String("to", to), slog.String("subject", subject)}
 	if link != "" {
@@ -85,9 +109,36 @@ func (o *Outbox) sendEmail(ctx context.Context, m Email) error {
 	return nil
 }
 
+// prune removes the oldest messages beyond the outbox's keep. File names
+// start with their UTC time, so name order is age order. Failures are
+// logged: the next prune tries again.
+func (o *Outbox) prune() {
+	entries, err := os.ReadDir(o.dir)
+	if err != nil {
+		o.log.Warn("sandbox outbox prune failed", "err", err)
+		return
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); e.Type().IsRegular() && strings.HasSuffix(n, ".eml") && !strings.HasPrefix(n, ".") {
+			names = append(names, n)
+		}
+	}
+	if len(names) <= o.keep {
+		return
+	}
+	slices.Sort(names)
+	for _, n := range names[:len(names)-o.keep] {
+		if err := os.Remove(filepath.Join(o.dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			o.log.Warn("sandbox outbox prune failed", "err", err)
+			return
+		}
+	}
+}
+
 // writeFileAtomic writes data to path through a temporary file in the same
-// directory: create (0600), write, fsync, close, rename, then sync the
-// directory so that the rename survives a crash.
+// directory: create (0600), write, close, rename. Readers never see part
+// of a message.
 func writeFileAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".tmp-*.eml") // CreateTemp uses mode 0600
@@ -104,18 +155,8 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync() // best effort: not every file system syncs directories
-		_ = d.Close()
-	}
-	return nil
+	return os.Rename(tmp, path)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -207,5 +208,44 @@ func TestNewOutbox(t *testing.T) {
 	}
 	if names := outboxFiles(t, dir); len(names) != 1 {
 		t.Errorf("outbox holds %q, want one file", names)
+	}
+}
+
+// TestOutboxKeepsTheNewest: the outbox keeps its newest messages and
+// removes the oldest as more are written, so that a long-running sandbox
+// does not fill its disk.
+func TestOutboxKeepsTheNewest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mail")
+	tick := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		tick = tick.Add(time.Second)
+		return tick
+	}
+	o, err := NewOutbox(dir, "Onboarding <no-reply@example.com>", nil, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Keep(50)
+	var all []string
+	for i := range 2*outboxPruneEvery + 5 {
+		if err := o.sendEmail(context.Background(), testMessage()); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if i == 2*outboxPruneEvery-1 {
+			all = outboxFiles(t, dir)
+		}
+	}
+	if len(all) != 50 {
+		t.Fatalf("after %d messages the outbox holds %d, want the newest 50", 2*outboxPruneEvery, len(all))
+	}
+	got := outboxFiles(t, dir)
+	if len(got) != 55 || got[0] != all[0] {
+		t.Errorf("after 5 more: %d files from %s, want 55 from %s", len(got), got[0], all[0])
+	}
+	if !strings.HasPrefix(all[0], "20261126T090231") { // the 151st message, at 09:00:00 + 151 s
+		t.Errorf("the oldest kept is %s, want the 151st", all[0])
 	}
 }
