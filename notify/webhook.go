@@ -121,6 +121,9 @@ func (w *Webhooks) Send(ctx context.Context, r onboarding.WebhookRequest) (onboa
 	if len(r.Keys) == 0 {
 		return resp, errors.New("no signing key: the delivery was not sent unsigned")
 	}
+	// The attempt's time starts with its timeout, so that an attempt that
+	// timed out never reports less than the timeout.
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
@@ -136,7 +139,6 @@ func (w *Webhooks) Send(ctx context.Context, r onboarding.WebhookRequest) (onboa
 		"Webhook-Signature": {sign(r.Keys, r.EventID, ts, r.Body)},
 	}
 
-	start := time.Now()
 	res, err := w.client.Do(req)
 	if err != nil {
 		resp.Latency = time.Since(start)
