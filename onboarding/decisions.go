@@ -124,6 +124,11 @@ func parseDecision(body []byte, appID string, now time.Time) (DecisionType, time
 			return "", time.Time{}, nil, ErrInvalidTimestamp
 		}
 		at = parsed.UTC()
+		// An offset can carry the time past the years RFC 3339 (and the
+		// stored record's encoding) can write: "9999-12-31T23:59:59-01:00".
+		if at.Year() < 0 || at.Year() > 9999 {
+			return "", time.Time{}, nil, ErrInvalidTimestamp
+		}
 	}
 	var data json.RawMessage
 	if present(req.Data) {
