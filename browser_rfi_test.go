@@ -89,7 +89,7 @@ func browserRFI(t *testing.T, width, height int, mobile bool) {
 	}
 	jane.upload("proof_of_address", fake)
 	jane.wantText("The document was not accepted. See the reason below.", "There is a problem",
-		"Proof of business address: statement.pdf: This type of file cannot be accepted.", "Not accepted")
+		"Proof of business address: statement.pdf: The file is not a PDF that can be opened:", "Not accepted")
 	if got := jane.focused(); got != "file-proof_of_address-status" {
 		t.Errorf("focus after a refused upload is on %q, want the document's status", got)
 	}

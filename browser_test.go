@@ -742,8 +742,8 @@ func TestBrowserApplicantJourney(t *testing.T) {
 		t.Fatal(err)
 	}
 	jane.upload("bank_statement", fake)
-	jane.wantText("There is a problem", "Business bank statement: statement.pdf was not accepted. This type of file cannot be accepted.",
-		"Not accepted", "statement.pdf: This type of file cannot be accepted.")
+	jane.wantText("There is a problem", "Business bank statement: statement.pdf was not accepted. The file is not a PDF that can be opened:",
+		"Not accepted", "statement.pdf: The file is not a PDF that can be opened:")
 	jane.shot("documents-rejected")
 	// The summary's link puts the focus on the document's file input.
 	jane.do("follow the summary link", chromedp.Click(`#error-summary a[href="#file-bank_statement"]`, chromedp.NodeVisible))

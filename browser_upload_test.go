@@ -82,9 +82,9 @@ func TestBrowserUploads(t *testing.T) {
 			top = jo.placeMiddle("doc-bank_statement")
 			jo.upload("bank_statement", fake)
 			jo.wantKeptPlace("doc-bank_statement", top)
-			jo.wantText("There is a problem", "Business bank statement: statement.pdf was not accepted. This type of file cannot be accepted.",
-				"Not accepted", "statement.pdf: This type of file cannot be accepted.")
-			if got := jo.eval(`document.getElementById("upload-announce").textContent`); !strings.Contains(got, "This type of file cannot be accepted") {
+			jo.wantText("There is a problem", "Business bank statement: statement.pdf was not accepted. The file is not a PDF that can be opened:",
+				"Not accepted", "statement.pdf: The file is not a PDF that can be opened:")
+			if got := jo.eval(`document.getElementById("upload-announce").textContent`); !strings.Contains(got, "The file is not a PDF that can be opened") {
 				jo.fail("announced %q, want the reason", got)
 			}
 			jo.wantTitleOfHeading("a refused upload")

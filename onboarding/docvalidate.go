@@ -69,6 +69,7 @@ var docShortNames = []struct{ mime, name string }{
 const (
 	docRejectEmpty      = "The file is empty. Choose the file again, or try another copy."
 	docRejectType       = "This type of file cannot be accepted. Upload a PDF, or a photo as JPEG, PNG or HEIC."
+	docRejectNotPDF     = "The file is not a PDF that can be opened: it may be damaged, or another kind of file with a PDF's name. Save or export it again as a PDF, or upload a photo as JPEG, PNG or HEIC."
 	docRejectPDFUnread  = "The PDF could not be read. Save it again as a PDF and upload the new copy."
 	docRejectTooLarge   = "The file is larger than %s. Upload a smaller file."
 	docRejectFieldLarge = "The file is larger than %s, the limit for %s. Upload a smaller file."
@@ -121,9 +122,15 @@ func checkDocument(f *Field, r io.ReaderAt, size int64, declaredType string, max
 	case maxUpload > 0 && size > maxUpload:
 		return reject(fmt.Sprintf(docRejectTooLarge, SizeText(maxUpload)))
 	}
+	// A file the browser sent as a PDF (its name ends in .pdf) that is
+	// none is damaged or misnamed: saying "this type" would contradict it.
+	unknownType := docRejectType
+	if docTypeAliases[declaredType] == mimePDF || declaredType == mimePDF {
+		unknownType = docRejectNotPDF
+	}
 	if !strict {
 		if sniffed == "" {
-			return reject(docRejectType)
+			return reject(unknownType)
 		}
 		return documentVerdict{FileType: sniffed, Reason: ReasonBaselinePassed}
 	}
@@ -136,7 +143,7 @@ func checkDocument(f *Field, r io.ReaderAt, size int64, declaredType string, max
 			return reject(fmt.Sprintf(docRejectTypeHere, docAcceptText(f.Accept)))
 		}
 	} else if sniffed == "" {
-		return reject(docRejectType)
+		return reject(unknownType)
 	}
 	if f.MaxSize > 0 && size > f.MaxSize {
 		return reject(fmt.Sprintf(docRejectFieldLarge, SizeText(f.MaxSize), f.Label))

@@ -133,6 +133,7 @@ func TestCheckDocument(t *testing.T) {
 		empty    = "The file is empty. Choose the file again, or try another copy."
 		tooLarge = "The file is larger than 25 MB. Upload a smaller file."
 		badType  = "This type of file cannot be accepted. Upload a PDF, or a photo as JPEG, PNG or HEIC."
+		notPDF   = "The file is not a PDF that can be opened: it may be damaged, or another kind of file with a PDF's name. Save or export it again as a PDF, or upload a photo as JPEG, PNG or HEIC."
 		unread   = "The PDF could not be read. Save it again as a PDF and upload the new copy."
 	)
 	ok := func(typ, reason string) documentVerdict { return documentVerdict{FileType: typ, Reason: reason} }
@@ -201,13 +202,13 @@ func TestCheckDocument(t *testing.T) {
 		{name: "baseline over the upload limit", field: baseline, file: bigFile{pdfOnePage, 25*mb + 1, pdfEOF},
 			want: rejected(tooLarge)},
 		{name: "baseline html declared pdf", field: baseline, file: bytes.NewReader(fileHTML), declared: "application/pdf",
-			want: rejected(badType)},
+			want: rejected(notPDF)},
 		{name: "default html declared pdf", field: byDefault, file: bytes.NewReader(fileHTML), declared: "application/pdf",
-			want: rejected(badType)},
+			want: rejected(notPDF)},
 		{name: "baseline html with a pdf header", field: baseline, file: bytes.NewReader(fileHTMLWithPDF), declared: "application/pdf",
-			want: rejected(badType)},
+			want: rejected(notPDF)},
 		{name: "baseline text renamed pdf", field: baseline, file: bytes.NewReader([]byte("Certificate of incorporation\n")),
-			declared: "application/pdf", want: rejected(badType)},
+			declared: "application/pdf", want: rejected(notPDF)},
 		{name: "baseline truncated pdf", field: baseline, file: bytes.NewReader(fileTruncatedPDF), want: rejected(badType)},
 		{name: "baseline pdf with %%EOF before its last 1024 bytes", field: baseline,
 			file: bigFile{pdfOnePage, 1 * mb, nil}, want: rejected(badType)},
@@ -235,7 +236,7 @@ func TestCheckDocument(t *testing.T) {
 		{name: "strict over the upload limit", field: strict(pdfOnly, 30*mb, 0), file: bigFile{pdfOnePage, 25*mb + 1, pdfEOF},
 			want: rejected(tooLarge)},
 		{name: "strict html declared pdf, no accept list", field: strict(nil, 0, 0), file: bytes.NewReader(fileHTML),
-			declared: "application/pdf", want: rejected(badType)},
+			declared: "application/pdf", want: rejected(notPDF)},
 		{name: "strict accept one type", field: strict(pdfOnly, 0, 0), file: bytes.NewReader(filePNG),
 			want: rejected("This type of file cannot be accepted here. Upload a PDF file.")},
 		{name: "strict accept two types", field: strict([]string{"image/png", "application/pdf"}, 0, 0),

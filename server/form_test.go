@@ -714,7 +714,7 @@ func TestFormUploads(t *testing.T) {
 	// applicant with the reason and never to the API.
 	w = a.upload("proof_of_address", "", "bill.pdf", "application/pdf", []byte("<html><script>alert(1)</script></html>"))
 	wantRedirect(t, w, a.base+"/s/documents?done=rejected#doc-proof_of_address")
-	wantPage(t, a.get("/s/documents?done=rejected"), http.StatusOK, "Not accepted", "bill.pdf: This type of file cannot be accepted. Upload a PDF, or a photo as JPEG, PNG or HEIC.", "cert.pdf")
+	wantPage(t, a.get("/s/documents?done=rejected"), http.StatusOK, "Not accepted", "bill.pdf: The file is not a PDF that can be opened: it may be damaged, or another kind of file with a PDF's name. Save or export it again as a PDF, or upload a photo as JPEG, PNG or HEIC.", "cert.pdf")
 
 	// Over the limit: 413 with the page and nothing stored.
 	big := append(append([]byte(nil), pdf...), bytes.Repeat([]byte{' '}, 64<<10)...)
@@ -796,7 +796,7 @@ func TestFormUploads(t *testing.T) {
 	// A file that fails validation does not replace it either; one that
 	// passes does.
 	wantPage(t, a.upload("person_id_document", director, "scan.pdf", "application/pdf", []byte("not a pdf")), http.StatusBadRequest,
-		"This type of file cannot be accepted. Upload a PDF, or a photo as JPEG, PNG or HEIC. The document already settled by the team reviewing your application has been kept.")
+		"The file is not a PDF that can be opened: it may be damaged, or another kind of file with a PDF's name. Save or export it again as a PDF, or upload a photo as JPEG, PNG or HEIC. The document already settled by the team reviewing your application has been kept.")
 	personDoc := func() map[string]any {
 		for _, p := range e.apiApp(t, id)["data"].(map[string]any)["people"].([]any) {
 			if p := p.(map[string]any); p["id"] == director {
@@ -838,8 +838,8 @@ func TestFormSubmission(t *testing.T) {
 	// not among the things still to do.
 	w := a.get("/review")
 	wantPage(t, w, http.StatusOK, "Check your answers before sending your application", "Now send your application",
-		`<a href="`+a.base+`/s/company#industry">Change<span class="visually-hidden"> Industry</span></a>`,
-		`<a href="`+a.base+`/s/documents#doc-certificate_of_incorporation">Change<span class="visually-hidden"> Certificate of incorporation</span></a>`,
+		`<a href="`+a.base+`/s/company#industry">Add<span class="visually-hidden"> Industry</span></a>`,
+		`<a href="`+a.base+`/s/documents#doc-certificate_of_incorporation">Upload<span class="visually-hidden"> Certificate of incorporation</span></a>`,
 		"You cannot send your application yet. Complete the 5 things under “Still to do” first")
 	if body := w.Body.String(); strings.Contains(body, "Confirm:") || strings.Contains(body, "submit-application") {
 		t.Error("an incomplete application offers the declarations, or lists them as things to do")
@@ -882,7 +882,7 @@ func TestFormSubmission(t *testing.T) {
 		`Choose a file<span class="visually-hidden"> for Business bank statement</span>`,
 		`Choose another file<span class="visually-hidden"> for Identity document for Ciara Byrne</span>`,
 		// An uploaded file is one compact line: its name, Replace, Remove.
-		`>cert.pdf</a>, uploaded</p>`,
+		`>cert.pdf<span class="visually-hidden"> (opens in a new tab)</span></a>, uploaded</p>`,
 		`Replace<span class="visually-hidden"> cert.pdf, Certificate of incorporation</span>`,
 		`Remove<span class="visually-hidden"> cert.pdf, Certificate of incorporation</span>`)
 	if strings.Contains(w.Body.String(), `class="notice`) {

@@ -19,5 +19,5 @@ func TestFormUploadRejectsHTMLWithPDFHeader(t *testing.T) {
 	w := a.upload("proof_of_address", "", "bill.pdf", "application/pdf", page)
 	wantRedirect(t, w, a.base+"/s/documents?done=rejected#doc-proof_of_address")
 	wantPage(t, a.get("/s/documents?done=rejected"), http.StatusOK, "Not accepted",
-		"bill.pdf: This type of file cannot be accepted. Upload a PDF, or a photo as JPEG, PNG or HEIC.")
+		"bill.pdf: The file is not a PDF that can be opened: it may be damaged, or another kind of file with a PDF's name. Save or export it again as a PDF, or upload a photo as JPEG, PNG or HEIC.")
 }

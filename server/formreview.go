@@ -167,6 +167,9 @@ func (s *Server) reviewSections(v *onboarding.Visitor) []summarySection {
 				if row.Value == "" && missing[f.ID] {
 					row.Needed = []string{"Not answered — required"}
 				}
+				if row.Value == "" {
+					row.Action = "Add"
+				}
 				if !v.CompanyFieldLocked(v.App, f) { // the register's answers are not the applicant's to change
 					row.Href = base + "/s/" + st.ID + "#" + f.ID
 				}
@@ -211,12 +214,23 @@ func peopleRows(v *onboarding.Visitor) []summaryRow {
 		}
 		out = append(out, summaryRow{Label: onboarding.PersonName(pp), Value: strings.Join(parts, "\n"), Needed: needed, Href: base + "/people/" + pp.ID})
 	}
+	// The register's companies and holdings are not the applicant's to
+	// change (their pages refuse it): their rows say where they come from
+	// instead of offering Change.
 	for _, e := range d.Entities {
-		out = append(out, summaryRow{Label: e.Name, Value: entityTypeLabels[e.Type], Href: base + "/entities/" + e.ID})
+		row := summaryRow{Label: e.Name, Value: entityTypeLabels[e.Type], Href: base + "/entities/" + e.ID}
+		if e.Source == onboarding.SourceRegistry {
+			row.Value, row.Href = row.Value+"\nFrom the company register", ""
+		}
+		out = append(out, row)
 	}
 	for _, o := range d.Ownership {
 		text := ownershipText(v.App, o)
-		out = append(out, summaryRow{Label: "Ownership", Value: text, Href: base + "/ownership/" + o.ID, ChangeName: "ownership: " + text})
+		row := summaryRow{Label: "Ownership", Value: text, Href: base + "/ownership/" + o.ID, ChangeName: "ownership: " + text}
+		if o.PercentageBand != "" {
+			row.Value, row.Href = text+"\nFrom the company register", ""
+		}
+		out = append(out, row)
 	}
 	return out
 }
@@ -227,6 +241,9 @@ func (s *Server) documentRows(v *onboarding.Visitor) []summaryRow {
 	var out []summaryRow
 	for _, slot := range s.docSlots(v) {
 		row := summaryRow{Label: slot.Named(), Empty: "Not uploaded", Href: formBase(v) + "/s/documents#doc-" + slot.Key}
+		if slot.Doc == nil || slot.Doc.Status == onboarding.DocumentRejected {
+			row.Action = "Upload"
+		}
 		switch {
 		case slot.Doc == nil && slot.Registry != nil:
 			row.Value = "Provided by Companies House: " + slot.Registry.FileName
@@ -360,6 +377,9 @@ type summaryRow struct {
 	// ChangeName names the row in its Change link for screen readers when
 	// Label alone does not tell the rows apart (Label when empty).
 	ChangeName string
+	// Action is the link's word: "Change" for an answer, "Add" or
+	// "Upload" for none yet.
+	Action string
 	// Needed are the lines of what the answer still lacks ("Home
 	// address: Not provided — required"), shown after its value.
 	Needed []string

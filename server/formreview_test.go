@@ -27,4 +27,10 @@ func TestFormReviewGaps(t *testing.T) {
 	if strings.Contains(w.Body.String(), `Certificate of incorporation</dt><dd><strong>`) {
 		t.Error("the register's certificate is reported missing")
 	}
+	// The register's holdings say where they come from; their pages refuse
+	// changes, so there is no Change link to them.
+	wantPage(t, w, http.StatusOK, "owns between 75% and 100% of NORTHWIND TRADING LIMITED, directly\nFrom the company register</dd>")
+	if strings.Contains(w.Body.String(), a.base+"/ownership/") {
+		t.Error("a register holding offers a Change link")
+	}
 }

@@ -258,7 +258,7 @@ func TestRFIPageUploads(t *testing.T) {
 	pdf := testPDF(t)
 
 	wantRedirect(t, a.upload("bank_statement", "", `C:\scans\statement.pdf`, "application/pdf", pdf), a.base+"?done=uploaded#doc-bank_statement")
-	wantPage(t, a.get("?done=uploaded"), http.StatusOK, "The document has been uploaded.", "statement.pdf</a>, uploaded", ">Replace<", ">Remove<", "Replace it with another file", "1 of 2 documents uploaded.")
+	wantPage(t, a.get("?done=uploaded"), http.StatusOK, "The document has been uploaded.", "statement.pdf<span class=\"visually-hidden\"> (opens in a new tab)</span></a>, uploaded", ">Replace<", ">Remove<", "Replace it with another file", "1 of 2 documents uploaded.")
 	view := regexpFind(t, a.last.Body.String(), `<a href="(/files/[^"]+)" target="_blank"`)
 	dl := httptest.NewRecorder()
 	e.h.ServeHTTP(dl, httptest.NewRequest("GET", strings.ReplaceAll(view, "&amp;", "&"), nil))
@@ -269,7 +269,7 @@ func TestRFIPageUploads(t *testing.T) {
 	// A text file named .pdf is refused with its reason: in the error
 	// summary, linked to its file input, and at the document.
 	wantRedirect(t, a.upload("proof_of_address", "", "notes.pdf", "application/pdf", []byte("Just some notes, not a PDF.\n")), a.base+"?done=rejected#doc-proof_of_address")
-	reason := "This type of file cannot be accepted. Upload a PDF, or a photo as JPEG, PNG or HEIC."
+	reason := "The file is not a PDF that can be opened: it may be damaged, or another kind of file with a PDF's name. Save or export it again as a PDF, or upload a photo as JPEG, PNG or HEIC."
 	wantPage(t, a.get("?done=rejected"), http.StatusOK, "The document was not accepted. See the reason below.", "There is a problem",
 		`<a href="#file-proof_of_address">Proof of business address: notes.pdf: `+reason+`</a>`,
 		`Not accepted</strong> notes.pdf: `+reason, `aria-describedby="file-proof_of_address-status"`)
@@ -323,7 +323,7 @@ func TestRFIPageComplete(t *testing.T) {
 		`<p class="error-message" id="file-proof_of_address-error"><span class="visually-hidden">Error:</span> Upload the Proof of business address</p>`)
 	a.upload("proof_of_address", "", "notes.pdf", "application/pdf", []byte("not a pdf"))
 	wantPage(t, a.post("/complete", nil), http.StatusBadRequest, "Upload every requested document before you send them: 1 is missing.",
-		`<a href="#file-proof_of_address">Proof of business address: notes.pdf: This type of file cannot be accepted.`)
+		`<a href="#file-proof_of_address">Proof of business address: notes.pdf: The file is not a PDF that can be opened`)
 	if r := e.rfiStored(t, c.Request.ID); r.Status != onboarding.RFIActive || r.CompletedAt != nil {
 		t.Fatalf("after refused sends: status %s, completed_at %v", r.Status, r.CompletedAt)
 	}

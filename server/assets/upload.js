@@ -71,7 +71,11 @@
     window.scrollBy(0, placed.getBoundingClientRect().top - top);
     var status = placed.querySelector(".error-message") || placed.querySelector(".status[tabindex]");
     if (status) {
-      announce(status.textContent.replace(/\s+/g, " ").trim());
+      // What a sighted applicant reads ("certificate.pdf, uploaded"),
+      // without the link's "(opens in a new tab)".
+      var words = status.cloneNode(true);
+      words.querySelectorAll("a .visually-hidden").forEach(function (e) { e.remove(); });
+      announce(words.textContent.replace(/\s+/g, " ").trim());
       status.setAttribute("tabindex", "-1");
       status.focus({ preventScroll: true });
     }
