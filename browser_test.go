@@ -707,7 +707,7 @@ func TestBrowserApplicantJourney(t *testing.T) {
 	jane.chooseByText("owner", "Priya Patel")
 	jane.typeInto("percentage", "30")
 	jane.clickAndWait("save-ownership")
-	jane.wantText("Ownership of NORTHWIND TRADING LIMITED would add up to 105%, more than 100%. Check the percentages.")
+	jane.wantText("Ownership of NORTHWIND TRADING LIMITED would add up to 105%, more than 100%. Already stated: Eleanor Mary Hargreaves holds at least 75% (from the company register)")
 	jane.shot("ownership-over-100")
 	jane.typeInto("percentage", "20")
 	jane.clickAndWait("save-ownership")

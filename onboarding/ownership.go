@@ -30,9 +30,15 @@ func (e *OwnershipTotalError) Error() string { return e.Err.Message }
 func (e *OwnershipTotalError) Unwrap() error { return e.Err }
 
 // ErrOwnershipOver100 is the error for ownership of owned that would add
-// up to total percent, more than 100%.
-func ErrOwnershipOver100(owned string, total float64) *OwnershipTotalError {
-	e := Errorf(KindInvalid, "Ownership of %s would add up to %s%%, more than 100%%. Check the percentages.", owned, FormatPercent(total))
+// up to total percent, more than 100%; others, when given, say who holds
+// the rest ("Eleanor Smith holds at least 75% (from the company
+// register)"), so that the applicant sees where the total comes from.
+func ErrOwnershipOver100(owned string, total float64, others ...string) *OwnershipTotalError {
+	msg := fmt.Sprintf("Ownership of %s would add up to %s%%, more than 100%%.", owned, FormatPercent(total))
+	if len(others) > 0 {
+		msg += " Already stated: " + strings.Join(others, "; ") + "."
+	}
+	e := &Error{Kind: KindInvalid, Message: msg + " Check the percentages."}
 	e.Details = map[string]string{"percentage": fmt.Sprintf("would bring the total for %s to %s%%; the total cannot be more than 100%%", owned, FormatPercent(total))}
 	return &OwnershipTotalError{Err: e}
 }
@@ -137,15 +143,40 @@ func checkOwnership(a *Application, row Ownership) error {
 	// indirect ones (an owner's stake through other companies): the same
 	// shares appear once in each view.
 	total := row.Percentage
+	var others []string
 	for _, o := range a.Data.Ownership {
 		if o.ID != row.ID && o.OwnedType == row.OwnedType && o.OwnedID == row.OwnedID && o.IsDirect == row.IsDirect {
 			total += o.Percentage
+			others = append(others, holding(a, o))
 		}
 	}
 	if total > 100+1e-9 {
-		return ErrOwnershipOver100(ownedName(a, row.OwnedType, row.OwnedID), total)
+		if len(others) > 3 {
+			others = append(others[:3], fmt.Sprintf("and %d more", len(others)-3))
+		}
+		return ErrOwnershipOver100(ownedName(a, row.OwnedType, row.OwnedID), total, others...)
 	}
 	return nil
+}
+
+// holding says who holds o's share, for messages: "Eleanor Smith holds
+// at least 75% (from the company register)", "Acme Ltd holds 30%".
+func holding(a *Application, o Ownership) string {
+	who := "someone"
+	switch o.OwnerType {
+	case OwnerPerson:
+		if p := a.Data.Person(o.OwnerID); p != nil {
+			who = PersonName(p)
+		}
+	case OwnerEntity:
+		if e := a.Data.Entity(o.OwnerID); e != nil && e.Name != "" {
+			who = e.Name
+		}
+	}
+	if o.PercentageBand != "" {
+		return who + " holds at least " + FormatPercent(o.Percentage) + "% (from the company register)"
+	}
+	return who + " holds " + FormatPercent(o.Percentage) + "%"
 }
 
 // ownedName names an owned party for messages.

@@ -44,7 +44,7 @@ func TestSaveOwnership(t *testing.T) {
 		{
 			name:    "direct holdings of the company over 100%",
 			in:      onboarding.OwnershipInput{Owner: "person:p-1", Owned: "target", Percentage: "40.005", IsDirect: true},
-			wantErr: onboarding.ErrOwnershipOver100("Acme SAS", 100.005),
+			wantErr: onboarding.ErrOwnershipOver100("Acme SAS", 100.005, "Holdco holds 60%"),
 		},
 		{
 			name: "holdings of an entity over 100% name the entity",
@@ -52,7 +52,7 @@ func TestSaveOwnership(t *testing.T) {
 			meanwhile: func(a *onboarding.Application) {
 				a.Data.Ownership[0].OwnedType, a.Data.Ownership[0].OwnedID, a.Data.Ownership[0].OwnerID = onboarding.OwnedEntity, "ent-1", "ent-2"
 			},
-			wantErr: onboarding.ErrOwnershipOver100("Holdco", 110),
+			wantErr: onboarding.ErrOwnershipOver100("Holdco", 110, "REGISTERED PARENT LTD holds 60%"),
 		},
 		{
 			name: "refuses every problem in form order",

@@ -672,7 +672,7 @@ func TestFormPeopleEntitiesOwnership(t *testing.T) {
 	// bound of 75-100), so 20% more is fine and 10% more is not.
 	wantSaved(t, a.post("/ownership/new", url.Values{"owner": {"entity:" + holding}, "owned": {"target"}, "percentage": {"20"}, "is_direct": {"true"}}), a.base, "ownership")
 	w = a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"target"}, "percentage": {"10"}, "is_direct": {"true"}})
-	wantPage(t, w, http.StatusBadRequest, "Ownership of NORTHWIND TRADING LIMITED would add up to 105%, more than 100%. Check the percentages.")
+	wantPage(t, w, http.StatusBadRequest, "Ownership of NORTHWIND TRADING LIMITED would add up to 105%, more than 100%. Already stated: Eleanor Mary Hargreaves holds at least 75% (from the company register); Maria Holdings SL holds 20%. Check the percentages.")
 	// Indirect holdings are counted apart from direct ones.
 	wantSaved(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"target"}, "percentage": {"20"}, "is_direct": {"false"}, "is_nominee": {"true"}}), a.base, "ownership")
 	wantPage(t, a.post("/ownership/new", url.Values{"owner": {"person:" + maria}, "owned": {"entity:" + holding}, "percentage": {"100.5"}}), http.StatusBadRequest, "Enter the share of the company they own (%) as a number from 0 to 100")
