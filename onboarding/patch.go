@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
 )
 
 // FieldUpdate is one entry of a PATCH body's fields object.
@@ -79,35 +82,15 @@ func parseFieldsObject(raw json.RawMessage) ([]FieldUpdate, error) {
 	return out, nil
 }
 
-// UpdateFields applies a PATCH body (spec 4.5) to an application of k's
-// organization and returns the ids it set or cleared, in body order. It never
-// changes the status and emits no event; it is recorded in the activity log.
-func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body []byte) ([]string, *Application, error) {
-	if err := Authorize(k, ScopeApplicationsWrite); err != nil {
-		return nil, nil, err
-	}
-	updates, err := ParsePatch(body)
-	if err != nil {
-		return nil, nil, err
-	}
-	app, err := s.application(ctx, k, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !app.Status.Writable() {
-		return nil, nil, ErrCannotUpdate(app.Status)
-	}
-	form, err := s.formOf(app)
-	if err != nil {
-		return nil, nil, err
-	}
-	now := s.now().UTC()
-	ids := make([]string, len(updates))
+// normalizeUpdates checks each update against form: every id a field the
+// partner may set (else ErrUnknownFields naming them all), every value
+// valid for its field (else the values' problems, all of them). It returns
+// the normalized values, nil for a field to clear.
+func normalizeUpdates(form *Form, updates []FieldUpdate, now time.Time) ([]json.RawMessage, error) {
 	values := make([]json.RawMessage, len(updates))
 	var unknown []string
 	var problems Problems
 	for i, u := range updates {
-		ids[i] = u.ID
 		f, ok := form.Field(u.ID)
 		if !ok || !f.Patchable() {
 			unknown = append(unknown, u.ID)
@@ -121,14 +104,47 @@ func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body [
 		values[i] = v
 	}
 	if len(unknown) > 0 {
-		return nil, nil, ErrUnknownFields(unknown)
+		return nil, ErrUnknownFields(unknown)
 	}
 	if err := problems.FieldErr(); err != nil {
+		return nil, err
+	}
+	return values, nil
+}
+
+// UpdateFields applies a PATCH body (spec 4.5) to an application of k's
+// organization and returns the ids it set or cleared, in body order. It never
+// changes the status and emits no event; it is recorded in the activity log.
+func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body []byte) ([]string, *Application, error) {
+	if err := Authorize(k, ScopeApplicationsWrite); err != nil {
 		return nil, nil, err
 	}
-	updated, err := s.updateOwnApplication(ctx, k, app.ID, func(a *Application) ([]Activity, error) {
+	updates, err := ParsePatch(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The application is read once, in the update's transaction: its
+	// organization, status and form are checked there, in that order,
+	// before the values (a change that fails writes nothing).
+	if u, err := uuid.Parse(id); err != nil || u.String() != id {
+		return nil, nil, ErrApplicationNotFound
+	}
+	now := s.now().UTC()
+	ids := make([]string, len(updates))
+	for i, u := range updates {
+		ids[i] = u.ID
+	}
+	updated, err := s.updateOwnApplication(ctx, k, id, func(a *Application) ([]Activity, error) {
 		if !a.Status.Writable() {
 			return nil, ErrCannotUpdate(a.Status)
+		}
+		form, err := s.formOf(a)
+		if err != nil {
+			return nil, err
+		}
+		values, err := normalizeUpdates(form, updates, now)
+		if err != nil {
+			return nil, err
 		}
 		if a.Data.Fields == nil {
 			a.Data.Fields = make(map[string]json.RawMessage, len(ids))
