@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Decisions (spec 4.8, DESIGN §5.2): the provider records its approval,
@@ -159,8 +161,10 @@ func (s *Service) RecordDecision(ctx context.Context, k *APIKey, appID string, b
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.application(ctx, k, appID); err != nil {
-		return nil, err
+	// The application is read once, in the update's transaction, which
+	// checks its organization (updateOwnApplication).
+	if u, err := uuid.Parse(appID); err != nil || u.String() != appID {
+		return nil, ErrApplicationNotFound
 	}
 	id, err := newUUID(s.random)
 	if err != nil {
