@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -90,15 +89,14 @@ type decisionRequest struct {
 // parseDecision checks a decision body in the order of DESIGN §5.2.
 func parseDecision(body []byte, appID string, now time.Time) (DecisionType, time.Time, json.RawMessage, error) {
 	var req decisionRequest
-	if len(bytes.TrimSpace(body)) > 0 {
-		if !json.Valid(body) || bytes.TrimSpace(body)[0] != '{' {
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 {
+		if trimmed[0] != '{' {
 			return "", time.Time{}, nil, ErrInvalidJSON
 		}
-		if err := DecodeJSON(body, &req); err != nil { // member names exactly, keys once
-			if e := AsError(err); e != nil && e.Kind == KindInvalid && e != ErrInvalidJSON && strings.HasPrefix(e.Message, ErrInvalidJSON.Message) {
-				return "", time.Time{}, nil, err // a duplicate key, named
-			}
-			return "", time.Time{}, nil, ErrInvalidJSON
+		// Member names exactly, each key once: ErrInvalidJSON, or the
+		// duplicate key named (every member is raw, so no type errors).
+		if err := DecodeJSON(body, &req); err != nil {
+			return "", time.Time{}, nil, err
 		}
 	}
 	var typ string

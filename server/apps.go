@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -165,14 +164,6 @@ func (s *Server) recordDecision(c echo.Context) error {
 	body, err := s.readBody(c)
 	if err != nil {
 		return err
-	}
-	// The domain reads the body with encoding/json; refuse a key given
-	// twice first, so that the body means one thing (an empty body is the
-	// domain's to refuse).
-	if len(bytes.TrimSpace(body)) > 0 {
-		if err := onboarding.CheckJSON(body); err != nil {
-			return err
-		}
 	}
 	rec, err := s.svc.RecordDecision(c.Request().Context(), apiKey(c), c.Param("id"), body)
 	if err != nil {

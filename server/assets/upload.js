@@ -55,12 +55,11 @@
     if (!next) { return false; }
     var top = section.getBoundingClientRect().top;
     var main = document.getElementById("main");
-    var first = main.firstElementChild;
     // The notice and the summary describe the page as it is now.
     var oldNotice = main.querySelector(":scope > .notice");
     if (oldNotice) { oldNotice.remove(); }
     var newNotice = fresh.querySelector("main > .notice");
-    sync(fresh, "error-summary", main.firstElementChild || first);
+    sync(fresh, "error-summary", main.firstElementChild);
     if (newNotice) {
       main.insertBefore(document.importNode(newNotice, true), main.firstElementChild);
     }
