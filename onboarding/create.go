@@ -48,9 +48,10 @@ type CreateResult struct {
 const InviteWarning = "The invite email could not be sent. The application was created; share the link with the applicant or resend the invite."
 
 // CreateApplication validates req in the order of the spec's error table,
-// checks the company against its registry, stores the application and sends
-// the invite email. A failed email never loses the application: it stays
-// `created` and the result carries a warning.
+// checks the company against its registry, sends the invite email and
+// stores the application with the invite's outcome in one commit. A failed
+// email never loses the application: it is stored `created` and the result
+// carries a warning.
 func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRequest) (*CreateResult, error) {
 	if err := Authorize(k, ScopeApplicationsCreate); err != nil {
 		return nil, err
@@ -110,32 +111,42 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 		log = append(log, Activity{At: now, Action: ActionRegistryPartiesUnavailable, Actor: Actor{Type: ActorSystem},
 			Detail: "officers and persons with significant control could not be fetched; the applicant enters them"})
 	}
+	res := &CreateResult{Application: app, Link: s.ParticipantLink(app, app.Primary()), PreAuthCode: code}
 	events, err := s.applicationEvents(nil, app, now)
 	if err != nil {
 		return nil, err
 	}
+	// The invite goes out before the application is stored, so that one
+	// synced commit records both the application and the invite's outcome
+	// (status `sent`, or `created` and a warning). Once it is sent, the
+	// client going away must not stop the commit. A crash or a failed
+	// commit after the send leaves the applicant a link to nothing, and
+	// the partner, who got no answer, retries; storing first would instead
+	// leave a second application behind the retry and cost a second commit.
+	ctx = context.WithoutCancel(ctx)
+	sendErr := s.mailInvite(ctx, org, app, res.Link)
+	sentAt := s.now().UTC()
+	if sendErr == nil {
+		unsent := *app
+		app.Status, app.UpdatedAt = StatusSent, sentAt
+		sent, err := s.applicationEvents(&unsent, app, sentAt)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, sent...)
+	} else {
+		res.Warning = InviteWarning
+	}
+	log = append(log, inviteActivity(sendErr, sentAt))
 	if err := s.store.CreateApplication(ctx, app, Changes{Log: log, Events: events}); err != nil {
+		if sendErr == nil {
+			s.log.Error("invite sent for an application that could not be stored", "application_id", app.ID, "err", err)
+		}
 		return nil, fmt.Errorf("create application: %w", err)
 	}
 	s.wakeWebhooks()
-	// The application is committed: from here on nothing may fail the
-	// request (a retry would create a second application), and the client
-	// going away must not stop the invite or its bookkeeping.
-	ctx = context.WithoutCancel(ctx)
 	if app.RegistryDocumentsStatus == RegistryDocumentsPending {
 		s.wakeRegistryDocuments()
-	}
-	res := &CreateResult{Application: app, Link: s.ParticipantLink(app, app.Primary()), PreAuthCode: code}
-	sent, err := s.sendInvite(ctx, org, app, res.Link)
-	switch {
-	case sent != nil:
-		res.Application = sent
-	case err != nil:
-		// The invite went out but recording it failed; the application
-		// stays `created` and the create still succeeds.
-		s.log.Error("record invite", "application_id", app.ID, "err", err)
-	default:
-		res.Warning = InviteWarning
 	}
 	return res, nil
 }
@@ -297,25 +308,19 @@ func withAuthCode(link, code string) string {
 	return link + "?auth_code=" + url.QueryEscape(code)
 }
 
-// sendInvite emails the primary participant their link. When the transport
-// accepts the message the application moves to `sent` and the updated
-// application is returned. When sending fails, the failure is logged and
-// recorded in the activity log and (nil, nil) is returned. An error means the
-// message was sent but the status change could not be recorded.
+// sendInvite emails the primary participant of a stored application
+// their link and records the outcome. When the transport accepts the
+// message the application moves to `sent` and the updated application is
+// returned. When sending fails, the failure is recorded in the activity
+// log and (nil, nil) is returned. An error means the message was sent but
+// the status change could not be recorded.
 func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Application, link string) (*Application, error) {
-	p := app.Primary()
-	var sendErr error
-	if s.mailer == nil {
-		sendErr = errNoMailer
-	} else {
-		sendErr = s.mailer.Send(ctx, Invite{To: Recipient{Email: p.Email, Name: p.Name}, OrgName: org.DisplayName(), Company: app.CompanyName(), Link: link})
-	}
+	sendErr := s.mailInvite(ctx, org, app, link)
 	now := s.now().UTC()
-	system := Actor{Type: ActorSystem}
+	entry := inviteActivity(sendErr, now)
 	if sendErr != nil {
-		s.log.Warn("invite email failed", "application_id", app.ID, "err", sendErr)
 		_, err := s.updateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
-			return []Activity{{At: now, Action: ActionInviteFailed, Actor: system, Detail: inviteFailure(sendErr)}}, nil
+			return []Activity{entry}, nil
 		})
 		if err != nil {
 			s.log.Error("record invite failure", "application_id", app.ID, "err", err)
@@ -327,12 +332,36 @@ func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Applic
 			a.Status = StatusSent
 			a.UpdatedAt = now
 		}
-		return []Activity{{At: now, Action: ActionInviteSent, Actor: system}}, nil
+		return []Activity{entry}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record invite: %w", err)
 	}
 	return updated, nil
+}
+
+// mailInvite hands the primary participant's invite to the mail
+// transport; a failure is logged and returned.
+func (s *Service) mailInvite(ctx context.Context, org *Organization, app *Application, link string) error {
+	if s.mailer == nil {
+		return errNoMailer
+	}
+	p := app.Primary()
+	err := s.mailer.Send(ctx, Invite{To: Recipient{Email: p.Email, Name: p.Name}, OrgName: org.DisplayName(), Company: app.CompanyName(), Link: link})
+	if err != nil {
+		s.log.Warn("invite email failed", "application_id", app.ID, "err", err)
+	}
+	return err
+}
+
+// inviteActivity is the activity entry of an invite's outcome: sent, or
+// failed with the reason.
+func inviteActivity(sendErr error, at time.Time) Activity {
+	system := Actor{Type: ActorSystem}
+	if sendErr != nil {
+		return Activity{At: at, Action: ActionInviteFailed, Actor: system, Detail: inviteFailure(sendErr)}
+	}
+	return Activity{At: at, Action: ActionInviteSent, Actor: system}
 }
 
 var errNoMailer = errors.New("no mail transport is configured")
