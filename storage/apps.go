@@ -71,7 +71,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	if err != nil {
 		return nil, err
 	}
-	lock := &s.appLocks[u[15]%byte(len(s.appLocks))]
+	lock := s.appLock(u)
 	lock.Lock()
 	defer lock.Unlock()
 	var result *onboarding.Application

@@ -81,7 +81,7 @@ func (s *Store) UpdateRFIRequest(ctx context.Context, id string, change func(*on
 	if err != nil {
 		return nil, err
 	}
-	lock := &s.appLocks[u[15]%byte(len(s.appLocks))]
+	lock := s.appLock(u)
 	lock.Lock()
 	defer lock.Unlock()
 	var result *onboarding.RFIRequest

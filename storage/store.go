@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -69,10 +70,13 @@ type Store struct {
 	seq   *ulid.MonotonicEntropy
 
 	// appLocks serialises read-modify-write transactions on one
-	// application or RFI request (by a hash of its id): this process owns
-	// the database, so concurrent updates queue instead of failing with
-	// write conflicts.
-	appLocks [64]sync.Mutex
+	// application or RFI request (by a hash of its id, appLock): this
+	// process owns the database, so concurrent updates queue instead of
+	// failing with write conflicts. A lock is held through the commit's
+	// fsync, so two updates of different applications that share one wait
+	// a commit for nothing: with 1024, 32 concurrent updates share a lock
+	// 3% of the time (with 64, 38%).
+	appLocks [1024]sync.Mutex
 
 	// rfiClaims serialises ClaimRFIExpiries: claims all read the front of
 	// the expiry queue, so concurrent ones would mostly conflict.
@@ -420,6 +424,11 @@ func (s *Store) gcLoop(every time.Duration) {
 			}
 		}
 	}
+}
+
+// appLock is the lock of appLocks for the application or RFI request id.
+func (s *Store) appLock(id uuid.UUID) *sync.Mutex {
+	return &s.appLocks[binary.BigEndian.Uint16(id[14:])%uint16(len(s.appLocks))]
 }
 
 // update runs fn in a read-write transaction, retrying a bounded number of

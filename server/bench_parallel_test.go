@@ -1,0 +1,67 @@
+package server
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"onboard/storage"
+)
+
+// parallelWriters is the number of concurrent writers of the parallel
+// benchmarks, as onboard bench's default connections.
+const parallelWriters = 32
+
+// BenchmarkPatchApplicationParallel PATCHes parallelWriters different
+// applications at once: commits group, and updates of different
+// applications must not queue behind each other's locks. Compare with
+// BenchmarkRawInsertParallel, its ceiling.
+func BenchmarkPatchApplicationParallel(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	ids := make([]string, parallelWriters)
+	for i := range ids {
+		ids[i] = e.create(b, "acme", "")
+	}
+	auth := "Bearer " + e.keys["acme"]
+	var workers atomic.Int64
+	b.SetParallelism(parallelWriters / 2) // 2 cores
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		id := ids[int(workers.Add(1)-1)%len(ids)]
+		for i := 0; pb.Next(); i++ {
+			r := httptest.NewRequest("PATCH", "/api/external/applications/"+id, strings.NewReader(fmt.Sprintf(`{"fields":{"business_description":"Bench %d"}}`, i)))
+			r.Header.Set("Authorization", auth)
+			w := httptest.NewRecorder()
+			e.h.ServeHTTP(w, r)
+			if w.Code != 200 {
+				b.Fatalf("PATCH = %d %s", w.Code, w.Body)
+			}
+		}
+	})
+}
+
+// BenchmarkRawInsertParallel is the ceiling of the parallel write
+// benchmarks: parallelWriters writers each inserting 2 KB values into a
+// bare database with the store's options, one synced commit each.
+func BenchmarkRawInsertParallel(b *testing.B) {
+	kv, err := storage.OpenRawKV(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer kv.Close()
+	value := []byte(strings.Repeat("x", 2048))
+	var workers atomic.Int64
+	b.SetParallelism(parallelWriters / 2)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		w := workers.Add(1)
+		for i := 0; pb.Next(); i++ {
+			if err := kv.Put(fmt.Sprintf("w%03d-%09d", w, i), value); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
