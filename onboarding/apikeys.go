@@ -38,6 +38,11 @@ func (s *Service) CreateAPIKey(ctx context.Context, spec KeySpec) (string, *APIK
 	if name == "" {
 		return "", nil, Errorf(KindInvalid, "a key name is required")
 	}
+	if hasControl(name, false) {
+		// Names are printed in tables and logs, where a line break or an
+		// escape sequence would forge lines.
+		return "", nil, Errorf(KindInvalid, "a key name must not contain control characters such as tabs or line breaks")
+	}
 	if len([]rune(name)) > maxKeyNameRunes {
 		return "", nil, Errorf(KindInvalid, "a key name is at most %d characters", maxKeyNameRunes)
 	}

@@ -110,9 +110,10 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	}
 
 	for name, spec := range map[string]onboarding.KeySpec{
-		"unknown organization 'nope'":            {OrgID: "nope", Name: "x"},
-		"a key name is required":                 {OrgID: "acme", Name: " "},
-		"the expiry must be a positive duration": {OrgID: "acme", Name: "x", ExpiresIn: -time.Second},
+		"unknown organization 'nope'": {OrgID: "nope", Name: "x"},
+		"a key name is required":      {OrgID: "acme", Name: " "},
+		"a key name must not contain control characters such as tabs or line breaks": {OrgID: "acme", Name: "ci\nkey"},
+		"the expiry must be a positive duration":                                     {OrgID: "acme", Name: "x", ExpiresIn: -time.Second},
 	} {
 		if _, _, err := svc.CreateAPIKey(ctx, spec); err == nil || err.Error() != name {
 			t.Errorf("CreateAPIKey(%+v) = %v, want %q", spec, err, name)
