@@ -59,6 +59,9 @@ func (e *env) loadConfig(override func(*Config)) (Config, error) {
 		override(&cfg)
 	}
 	if err := cfg.Validate(); err != nil {
+		if e.cli.Config != "" {
+			return Config{}, fmt.Errorf("invalid configuration %s:\n%w", e.cli.Config, err)
+		}
 		return Config{}, fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	return cfg, nil

@@ -285,7 +285,7 @@ burst = 0
 [webhooks]
 timeout = "soon"
 `)
-	wantRun(t, runBinary(t, "config", "check", "--config", invalid), 1, "", "onboard: invalid configuration:\n"+
+	wantRun(t, runBinary(t, "config", "check", "--config", invalid), 1, "", "onboard: invalid configuration "+invalid+":\n"+
 		"unknown key registry.timout (config.example.toml lists every key)\n"+
 		"public_url is required in production: applicant links must use the address applicants reach\n"+
 		`registry.mode "fixtures" answers from the sandbox's recorded companies: production needs registry.mode = "live" with its credentials`+"\n"+

@@ -212,7 +212,7 @@ func TestCLIInvalidConfig(t *testing.T) {
 		{"keys", "list", "--config", path, "--data-dir", t.TempDir()},
 	} {
 		r := runBinary(t, args...)
-		want := "onboard: invalid configuration:\n" +
+		want := "onboard: invalid configuration " + path + ":\n" +
 			"environment must be \"sandbox\" or \"production\", not \"staging\"\n" +
 			"limits.burst must be at least 1\n"
 		if r.code != 1 {
