@@ -2,9 +2,11 @@ package server
 
 import (
 	"bytes"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +145,45 @@ func TestAuthFailuresBehindTrustedProxy(t *testing.T) {
 				t.Fatalf("%s, attempt %d (-want +got):\n%s", tt.name, i+1, diff)
 			}
 		}
+	}
+}
+
+// TestAuthLockoutLogged checks that a lockout is logged once, with the
+// client address, when it starts: not for the failures before it, nor for
+// each attempt it refuses.
+func TestAuthLockoutLogged(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	sessions, err := NewSignedSessions(bytes.Repeat([]byte{9}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	h := New(Options{Service: e.svc, Responses: e.store, Sessions: sessions, Now: e.clock.Now, Sandbox: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}).Handler()
+	bad := attempt{from: "192.0.2.7", key: "raw:Bearer svc_aaaaaaaaaaaaaaaa.wrong"}
+	lockouts := func() []string {
+		var lines []string
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "locked out") {
+				lines = append(lines, l[strings.Index(l, "level="):])
+			}
+		}
+		return lines
+	}
+	for range 9 {
+		bad.send(e, h)
+	}
+	if got := lockouts(); len(got) != 0 {
+		t.Fatalf("logged before the lockout: %q", got)
+	}
+	bad.send(e, h) // the 10th failure: locked out from now on
+	for range 5 {
+		if got := answerOf(t, bad.send(e, h)); got.Status != http.StatusTooManyRequests {
+			t.Fatalf("after 10 failures: %+v", got)
+		}
+	}
+	want := []string{`level=WARN msg="client address locked out after failed API keys" client=192.0.2.7`}
+	if diff := cmp.Diff(want, lockouts()); diff != "" {
+		t.Errorf("lockout log (-want +got):\n%s", diff)
 	}
 }

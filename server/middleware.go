@@ -71,13 +71,13 @@ func (s *Server) authenticate(scope onboarding.Scope) echo.MiddlewareFunc {
 			}
 			scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
 			if !ok || !strings.EqualFold(scheme, "Bearer") {
-				s.authFailures.spend(addr)
+				s.authFailed(addr)
 				return onboarding.ErrInvalidAPIKey
 			}
 			token = strings.TrimSpace(token)
 			k, err := s.svc.Authenticate(c.Request().Context(), token)
 			if errors.Is(err, onboarding.ErrInvalidAPIKey) {
-				s.authFailures.spend(addr)
+				s.authFailed(addr)
 			}
 			if err != nil {
 				return err
@@ -92,6 +92,15 @@ func (s *Server) authenticate(scope onboarding.Scope) echo.MiddlewareFunc {
 			}
 			return next(c)
 		}
+	}
+}
+
+// authFailed counts a failed API-key attempt of the client address addr,
+// and logs the moment the address is locked out (once per lockout, not
+// once per refused attempt), so that an operator sees who is guessing.
+func (s *Server) authFailed(addr string) {
+	if s.authFailures.spend(addr) {
+		s.log.Warn("client address locked out after failed API keys", "client", addr)
 	}
 }
 
@@ -447,12 +456,13 @@ func (l *limiter) wait(key string) time.Duration {
 	return time.Duration((1 - tokens) / l.rate * float64(time.Second))
 }
 
-// spend takes a token of key's bucket, when it has one. Now and then it
+// spend takes a token of key's bucket, when it has one, and reports
+// whether that was its last: key must wait from now on. Now and then it
 // forgets the buckets that are full again, so that the many keys of
 // one-off clients do not pile up.
-func (l *limiter) spend(key string) {
+func (l *limiter) spend(key string) (emptied bool) {
 	if l.rate <= 0 {
-		return
+		return false
 	}
 	now := l.now()
 	l.mu.Lock()
@@ -467,7 +477,9 @@ func (l *limiter) spend(key string) {
 	}
 	if b := l.refill(key, now); b.tokens >= 1 {
 		b.tokens--
+		return b.tokens < 1
 	}
+	return false
 }
 
 // take spends one token of key's bucket and sets the RateLimit headers, or
