@@ -65,3 +65,36 @@ func BenchmarkRawInsertParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCreateApplicationParallel creates applications from
+// parallelWriters clients at once, with and without an Idempotency-Key:
+// saving the response for the key must not cost the client a second
+// synced commit.
+func BenchmarkCreateApplicationParallel(b *testing.B) {
+	for _, idempotent := range []bool{false, true} {
+		b.Run(fmt.Sprintf("idempotency-key=%t", idempotent), func(b *testing.B) {
+			e := newEnv(b, envOptions{})
+			auth := "Bearer " + e.keys["acme"]
+			var requests atomic.Int64
+			b.SetParallelism(parallelWriters / 2)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					r := httptest.NewRequest("POST", "/api/external/applications", strings.NewReader(
+						`{"primary_contact":{"email":"jane@northwind.example","name":"Jane Smith"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Ltd"}`))
+					r.Header.Set("Authorization", auth)
+					r.Header.Set("Content-Type", "application/json")
+					if idempotent {
+						r.Header.Set("Idempotency-Key", fmt.Sprintf("bench-%d", requests.Add(1)))
+					}
+					w := httptest.NewRecorder()
+					e.h.ServeHTTP(w, r)
+					if w.Code != 201 {
+						b.Fatalf("create = %d %s", w.Code, w.Body)
+					}
+				}
+			})
+		})
+	}
+}

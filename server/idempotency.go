@@ -45,8 +45,11 @@ type ResponseStore interface {
 	// SavedResponse returns the record saved for key of the API key
 	// clientID, or onboarding.ErrNotFound.
 	SavedResponse(ctx context.Context, clientID, key string) (json.RawMessage, error)
-	// SaveResponse saves record for key; the store may forget it after ttl.
-	SaveResponse(ctx context.Context, clientID, key string, record json.RawMessage, ttl time.Duration) error
+	// SaveResponse starts saving record for key and returns at once; the
+	// store may forget the record after ttl. It calls done exactly once,
+	// when the record is on disk (nil) or could not be saved, perhaps
+	// before SaveResponse returns.
+	SaveResponse(clientID, key string, record json.RawMessage, ttl time.Duration, done func(error))
 }
 
 // savedResponse is a response saved to replay for a retried request.
@@ -69,7 +72,15 @@ type replays struct {
 	log   *slog.Logger
 
 	mu       sync.Mutex
-	inflight map[string]bool // API key client id + idempotency key of requests running now
+	inflight map[string]*flight // by API key client id + idempotency key
+}
+
+// flight is a request with an Idempotency-Key that has not finished: it
+// runs, or it has answered and its response is being saved.
+type flight struct {
+	// saving is nil while the request runs, then closed once its
+	// response is saved (or could not be).
+	saving chan struct{}
 }
 
 // idempotent makes a POST that carries an Idempotency-Key safe to retry: the
@@ -129,13 +140,10 @@ func (r *replays) begin(ctx context.Context, clientID, token, key string, finger
 		return nil, nil, errNoResponseStore
 	}
 	slot := clientID + "\x00" + key
-	r.mu.Lock()
-	if r.inflight[slot] {
-		r.mu.Unlock()
-		return nil, nil, errIdempotencyInProgress
+	f, err := r.claim(ctx, slot)
+	if err != nil {
+		return nil, nil, err
 	}
-	r.inflight[slot] = true
-	r.mu.Unlock()
 	release := func() {
 		r.mu.Lock()
 		delete(r.inflight, slot)
@@ -161,24 +169,66 @@ func (r *replays) begin(ctx context.Context, clientID, token, key string, finger
 		return saved, nil, nil
 	}
 	finish := func(status int, body []byte) {
-		defer release()
 		if status < 200 || status > 299 {
+			release()
 			return
 		}
 		sealed, err := sealBody(token, slot, body)
 		if err != nil {
 			r.log.Error("seal idempotent response", "client_id", clientID, "err", err)
+			release()
 			return
 		}
 		rec, err := json.Marshal(&savedResponse{Fingerprint: fingerprint, Status: status, Body: sealed, CreatedAt: r.now().UTC()})
-		if err == nil {
-			err = r.store.SaveResponse(context.WithoutCancel(ctx), clientID, key, rec, idempotencyTTL)
-		}
 		if err != nil {
 			r.log.Error("save idempotent response", "client_id", clientID, "err", err)
+			release()
+			return
 		}
+		// The response goes to the client without waiting for this commit:
+		// the request's own commit is on disk already, and a client that
+		// got its answer does not retry. Until the record is saved, the slot
+		// stays taken, and a retry waits for it (claim) to replay it.
+		saving := make(chan struct{})
+		r.mu.Lock()
+		f.saving = saving
+		r.mu.Unlock()
+		r.store.SaveResponse(clientID, key, rec, idempotencyTTL, func(err error) {
+			if err != nil {
+				r.log.Error("save idempotent response", "client_id", clientID, "err", err)
+			}
+			release()
+			close(saving)
+		})
 	}
 	return nil, finish, nil
+}
+
+// claim takes slot for a request that is about to run. A request with the
+// same slot that is still running makes it a 409; one that has answered
+// and is saving its response is waited for, so that the caller then finds
+// the saved response.
+func (r *replays) claim(ctx context.Context, slot string) (*flight, error) {
+	for {
+		r.mu.Lock()
+		other, busy := r.inflight[slot]
+		if !busy {
+			f := &flight{}
+			r.inflight[slot] = f
+			r.mu.Unlock()
+			return f, nil
+		}
+		saving := other.saving
+		r.mu.Unlock()
+		if saving == nil {
+			return nil, errIdempotencyInProgress
+		}
+		select {
+		case <-saving:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // load reads the response saved for key of the API key clientID.

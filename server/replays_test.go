@@ -24,7 +24,7 @@ func newReplays(t *testing.T) (*replays, *time.Time) {
 	}
 	t.Cleanup(func() { store.Close() })
 	now := testNow
-	return &replays{store: store, now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler), inflight: map[string]bool{}}, &now
+	return &replays{store: store, now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler), inflight: map[string]*flight{}}, &now
 }
 
 // TestReplays drives begin as a retried request would: what it replays,
@@ -123,10 +123,56 @@ func TestReplaysInFlight(t *testing.T) {
 	}
 }
 
+// heldSaves is a ResponseStore whose saves reach the disk (the real store)
+// but report done only once the test lets them.
+type heldSaves struct {
+	*storage.Store
+	let chan struct{}
+}
+
+func (h heldSaves) SaveResponse(clientID, key string, record json.RawMessage, ttl time.Duration, done func(error)) {
+	h.Store.SaveResponse(clientID, key, record, ttl, func(err error) {
+		<-h.let
+		done(err)
+	})
+}
+
+// TestReplaysWhileSaving: the first request answers without waiting for
+// its response to be saved. A retry that comes in meanwhile is not
+// refused as still running: it waits for the save and replays it.
+func TestReplaysWhileSaving(t *testing.T) {
+	r, _ := newReplays(t)
+	held := heldSaves{Store: r.store.(*storage.Store), let: make(chan struct{})}
+	r.store = held
+	ctx := context.Background()
+	_, finish, err := r.begin(ctx, "client", "svc_client.secret", "k", []byte("fp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	finish(201, []byte(`{"application_id":"a1"}`)) // returns before the save is done
+	type result struct {
+		saved *savedResponse
+		err   error
+	}
+	retried := make(chan result, 1)
+	go func() {
+		saved, f, err := r.begin(ctx, "client", "svc_client.secret", "k", []byte("fp"))
+		if f != nil {
+			f(0, nil)
+		}
+		retried <- result{saved, err}
+	}()
+	close(held.let)
+	got := <-retried
+	if got.err != nil || got.saved == nil || string(got.saved.Body) != `{"application_id":"a1"}` {
+		t.Fatalf("retry during the save = %+v, %v; want the replay", got.saved, got.err)
+	}
+}
+
 // TestReplaysWithoutStore: a server built without a ResponseStore fails
 // such requests instead of crashing.
 func TestReplaysWithoutStore(t *testing.T) {
-	r := &replays{now: time.Now, log: slog.New(slog.DiscardHandler), inflight: map[string]bool{}}
+	r := &replays{now: time.Now, log: slog.New(slog.DiscardHandler), inflight: map[string]*flight{}}
 	if _, _, err := r.begin(context.Background(), "client", "t", "k", nil); !errors.Is(err, errNoResponseStore) {
 		t.Errorf("begin without a store = %v, want %v", err, errNoResponseStore)
 	}

@@ -116,7 +116,7 @@ func New(opts Options) *Server {
 	s.pages = mustParsePages()
 	s.sessions = opts.Sessions
 	s.sessionTimeout = cmp.Or(opts.SessionTimeout, sessionTTL)
-	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]bool{}}
+	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]*flight{}}
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
 	s.authFailures = newLimiter(authFailureBurst/authFailureWindow.Seconds(), authFailureBurst, s.now)
 	s.probes = opts.Readiness

@@ -99,7 +99,9 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	if err := s.CreateAPIKey(ctx, &onboarding.APIKey{ClientID: "c1", OrgID: "acme", Name: "k", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveResponse(ctx, "c1", "idem-1", json.RawMessage(`{"status":201}`), time.Hour); err != nil {
+	saved := make(chan error, 1)
+	s.SaveResponse("c1", "idem-1", json.RawMessage(`{"status":201}`), time.Hour, func(err error) { saved <- err })
+	if err := <-saved; err != nil {
 		t.Fatal(err)
 	}
 	event := &onboarding.Event{ID: "evt_" + ulid.Make().String(), Type: onboarding.EventApplicationCreated,

@@ -18,14 +18,22 @@ func (s *Store) SavedResponse(_ context.Context, clientID, key string) (json.Raw
 	return r, nil
 }
 
-// SaveResponse saves record (JSON) for an idempotency key of the API key
-// clientID; Badger drops it after ttl.
-func (s *Store) SaveResponse(ctx context.Context, clientID, key string, record json.RawMessage, ttl time.Duration) error {
+// SaveResponse starts saving record (JSON) for an idempotency key of the
+// API key clientID, which Badger drops after ttl, and returns without
+// waiting for the commit: done gets its outcome, once the commit is synced
+// or failed (at once when the record cannot be written at all). The write
+// reads nothing, so it cannot conflict.
+func (s *Store) SaveResponse(clientID, key string, record json.RawMessage, ttl time.Duration, done func(error)) {
 	b, err := encode(record)
 	if err != nil {
-		return err
+		done(err)
+		return
 	}
-	return s.update(ctx, func(txn *badger.Txn) error {
-		return txn.SetEntry(badger.NewEntry(idempotencyKey(clientID, key), b).WithTTL(ttl))
-	})
+	txn := s.db.NewTransaction(true)
+	if err := txn.SetEntry(badger.NewEntry(idempotencyKey(clientID, key), b).WithTTL(ttl)); err != nil {
+		txn.Discard()
+		done(err)
+		return
+	}
+	txn.CommitWith(done)
 }
