@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,8 @@ type benchAPI struct {
 	client *http.Client
 	base   string // http://127.0.0.1:port
 	auth   http.Header
+	// creates counts the applications created.
+	creates atomic.Int64
 }
 
 // newBenchAPI drives the API of srv with client.
@@ -49,65 +52,48 @@ type created struct {
 	PreAuthCode string `json:"pre_auth_code"`
 }
 
-// create creates an application, with a pre-auth code when preAuth.
-func (a *benchAPI) create(preAuth bool) (created, error) {
+// create creates an application in configuration config (the
+// organization's default when empty), with a pre-auth code when preAuth.
+func (a *benchAPI) create(config string, preAuth bool) (created, error) {
 	extra := ""
+	if config != "" {
+		extra += `,"config_id":` + strconv.Quote(config)
+	}
 	if preAuth {
-		extra = `,"pre_auth":true`
+		extra += `,"pre_auth":true`
 	}
 	var c created
 	err := a.call("POST", "/applications", fmt.Sprintf(benchCreateBody, extra), http.StatusCreated, &c)
+	if err == nil {
+		a.creates.Add(1)
+	}
 	return c, err
 }
 
 // benchFixtures are the applications the operations work on.
 type benchFixtures struct {
 	apps       []string          // seeded: get and PATCH
-	submitted  []string          // submitted through the test helper: decisions
+	submitted  *benchPool        // submitted through the test helper: decisions
 	applicants []*benchApplicant // signed in, one per worker: stage saves
-	seedRate   float64           // creates per second while seeding
 }
 
-// seed creates n applications, then enough submitted applications for
-// the decisions of d (judged by how fast the seeding went), then one
-// signed-in applicant per worker.
-func (a *benchAPI) seed(n, concurrency int, d time.Duration, progress func(string, ...any)) (*benchFixtures, error) {
-	f := &benchFixtures{apps: make([]string, n)}
+// seed creates n applications, then one signed-in applicant per worker.
+// The applications for the decisions are prepared later (benchPool).
+func (a *benchAPI) seed(n, concurrency int, progress func(string, ...any)) (*benchFixtures, error) {
+	f := &benchFixtures{apps: make([]string, n), submitted: &benchPool{api: a, concurrency: concurrency}}
 	progress("seeding %d applications", n)
-	start := time.Now()
 	if err := parallel(n, concurrency, func(i int) error {
-		c, err := a.create(false)
+		c, err := a.create("", false)
 		f.apps[i] = c.ID
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("seed: %w", err)
 	}
-	f.seedRate = float64(n) / time.Since(start).Seconds()
-
-	// A decision is one transaction, as a create is, with less to do (no
-	// registry, no invite); submitting through the test helper takes every
-	// step of the form, so the applications cost much more to prepare than
-	// to decide. Twice the rate of the creates, at most n, is a
-	// compromise: the decision row says when they ran out, and its rate
-	// is then over the time it ran.
-	pool := min(int(2*f.seedRate*d.Seconds()), n) + concurrency
-	f.submitted = make([]string, pool)
-	progress("submitting %d applications for the decisions", pool)
-	if err := parallel(pool, concurrency, func(i int) error {
-		c, err := a.create(false)
-		if err != nil {
-			return err
-		}
-		f.submitted[i] = c.ID
-		return a.call("POST", "/test-helpers/applications/"+c.ID+"/submit", "", http.StatusOK, nil)
-	}); err != nil {
-		return nil, fmt.Errorf("prepare decisions: %w", err)
-	}
 
 	progress("signing %d applicants in", concurrency)
 	f.applicants = make([]*benchApplicant, concurrency)
 	if err := parallel(concurrency, concurrency, func(i int) error {
-		c, err := a.create(true)
+		c, err := a.create("", true)
 		if err != nil {
 			return err
 		}
@@ -118,9 +104,6 @@ func (a *benchAPI) seed(n, concurrency int, d time.Duration, progress func(strin
 	}
 	return f, nil
 }
-
-// stored is how many applications the fixtures hold.
-func (f *benchFixtures) stored() int { return len(f.apps) + len(f.submitted) + len(f.applicants) }
 
 // benchApplicant is a browser signed in to the applicant form: its
 // cookies and the CSRF token of the last page.
@@ -189,44 +172,65 @@ func (a *benchAPI) saveStage(ap *benchApplicant, description string) error {
 	return nil
 }
 
-// measureAPI runs every operation of the API for d each, on the fixtures.
+// poolMargin sizes the decisions' pool (benchPool): this many times what
+// the PATCHes did in the duration (two decisions an application), and one
+// application per worker more.
+const poolMargin = 1.5
+
+// measureAPI runs every operation of the API for d each, on the fixtures:
+// create in rounds, quiet and busy (measureCreates), then the others.
 // Before each, it lets the server fetch the registry documents of the
 // applications created so far (settle).
-func (a *benchAPI) measureAPI(f *benchFixtures, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) []opResult {
+func (a *benchAPI) measureAPI(srv *benchServer, f *benchFixtures, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) ([]opResult, *benchBackground, error) {
 	n := len(f.apps)
-	var results []opResult
-	phase := func(name, ceiling string, do func(w, i int) error) {
+	quiet, busy, bg, err := a.measureCreates(srv, concurrency, d, settle, progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	quiet.Ceiling, busy.Ceiling = ceilingInsert, ceilingInsert
+	results := []opResult{quiet, busy}
+	phase := func(name, ceiling string, do func(w, i int) error) opResult {
 		settle()
 		progress("measuring %s", name)
 		r := runPhase(name, concurrency, d, do)
 		r.Ceiling = ceiling
 		results = append(results, r)
+		return r
 	}
-	phase("create", ceilingInsert, func(w, i int) error {
-		_, err := a.create(false)
-		return err
-	})
 	phase("get", ceilingRead, func(w, i int) error {
 		return a.call("GET", "/applications/"+f.apps[rand.IntN(n)], "", http.StatusOK, nil)
 	})
 	phase("list", ceilingRead, func(w, i int) error {
 		return a.call("GET", "/applications?limit=50", "", http.StatusOK, nil)
 	})
-	phase("patch", ceilingInsert, func(w, i int) error {
+	patch := phase("patch", ceilingInsert, func(w, i int) error {
 		// Workers PATCH different applications.
 		id := f.apps[(w+i*concurrency)%n]
 		return a.call("PATCH", "/applications/"+id, fmt.Sprintf(`{"fields":{"business_description":"Bench %d-%d"}}`, w, i), http.StatusOK, nil)
 	})
+	// Each application takes two decisions, referred and then approved
+	// (one transaction each), so the pool needs half as many.
+	want := int(poolMargin*patch.Throughput*d.Seconds()/2) + concurrency
+	progress("submitting %d applications for the decisions (%.0f PATCHes a second)", want, patch.Throughput)
+	if err := f.submitted.fill(want); err != nil {
+		return nil, nil, err
+	}
+	submitted := f.submitted.submitted()
 	var next atomic.Int64
+	deciding := make([]string, concurrency) // by worker: the application referred last
 	phase("decision", ceilingInsert, func(w, i int) error {
-		k := int(next.Add(1) - 1)
-		if k >= len(f.submitted) {
-			return errUsedUp
+		decision := `{"type":"application.approved"}`
+		if i%2 == 0 {
+			k := int(next.Add(1) - 1)
+			if k >= len(submitted) {
+				return errUsedUp
+			}
+			deciding[w], decision = submitted[k], `{"type":"application.referred"}`
 		}
-		return a.call("POST", "/applications/"+f.submitted[k]+"/decision", `{"type":"application.approved"}`, http.StatusOK, nil)
+		return a.call("POST", "/applications/"+deciding[w]+"/decision", decision, http.StatusOK, nil)
 	})
 	phase("stage save", ceilingInsert, func(w, i int) error {
 		return a.saveStage(f.applicants[w], fmt.Sprintf("Bench %d-%d", w, i))
 	})
-	return results
+	return results, bg, nil
 }

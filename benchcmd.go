@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +23,7 @@ type BenchCmd struct {
 	Duration    time.Duration `default:"5s" help:"How long each operation runs."`
 	Keep        bool          `help:"Keep the temporary directory of the run (its path goes to stderr)."`
 	JSON        bool          `name:"json" help:"Print the results as one JSON object."`
+	CPUProfile  string        `name:"cpuprofile" type:"path" placeholder:"FILE" help:"Write a CPU profile of the process (server, client and receiver) while it measures the API's operations to FILE, for go tool pprof."`
 }
 
 // Run starts the server in this process on a fresh temporary data
@@ -62,7 +64,7 @@ func (c *BenchCmd) Run(e *env) error {
 	}
 	defer srv.stop()
 	api := newBenchAPI(client, srv)
-	fixtures, err := api.seed(c.Apps, c.Concurrency, c.Duration, progress)
+	fixtures, err := api.seed(c.Apps, c.Concurrency, progress)
 	if err != nil {
 		return err
 	}
@@ -77,14 +79,25 @@ func (c *BenchCmd) Run(e *env) error {
 			progress("waited %s for the registry documents of the new applications", waited.Round(time.Millisecond))
 		}
 	}
-	ops := api.measureAPI(fixtures, c.Concurrency, c.Duration, settle, progress)
+	stopProfile := func() {}
+	if c.CPUProfile != "" {
+		if stopProfile, err = startCPUProfile(c.CPUProfile); err != nil {
+			return err
+		}
+	}
+	ops, background, err := api.measureAPI(srv, fixtures, c.Concurrency, c.Duration, settle, progress)
+	stopProfile()
+	if err != nil {
+		return err
+	}
 	report.Operations = append(report.Operations, ops...)
+	report.Background = background
 	report.RSSBytes = residentBytes()
 	client.CloseIdleConnections()
 	if err := srv.stop(); err != nil {
 		return err
 	}
-	report.StoredApplications = fixtures.stored() + ops[0].Requests // the creates
+	report.StoredApplications = int(api.creates.Load())
 	if report.DataDirBytes, report.DataDirParts, err = diskUsage(dataDir); err != nil {
 		return err
 	}
@@ -107,6 +120,23 @@ func (c *BenchCmd) Run(e *env) error {
 		return fmt.Errorf("bench: %d requests failed", failed)
 	}
 	return nil
+}
+
+// startCPUProfile writes a CPU profile of this process to path until the
+// function it answers is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // settleLimit bounds the wait for the registry documents before an

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,7 +12,10 @@ import (
 )
 
 // benchOperations are the rows of onboard bench, in order.
-var benchOperations = []string{ceilingRead, ceilingInsert, "create", "get", "list", "patch", "decision", "stage save"}
+var benchOperations = []string{ceilingRead, ceilingInsert, "create", busyName, "get", "list", "patch", "decision", "stage save"}
+
+// busyLine is the table's line of the busy creates.
+var busyLine = regexp.MustCompile(`(?m)^create with webhooks and registry documents running: (\d+) req/s, (\d+\.\d\d)× quiet create \(target ≥ 0\.90×; rounds \d+\.\d\d×, \d+\.\d\d×\)\n  meanwhile: (\d+) webhook deliveries received \((\d+) application\.created, for (\d+) creates\); registry documents of (\d+) applications fetched \((\d+) documents\), \d+ left queued$`)
 
 // TestBenchTable runs a short bench through the binary: every operation
 // has a row with requests, no failures and a throughput.
@@ -21,8 +26,12 @@ func TestBenchTable(t *testing.T) {
 	for _, name := range benchOperations {
 		var fields []string
 		for _, line := range lines {
+			// "create (busy)" starts with "create ": a row's name is
+			// followed by its number of requests.
 			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
-				fields = strings.Fields(rest)
+				if f := strings.Fields(rest); len(f) > 0 && f[0][0] >= '0' && f[0][0] <= '9' {
+					fields = f
+				}
 			}
 		}
 		if len(fields) < 6 {
@@ -35,6 +44,21 @@ func TestBenchTable(t *testing.T) {
 		if requests <= 0 || failed != 0 || rps <= 0 {
 			t.Errorf("%s: requests %d, failed %d, req/s %v; want requests, no failure, a throughput", name, requests, failed, rps)
 		}
+		if strings.HasSuffix(fields[2], "*") {
+			t.Errorf("%s: used up its prepared applications (req/s %s)", name, fields[2])
+		}
+	}
+	m := busyLine.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no line of the busy creates in\n%s", r.stdout)
+	}
+	n := make([]int, len(m))
+	for i := range m {
+		n[i], _ = strconv.Atoi(m[i])
+	}
+	ratio, _ := strconv.ParseFloat(m[2], 64)
+	if n[1] <= 0 || ratio <= 0 || n[3] <= 0 || n[4] <= 0 || n[5] <= 0 || n[6] <= 0 || n[7] <= 0 {
+		t.Errorf("busy creates: %q; want a throughput and a ratio, webhook deliveries of created events, and registry documents fetched", m[0])
 	}
 	for _, want := range []string{"RSS at the end: ", "data directory: ", " per application"} {
 		if !strings.Contains(r.stdout, want) {
@@ -67,11 +91,49 @@ func TestBenchJSON(t *testing.T) {
 	if diff := cmp.Diff(benchOperations, names); diff != "" {
 		t.Errorf("operations (-want +got):\n%s", diff)
 	}
+	for _, op := range report.Operations {
+		if op.Exhausted {
+			t.Errorf("%s used up its prepared applications after %v of 300ms", op.Name, op.Elapsed)
+		}
+	}
+	checkBackground(t, report)
 	if report.Applications != 50 || report.Concurrency != 4 || report.Duration != "300ms" {
 		t.Errorf("settings = %d, %d, %s; want 50, 4, 300ms", report.Applications, report.Concurrency, report.Duration)
 	}
 	if report.RSSBytes <= 0 || report.DataDirBytes <= 0 || report.DataDirParts["badger"] <= 0 || report.StoredApplications < 50 || report.BytesPerApp <= 0 {
 		t.Errorf("RSS %d, data directory %d %v for %d applications (%.0f each); want all measured",
 			report.RSSBytes, report.DataDirBytes, report.DataDirParts, report.StoredApplications, report.BytesPerApp)
+	}
+}
+
+// checkBackground checks the JSON report's comparison of busy and quiet
+// creates: its ratio is that of the two rows, each round was measured,
+// and the background work ran during the busy rounds.
+func checkBackground(t *testing.T, report benchReport) {
+	t.Helper()
+	b := report.Background
+	if b == nil {
+		t.Fatal("no background in the report")
+	}
+	rps := map[string]float64{}
+	for _, op := range report.Operations {
+		rps[op.Name] = op.Throughput
+	}
+	if want := rps[busyName] / rps["create"]; math.Abs(b.Ratio-want) > 1e-9 || b.Target != 0.9 {
+		t.Errorf("busy to quiet %v, target %v; want %v (the rows' ratio), 0.9", b.Ratio, b.Target, want)
+	}
+	if len(b.Rounds) != createRounds {
+		t.Errorf("%d rounds, want %d", len(b.Rounds), createRounds)
+	}
+	deliveries, fetched := 0, 0
+	for i, r := range b.Rounds {
+		if r.Quiet <= 0 || r.Busy <= 0 || r.Ratio <= 0 || r.Deliveries <= 0 || r.CreatedDelivered <= 0 || r.RegistryFetched <= 0 || r.RegistryDocuments <= 0 || r.BacklogStart <= 0 {
+			t.Errorf("round %d: %+v; want both throughputs, deliveries of created events and registry documents fetched from a backlog", i+1, r)
+		}
+		deliveries += r.Deliveries
+		fetched += r.RegistryFetched
+	}
+	if b.Deliveries != deliveries || b.RegistryFetched != fetched || b.CreatedDelivered > b.Deliveries || b.BusyCreates <= 0 {
+		t.Errorf("background %+v: not the sums of its rounds", b)
 	}
 }

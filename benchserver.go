@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"onboard/onboarding"
 )
@@ -17,7 +21,9 @@ import (
 type benchServer struct {
 	base string // http://127.0.0.1:port
 	key  string // an API key with every scope
+	org  string // the organization of key
 	app  *app
+	dir  string // the data directory
 
 	cancel   context.CancelFunc
 	done     chan error
@@ -34,11 +40,22 @@ func benchConfig(dataDir, addr string) (Config, error) {
 	cfg.Listen = addr
 	cfg.PublicURL = "http://" + addr
 	cfg.Limits.RatePerSecond = 0
+	// A second configuration of the organization, without registry
+	// documents: applications created with it leave the registry
+	// documents job idle (the quiet creates of benchCreates).
+	org := &cfg.Organizations[0]
+	quiet := org.Configs[0]
+	quiet.ID, quiet.RegistryDocuments = benchQuietConfig, false
+	org.Configs = append(org.Configs, quiet)
 	if err := cfg.Validate(); err != nil {
 		return Config{}, fmt.Errorf("invalid bench configuration:\n%w", err)
 	}
 	return cfg, nil
 }
+
+// benchQuietConfig is the id of the bench organization's configuration
+// without registry documents.
+const benchQuietConfig = "bench-quiet"
 
 // startBenchServer starts the server as serve does (background jobs
 // included; no admin socket) and creates its API key. Its request log is
@@ -70,7 +87,7 @@ func startBenchServer(dataDir string) (*benchServer, error) {
 	workers := newJobs(log)
 	srv := newAPIServer(cfg, a, log, metrics, nil, workers)
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &benchServer{base: cfg.PublicURL, key: key, app: a, cancel: cancel, done: make(chan error, 1)}
+	b := &benchServer{base: cfg.PublicURL, key: key, org: cfg.Organizations[0].ID, app: a, dir: dataDir, cancel: cancel, done: make(chan error, 1)}
 	go func() { b.done <- serveWithJobs(ctx, srv, a, workers, ln, nil) }()
 	return b, nil
 }
@@ -104,3 +121,57 @@ func (b *benchServer) settle(limit time.Duration) (time.Duration, bool, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// pendingDocuments is how many applications wait for their registry
+// documents.
+func (b *benchServer) pendingDocuments() (int, error) {
+	ids, err := b.app.store.PendingRegistryDocuments(context.Background())
+	return len(ids), err
+}
+
+// storedBlobs is how many files the blob store holds (registry documents
+// and uploads), not counting those being written.
+func (b *benchServer) storedBlobs() (int, error) {
+	root := filepath.Join(b.dir, "blobs")
+	n := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path == filepath.Join(root, "tmp"):
+			return filepath.SkipDir
+		case d.Type().IsRegular():
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// addEndpoint registers a webhook endpoint for every event of the bench
+// organization, at url, and answers its id.
+func (b *benchServer) addEndpoint(url string) (string, error) {
+	_, ep, err := b.app.svc.AddEndpoint(context.Background(), onboarding.EndpointSpec{OrgID: b.org, URL: url, Description: "onboard bench"})
+	if err != nil {
+		return "", err
+	}
+	return ep.ID, nil
+}
+
+// removeEndpoint removes a webhook endpoint; its queued deliveries are
+// dropped. The removal reads the endpoint's queue in one transaction,
+// which conflicts with the delivery job's claims while it works through
+// the queue: it is tried again, for at most removeLimit.
+func (b *benchServer) removeEndpoint(id string) error {
+	deadline := time.Now().Add(removeLimit)
+	for {
+		err := b.app.svc.RemoveEndpoint(context.Background(), id)
+		if err == nil || !errors.Is(err, badger.ErrConflict) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// removeLimit bounds the attempts to remove a webhook endpoint.
+const removeLimit = time.Minute

@@ -44,6 +44,9 @@ type opResult struct {
 	// duration, and its throughput is over the time it did run.
 	Exhausted bool   `json:"exhausted,omitempty"`
 	FirstErr  string `json:"first_error,omitempty"`
+	// latencies are those of the requests answered as expected, sorted:
+	// rounds of one operation are merged from them.
+	latencies []time.Duration
 }
 
 // summarize makes an opResult of latencies (of the requests answered as
@@ -52,7 +55,7 @@ func summarize(name string, latencies []time.Duration, failures int, elapsed tim
 	slices.Sort(latencies)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	r := opResult{
-		Name: name, Requests: len(latencies), Failures: failures, Elapsed: elapsed,
+		Name: name, Requests: len(latencies), Failures: failures, Elapsed: elapsed, latencies: latencies,
 		P50: ms(percentile(latencies, 50)), P90: ms(percentile(latencies, 90)), P99: ms(percentile(latencies, 99)),
 	}
 	if elapsed > 0 {
@@ -70,6 +73,9 @@ type benchReport struct {
 	Concurrency  int        `json:"concurrency"`
 	Duration     string     `json:"duration"`
 	Operations   []opResult `json:"operations"`
+	// Background compares creates with the background jobs busy and
+	// quiet (the rows create (busy) and create).
+	Background *benchBackground `json:"background"`
 	// RSSBytes is the process's resident set at the end of the API's
 	// operations (VmRSS; 0 where /proc is not available).
 	RSSBytes int64 `json:"rss_bytes"`
@@ -130,6 +136,9 @@ func (r *benchReport) writeTable(w io.Writer) error {
 			fmt.Fprintf(w, "* %s used up its prepared applications after %s: the rate is over that time.\n", op.Name, op.Elapsed.Round(time.Millisecond))
 		}
 	}
+	if b := r.Background; b != nil {
+		writeBackground(w, b, r.Operations)
+	}
 	for _, op := range r.Operations {
 		if op.FirstErr != "" {
 			fmt.Fprintf(w, "%s: first failure: %s\n", op.Name, op.FirstErr)
@@ -143,4 +152,23 @@ func (r *benchReport) writeTable(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "data directory: %.1f MiB (%s) for %d applications, %.1f KiB per application\n",
 		float64(r.DataDirBytes)/(1<<20), strings.Join(parts, ", "), r.StoredApplications, r.BytesPerApp/1024)
 	return err
+}
+
+// writeBackground writes the line of the busy creates: their throughput
+// as a fraction of the quiet ones', and what the background work did.
+func writeBackground(w io.Writer, b *benchBackground, ops []opResult) {
+	busy := 0.0
+	for _, op := range ops {
+		if op.Name == busyName {
+			busy = op.Throughput
+		}
+	}
+	var rounds []string
+	for _, r := range b.Rounds {
+		rounds = append(rounds, fmt.Sprintf("%.2f×", r.Ratio))
+	}
+	fmt.Fprintf(w, "create with webhooks and registry documents running: %.0f req/s, %.2f× quiet create (target ≥ %.2f×; rounds %s)\n",
+		busy, b.Ratio, b.Target, strings.Join(rounds, ", "))
+	fmt.Fprintf(w, "  meanwhile: %d webhook deliveries received (%d application.created, for %d creates); registry documents of %d applications fetched (%d documents), %d left queued\n",
+		b.Deliveries, b.CreatedDelivered, b.BusyCreates, b.RegistryFetched, b.RegistryDocuments, b.RegistryBacklogEnd)
 }

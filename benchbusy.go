@@ -1,0 +1,234 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// Issue 15: webhook delivery and the registry documents job must not cut
+// create's throughput by more than 10% while they run. The bench measures
+// creates quiet (a configuration without registry documents, no webhook
+// endpoint, the registry documents queue empty) and busy (every create
+// queues its registry documents behind a backlog, and a webhook endpoint
+// on a receiver in this process gets every event), in rounds, alternately.
+
+// Settings of the create rounds.
+const (
+	// createRounds is how many times quiet and busy creates are measured,
+	// alternately: twice each, so that a machine that slows down or speeds
+	// up during the run weighs on both alike.
+	createRounds = 2
+	// backlogPerWorker is how many applications, per connection, are
+	// created before a busy round for the registry documents job to work
+	// through (and whose events are queued for the endpoint).
+	backlogPerWorker = 10
+	// busyTarget is issue 15's floor for busy creates, as a fraction of
+	// quiet ones.
+	busyTarget = 0.9
+	// busyName is the row of the busy creates.
+	busyName = "create (busy)"
+)
+
+// benchBackground is what the create rounds measured beside the
+// throughputs: how busy creates compare with quiet ones, and what the
+// background work did while they ran.
+type benchBackground struct {
+	// Ratio is the busy creates' throughput over the quiet ones', each over
+	// all its rounds; Target is the floor it must reach.
+	Ratio  float64       `json:"busy_to_quiet"`
+	Target float64       `json:"target"`
+	Rounds []createRound `json:"rounds"`
+	// The sums over the busy rounds.
+	Deliveries         int `json:"webhook_deliveries"`
+	CreatedDelivered   int `json:"created_events_delivered"`
+	RegistryFetched    int `json:"registry_applications_fetched"`
+	RegistryDocuments  int `json:"registry_documents_fetched"`
+	BusyCreates        int `json:"busy_creates"`
+	RegistryBacklogEnd int `json:"registry_backlog_at_end"`
+}
+
+// createRound is one quiet and one busy measure of create.
+type createRound struct {
+	Quiet float64 `json:"quiet_per_second"`
+	Busy  float64 `json:"busy_per_second"`
+	Ratio float64 `json:"busy_to_quiet"`
+	// Deliveries is how many webhook deliveries the receiver took during
+	// the busy phase, CreatedDelivered how many of them were
+	// application.created events.
+	Deliveries       int `json:"webhook_deliveries"`
+	CreatedDelivered int `json:"created_events_delivered"`
+	// RegistryFetched is how many applications the registry documents job
+	// finished during the busy phase, and RegistryDocuments how many
+	// documents it stored; BacklogStart and BacklogEnd are its queue
+	// before and after.
+	RegistryFetched   int `json:"registry_applications_fetched"`
+	RegistryDocuments int `json:"registry_documents_fetched"`
+	BacklogStart      int `json:"registry_backlog_at_start"`
+	BacklogEnd        int `json:"registry_backlog_at_end"`
+}
+
+// benchReceiver is a webhook receiver on loopback that answers every
+// delivery 204 at once and counts them.
+type benchReceiver struct {
+	url        string
+	srv        *http.Server
+	served     chan error
+	deliveries atomic.Int64
+	created    atomic.Int64
+}
+
+// startReceiver starts a receiver on 127.0.0.1.
+func startReceiver() (*benchReceiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &benchReceiver{url: "http://" + ln.Addr().String() + "/webhooks", served: make(chan error, 1)}
+	r.srv = &http.Server{Handler: http.HandlerFunc(r.receive), ReadHeaderTimeout: 10 * time.Second}
+	go func() { r.served <- r.srv.Serve(ln) }()
+	return r, nil
+}
+
+// receive counts one delivery, by its event's type.
+func (r *benchReceiver) receive(w http.ResponseWriter, req *http.Request) {
+	b, err := io.ReadAll(req.Body)
+	var ev struct {
+		Type string `json:"type"`
+	}
+	if err != nil || json.Unmarshal(b, &ev) != nil {
+		http.Error(w, "not an event", http.StatusBadRequest)
+		return
+	}
+	r.deliveries.Add(1)
+	if ev.Type == "application.created" {
+		r.created.Add(1)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// close stops the receiver.
+func (r *benchReceiver) close() error {
+	err := r.srv.Close()
+	if serr := <-r.served; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// measureCreates measures create quiet and busy, alternately, for d each
+// (createRounds times), after settle. It answers the two rows, all rounds
+// of each in one, and what the rounds measured.
+func (a *benchAPI) measureCreates(srv *benchServer, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) (opResult, opResult, *benchBackground, error) {
+	rcv, err := startReceiver()
+	if err != nil {
+		return opResult{}, opResult{}, nil, err
+	}
+	defer rcv.close()
+	var quiets, busies []opResult
+	bg := &benchBackground{Target: busyTarget}
+	for round := range createRounds {
+		settle()
+		progress("measuring create, quiet (round %d of %d)", round+1, createRounds)
+		quiet := runPhase("create", concurrency, d, func(w, i int) error {
+			_, err := a.create(benchQuietConfig, false)
+			return err
+		})
+		quiets = append(quiets, quiet)
+
+		busy, r, err := a.busyCreates(srv, rcv, concurrency, d, progress)
+		if err != nil {
+			return opResult{}, opResult{}, nil, err
+		}
+		busies = append(busies, busy)
+		r.Quiet, r.Busy = quiet.Throughput, busy.Throughput
+		if r.Quiet > 0 {
+			r.Ratio = r.Busy / r.Quiet
+		}
+		progress("create: %.0f/s quiet, %.0f/s busy (%.2f×); %d webhook deliveries, registry documents of %d applications (%d documents) fetched",
+			r.Quiet, r.Busy, r.Ratio, r.Deliveries, r.RegistryFetched, r.RegistryDocuments)
+		bg.Rounds = append(bg.Rounds, r)
+		bg.Deliveries += r.Deliveries
+		bg.CreatedDelivered += r.CreatedDelivered
+		bg.RegistryFetched += r.RegistryFetched
+		bg.RegistryDocuments += r.RegistryDocuments
+		bg.BusyCreates += busy.Requests
+		bg.RegistryBacklogEnd = r.BacklogEnd
+	}
+	quiet, busy := mergeResults("create", quiets), mergeResults(busyName, busies)
+	if quiet.Throughput > 0 {
+		bg.Ratio = busy.Throughput / quiet.Throughput
+	}
+	return quiet, busy, bg, nil
+}
+
+// busyCreates registers a webhook endpoint at the receiver, queues a
+// backlog of registry documents, and measures creates that queue their
+// own; the endpoint is removed afterwards (its queue dropped).
+func (a *benchAPI) busyCreates(srv *benchServer, rcv *benchReceiver, concurrency int, d time.Duration, progress func(string, ...any)) (opResult, createRound, error) {
+	var r createRound
+	ep, err := srv.addEndpoint(rcv.url)
+	if err != nil {
+		return opResult{}, r, fmt.Errorf("webhook endpoint: %w", err)
+	}
+	backlog := backlogPerWorker * concurrency
+	progress("queueing the registry documents of %d applications", backlog)
+	if err := parallel(backlog, concurrency, func(int) error {
+		_, err := a.create("", false)
+		return err
+	}); err != nil {
+		return opResult{}, r, fmt.Errorf("registry documents backlog: %w", err)
+	}
+	if r.BacklogStart, err = srv.pendingDocuments(); err != nil {
+		return opResult{}, r, err
+	}
+	blobs0, err := srv.storedBlobs()
+	if err != nil {
+		return opResult{}, r, err
+	}
+	delivered0, created0 := rcv.deliveries.Load(), rcv.created.Load()
+	progress("measuring create with webhooks and registry documents running")
+	busy := runPhase(busyName, concurrency, d, func(w, i int) error {
+		_, err := a.create("", false)
+		return err
+	})
+	r.Deliveries = int(rcv.deliveries.Load() - delivered0)
+	r.CreatedDelivered = int(rcv.created.Load() - created0)
+	if r.BacklogEnd, err = srv.pendingDocuments(); err != nil {
+		return opResult{}, r, err
+	}
+	blobs1, err := srv.storedBlobs()
+	if err != nil {
+		return opResult{}, r, err
+	}
+	// Every busy create queued its application.
+	r.RegistryFetched = r.BacklogStart + busy.Requests - r.BacklogEnd
+	r.RegistryDocuments = blobs1 - blobs0
+	if err := srv.removeEndpoint(ep); err != nil {
+		return opResult{}, r, fmt.Errorf("webhook endpoint: %w", err)
+	}
+	return busy, r, nil
+}
+
+// mergeResults makes one row of the rounds of an operation: their
+// requests, over the time they ran in all.
+func mergeResults(name string, rounds []opResult) opResult {
+	var all []time.Duration
+	var elapsed time.Duration
+	failures := 0
+	var firstErr error
+	for _, r := range rounds {
+		all = append(all, r.latencies...)
+		elapsed += r.Elapsed
+		failures += r.Failures
+		if firstErr == nil && r.FirstErr != "" {
+			firstErr = errors.New(r.FirstErr)
+		}
+	}
+	return summarize(name, all, failures, elapsed, firstErr)
+}
