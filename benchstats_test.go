@@ -49,8 +49,9 @@ func TestSummarize(t *testing.T) {
 	// Unsorted latencies; two seconds.
 	lat := []time.Duration{4 * time.Millisecond, time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond}
 	got := summarize("get", lat, 1, 2*time.Second, nil)
-	want := opResult{Name: "get", Requests: 4, Failures: 1, Elapsed: 2 * time.Second, Throughput: 2, P50: 2, P90: 4, P99: 4}
-	if diff := cmp.Diff(want, got); diff != "" {
+	want := opResult{Name: "get", Requests: 4, Failures: 1, Elapsed: 2 * time.Second, Throughput: 2, P50: 2, P90: 4, P99: 4,
+		latencies: []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(opResult{})); diff != "" {
 		t.Errorf("summarize (-want +got):\n%s", diff)
 	}
 }
