@@ -13,7 +13,11 @@
 // and cd are its first four hex digits, so no directory holds more than 256
 // shard directories. Put writes to a temporary file in tmp/, fsyncs it,
 // renames it into its shard and fsyncs the shard directory, so that a blob
-// is either absent or complete, also after a crash. Every id that comes from
+// is either absent or complete, also after a crash. A Batch (Store.Batch)
+// puts several blobs into one shard (their ids share the first four hex
+// digits) and fsyncs that shard once, at Sync, before the record that refers
+// to them commits: one directory fsync for an application's registry
+// filings rather than one per file. Every id that comes from
 // outside is checked to be a canonical lower-case UUID before it is turned
 // into a path; anything else is treated as a blob that does not exist, so no
 // user input ever reaches the file system.

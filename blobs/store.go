@@ -70,21 +70,36 @@ func (s *Store) removeStaleTemps(cutoff time.Time) {
 // the copy between reads and fails with ctx's error. The blob is on disk
 // (file and directory entry fsynced) when Put returns.
 func (s *Store) Put(ctx context.Context, r io.Reader, max int64) (id string, size int64, err error) {
-	if max < 0 {
-		return "", 0, fmt.Errorf("blobs: put: negative size limit %d", max)
-	}
-	if err := ctx.Err(); err != nil {
-		return "", 0, fmt.Errorf("blobs: put: %w", err)
-	}
 	u, err := uuid.NewRandom()
 	if err != nil {
 		return "", 0, fmt.Errorf("blobs: put: new id: %w", err)
 	}
 	id = u.String()
+	size, shard, err := s.put(ctx, r, max, id)
+	if err != nil {
+		return "", 0, err
+	}
+	if err = syncDir(shard); err != nil {
+		return "", 0, fmt.Errorf("blobs: put: %w", err)
+	}
+	return id, size, nil
+}
 
+// put stores what r yields as blob id, as Put says, but leaves the fsync
+// of the blob's directory entry to its caller: it writes the content to a
+// temporary file, fsyncs it, and only then renames it into its shard, so
+// that the blob is absent or complete also after a crash; it returns the
+// shard, whose fsync makes the blob's name durable.
+func (s *Store) put(ctx context.Context, r io.Reader, max int64, id string) (size int64, shard string, err error) {
+	if max < 0 {
+		return 0, "", fmt.Errorf("blobs: put: negative size limit %d", max)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, "", fmt.Errorf("blobs: put: %w", err)
+	}
 	f, err := os.CreateTemp(s.tmp, "put-*")
 	if err != nil {
-		return "", 0, fmt.Errorf("blobs: put: %w", err)
+		return 0, "", fmt.Errorf("blobs: put: %w", err)
 	}
 	tmpName := f.Name()
 	defer func() {
@@ -100,28 +115,25 @@ func (s *Store) Put(ctx context.Context, r io.Reader, max int64) (id string, siz
 	}
 	size, err = io.Copy(f, io.LimitReader(ctxReader{ctx: ctx, r: r}, limit))
 	if err != nil {
-		return "", 0, fmt.Errorf("blobs: put: %w", err)
+		return 0, "", fmt.Errorf("blobs: put: %w", err)
 	}
 	if size > max {
-		return "", 0, fmt.Errorf("blobs: put: content over %d bytes: %w", max, onboarding.ErrFileTooLarge)
+		return 0, "", fmt.Errorf("blobs: put: content over %d bytes: %w", max, onboarding.ErrFileTooLarge)
 	}
 	if err = f.Sync(); err != nil {
-		return "", 0, fmt.Errorf("blobs: put: %w", err)
+		return 0, "", fmt.Errorf("blobs: put: %w", err)
 	}
 	if err = f.Close(); err != nil {
-		return "", 0, fmt.Errorf("blobs: put: %w", err)
+		return 0, "", fmt.Errorf("blobs: put: %w", err)
 	}
-	shard, err := s.makeShard(id)
+	shard, err = s.makeShard(id)
 	if err != nil {
-		return "", 0, fmt.Errorf("blobs: put: %w", err)
+		return 0, "", fmt.Errorf("blobs: put: %w", err)
 	}
 	if err = os.Rename(tmpName, filepath.Join(shard, id)); err != nil {
-		return "", 0, fmt.Errorf("blobs: put: %w", err)
+		return 0, "", fmt.Errorf("blobs: put: %w", err)
 	}
-	if err = syncDir(shard); err != nil {
-		return "", 0, fmt.Errorf("blobs: put: %w", err)
-	}
-	return id, size, nil
+	return size, shard, nil
 }
 
 // makeShard creates the shard directories of id (dir/ab and dir/ab/cd) when

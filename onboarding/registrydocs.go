@@ -14,7 +14,8 @@ import (
 // applications whose registry_documents_status is `pending`, written in the
 // same transaction as the application, so the job survives a restart: on
 // start it resumes every pending application, skipping the filings already
-// stored.
+// stored. An application's filings are stored as blobs first and recorded
+// with the outcome in one commit (see fetchRegistryDocuments).
 
 // DefaultRegistryRetries are the pauses between attempts of one registry
 // call in the background when the registry is down, throttling or timing
@@ -106,8 +107,21 @@ func (s *Service) wakeRegistryDocuments() {
 // none), `partial` when some could not be, `failed` when the filing history
 // could not be read or no document could be stored. When the registry was
 // unavailable through every retry and the application is younger than
-// registryDocumentsMaxAge, it records nothing and reports that the
+// registryDocumentsMaxAge, it records no outcome and reports that the
 // application should be tried again later (what was stored is kept).
+//
+// The filings are stored as blobs first and recorded afterwards, all with
+// the outcome in one commit (recordRegistryDocuments): the job shares
+// Badger's commits with create, and one commit per application rather than
+// one per filing keeps its share small (issue 15). A pass that stops early
+// (ctx ends, or the registry is down) records what it stored so far,
+// without an outcome, in one commit too. A crash before the commit loses
+// nothing that was recorded: the application is still pending, so the next
+// run fetches its filings again (RunRegistryDocuments starts with every
+// pending application), and the blobs the lost pass stored are named by no
+// record, so the orphan blob sweep (blobsweep.go, which keeps only the
+// blobs storage.Store.BlobReferences finds in a record) removes them once
+// they are older than its grace period.
 func (s *Service) fetchRegistryDocuments(ctx context.Context, id string) (retryLater bool) {
 	app, err := s.store.Application(ctx, id)
 	if err != nil {
@@ -135,31 +149,48 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, id string) (retryL
 			return true
 		}
 		log.Warn("registry documents: filing history unavailable", "err", err)
-		s.finishRegistryDocuments(ctx, id, number, RegistryDocumentsFailed, "the filing history could not be read")
+		s.recordRegistryDocuments(ctx, log, id, number, s.newFetched(), &registryOutcome{RegistryDocumentsFailed, "the filing history could not be read"})
 		return false
 	}
 	stored := make(map[string]bool, len(app.RegistryDocuments))
 	for _, d := range app.RegistryDocuments {
 		stored[d.Ref] = true
 	}
+	fetched := s.newFetched()
 	failed := 0
 	for _, f := range list {
 		if stored[f.Ref] {
 			continue
 		}
-		err := s.retryRegistry(ctx, func() error { return s.storeFiling(ctx, app.Country, id, number, f) })
+		var doc RegistryDocument
+		err := s.retryRegistry(ctx, func() (err error) {
+			doc, err = s.fetchFiling(ctx, fetched.blobs, app.Country, f)
+			return err
+		})
 		if ctx.Err() != nil {
+			s.recordRegistryDocuments(ctx, log, id, number, fetched, nil)
 			return false
 		}
 		if err != nil && patient && transient(err) {
 			// The registry is down: stop this pass rather than wait out
 			// every remaining filing; the next pass resumes here.
 			log.Warn("registry documents: registry unavailable; trying again later", "filing", f.Ref, "err", err)
+			s.recordRegistryDocuments(ctx, log, id, number, fetched, nil)
 			return true
 		}
 		if err != nil {
 			failed++
 			log.Warn("registry documents: filing not stored", "filing", f.Ref, "document_type", f.DocumentType, "err", err)
+			continue
+		}
+		fetched.add(doc, s.now())
+		if fetched.older(s.now(), registryDocumentsBatchAge) {
+			// Record what has waited long enough, before the orphan blob
+			// sweep could take its blobs for leftovers.
+			if !s.recordRegistryDocuments(ctx, log, id, number, fetched, nil) {
+				return false
+			}
+			fetched = s.newFetched()
 		}
 	}
 	status, detail := RegistryDocumentsComplete, fmt.Sprintf("%d documents", len(list))
@@ -169,7 +200,7 @@ func (s *Service) fetchRegistryDocuments(ctx context.Context, id string) (retryL
 	case failed > 0:
 		status, detail = RegistryDocumentsPartial, fmt.Sprintf("%d of %d documents fetched", len(list)-failed, len(list))
 	}
-	s.finishRegistryDocuments(ctx, id, number, status, detail)
+	s.recordRegistryDocuments(ctx, log, id, number, fetched, &registryOutcome{status, detail})
 	return false
 }
 
@@ -197,71 +228,6 @@ func fetchingFor(a *Application, number string) bool {
 func transient(err error) bool {
 	e := AsError(err)
 	return e != nil && e.Kind == KindUnavailable
-}
-
-// storeFiling fetches one filing of the company with number of country
-// into a blob and adds it to the application, unless the application no
-// longer waits for that company's documents.
-func (s *Service) storeFiling(ctx context.Context, country, appID, number string, f Filing) error {
-	rc, err := s.registry.OpenFiling(ctx, country, f)
-	if err != nil {
-		return err
-	}
-	blobID, _, err := s.blobs.Put(ctx, rc, maxRegistryDocument)
-	rc.Close()
-	if err != nil {
-		return err
-	}
-	docID, err := newUUID(s.random)
-	if err != nil {
-		return err
-	}
-	now := s.now().UTC()
-	doc := RegistryDocument{
-		ID: docID, Ref: f.Ref, Source: SourceUKRegistry, DocumentType: f.DocumentType,
-		FilingDate: f.FilingDate, FetchedAt: &now, BlobID: blobID, FileName: f.FileName,
-	}
-	added := false
-	_, err = s.updateApplication(context.WithoutCancel(ctx), appID, func(a *Application) ([]Activity, error) {
-		added = false
-		if !fetchingFor(a, number) {
-			return nil, nil
-		}
-		for _, d := range a.RegistryDocuments {
-			if d.Ref == f.Ref {
-				return nil, nil
-			}
-		}
-		a.RegistryDocuments = append(a.RegistryDocuments, doc)
-		added = true
-		return nil, nil
-	})
-	if err != nil || !added {
-		if derr := s.blobs.Delete(blobID); derr != nil {
-			s.log.Warn("registry documents: remove unused blob", "blob_id", blobID, "err", derr)
-		}
-	}
-	return err
-}
-
-// finishRegistryDocuments records the outcome of fetching the documents
-// of the company with number, unless the application no longer waits for
-// them; the store drops the application from the queue in the same
-// transaction.
-func (s *Service) finishRegistryDocuments(ctx context.Context, id, number string, status RegistryDocumentsStatus, detail string) {
-	now := s.now().UTC()
-	_, err := s.updateApplication(context.WithoutCancel(ctx), id, func(a *Application) ([]Activity, error) {
-		if !fetchingFor(a, number) {
-			return nil, nil
-		}
-		a.RegistryDocumentsStatus = status
-		return []Activity{{At: now, Action: ActionRegistryDocuments, Actor: Actor{Type: ActorSystem}, Detail: string(status) + ": " + detail}}, nil
-	})
-	if err != nil {
-		s.log.Error("registry documents: record outcome", "application_id", id, "err", err)
-		return
-	}
-	s.log.Info("registry documents fetched", "application_id", id, "status", status, "detail", detail)
 }
 
 // retryRegistry runs call until it succeeds, fails for a reason a retry
