@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,10 +22,14 @@ import (
 const staleTemp = time.Hour
 
 // Store keeps blobs in a directory. It implements onboarding.Blobs and is
-// safe for concurrent use: it holds no mutable state of its own.
+// safe for concurrent use.
 type Store struct {
 	dir string // the store's root
 	tmp string // dir/tmp, where uploads are written before they are renamed
+	// durable holds the shard directories (both levels) whose entry in
+	// their parent this process knows to be on disk: it fsynced the parent
+	// after the directory existed. See makeShard.
+	durable sync.Map
 }
 
 var _ onboarding.Blobs = (*Store)(nil)
@@ -137,19 +142,24 @@ func (s *Store) put(ctx context.Context, r io.Reader, max int64, id string) (siz
 }
 
 // makeShard creates the shard directories of id (dir/ab and dir/ab/cd) when
-// they are missing, fsyncing the parent of each one it creates so that the
-// new entry survives a crash, and returns the shard's path.
+// they are missing and returns the shard's path. Each directory's entry in
+// its parent is made durable (the parent fsynced) before the first blob of
+// this process goes in, whoever created it: a writer that finds a
+// directory another has just created cannot tell whether its creator has
+// fsynced the parent yet, so it does so itself, once per directory and
+// process (durable).
 func (s *Store) makeShard(id string) (string, error) {
 	parent := s.dir
 	for _, name := range [2]string{id[0:2], id[2:4]} {
 		d := filepath.Join(parent, name)
-		switch err := os.Mkdir(d, 0o700); {
-		case err == nil:
+		if _, ok := s.durable.Load(d); !ok {
+			if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+				return "", err
+			}
 			if err := syncDir(parent); err != nil {
 				return "", err
 			}
-		case !errors.Is(err, fs.ErrExist):
-			return "", err
+			s.durable.Store(d, struct{}{})
 		}
 		parent = d
 	}
