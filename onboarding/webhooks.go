@@ -183,11 +183,14 @@ type WebhookStore interface {
 	// Endpoints returns orgID's endpoints (every endpoint when orgID is
 	// empty), oldest first.
 	Endpoints(ctx context.Context, orgID string) ([]*Endpoint, error)
-	// UpdateEndpoint applies change atomically. When the change disables
-	// the endpoint, its queued deliveries are dropped in the same
-	// transaction, each logged with reason.
+	// UpdateEndpoint applies change atomically. When the endpoint is
+	// disabled after it, its queued deliveries are then dropped, each
+	// logged with reason, before UpdateEndpoint returns; once the change
+	// has committed none is queued for it or claimed. Enabling never
+	// resumes a delivery that disabling dropped.
 	UpdateEndpoint(ctx context.Context, id string, change func(*Endpoint) error) (*Endpoint, error)
-	// DeleteEndpoint removes the endpoint and its queued deliveries.
+	// DeleteEndpoint removes the endpoint, then its queued deliveries,
+	// before it returns.
 	DeleteEndpoint(ctx context.Context, id string) error
 
 	// AddEvent stores an event that no application change caused

@@ -24,9 +24,13 @@ import (
 // (duefloor.go), up to its room and c.Limit; it then takes the candidates
 // one per endpoint a round, earliest first within a round, until c.Limit,
 // so that one endpoint's backlog never delays another's. A head taken
-// moves to xu/ at its lease's end. Deliveries whose event expired are
-// dropped with a log line, and what is left of a disabled endpoint's queue
-// (a drain that failed) is dropped a batch at a time, logged. next is the
+// moves to xu/ at its lease's end. The claim reads the record (w/) of each
+// endpoint it leases from, so it never leases a delivery of an endpoint
+// whose disabling or removal committed before it (queuedrop.go).
+// Deliveries whose event expired are dropped with a log line, and what is
+// left of a disabled endpoint's queue (a drain that failed or is still
+// running) is dropped a batch at a time, logged, after the claim's
+// transaction, in one of its own (dropLeftovers). next is the
 // earliest entry left after the claim: a due head not taken, the end of a
 // lease, or c.Now when the claim left work it could not see (zero when
 // nothing is queued). Due entries an endpoint's cap held back are left out
@@ -41,6 +45,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 	floors, others := s.due.beginClaim()
 	var met map[string][]byte
 	var own dueWrites
+	var disabled []*onboarding.Endpoint
 	err := s.update(ctx, func(txn *badger.Txn) error {
 		claimed, next, met, own = nil, time.Time{}, map[string][]byte{}, dueWrites{}
 		unclaimed := func(t time.Time) {
@@ -53,7 +58,6 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 		// looks at do not make it conflict with every finish; claimEntry
 		// checks each candidate in the claim's own transaction.
 		var queues [][]timedEntry
-		var disabled []*onboarding.Endpoint
 		err := s.view(func(vt *badger.Txn) error {
 			queues, disabled = nil, nil
 			eps, err := allEndpoints(vt)
@@ -113,11 +117,14 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 		if err != nil {
 			return err
 		}
-		for _, ep := range disabled {
-			if _, err := s.dropEndpointQueue(txn, ep, true, c.Now); err != nil {
+		for _, q := range queues {
+			// Reading the endpoint's record makes the claim conflict with a
+			// change of the endpoint that commits meanwhile (disabling or
+			// removing it above all), so that what it leases is leased
+			// under the endpoint as the view read it.
+			if _, err := txn.Get(endpointKey(q[0].ep.ID)); err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
 				return err
 			}
-			unclaimed(c.Now)
 		}
 		for round := 0; ; round++ {
 			var batch []timedEntry
@@ -154,6 +161,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 	s.due.endClaim(others, err == nil, met, own)
 	if err != nil {
 		return nil, time.Time{}, err
+	}
+	if len(disabled) > 0 && s.dropLeftovers(disabled, c.Now) && (next.IsZero() || c.Now.Before(next)) {
+		next = c.Now
 	}
 	return claimed, next, nil
 }

@@ -63,6 +63,12 @@ import (
 //	xdw/<endpointID>\x00<ulid:16>                    → (empty): an endpoint's log lines (expires)
 //	xde/<eventID>\x00<ulid:16>                       → (empty): an event's log lines (expires)
 //
+// Every transaction that queues a delivery for an endpoint, or leases one
+// of its deliveries, reads the endpoint's w/ record, so disabling or
+// removing an endpoint writes that record alone and its q/, qh/, xq/ and
+// xu/ entries are deleted afterwards, a batch per transaction
+// (queuedrop.go); the keyspace is unchanged by this (schema 5 stands).
+//
 // Only queue heads are indexed, each in one of two families: xq/ at its
 // NextAt while unclaimed, xu/ at its LeaseUntil while claimed. Both are per
 // endpoint, so a claim seeks each enabled endpoint's entries up to now on

@@ -270,8 +270,9 @@ func (s *Store) dropEndpointQueue(txn *badger.Txn, ep *onboarding.Endpoint, logg
 // becomes due (at the later of the attempt and its own NextAt); another is
 // due again at r.RetryAt, unclaimed. r.Endpoint changes the endpoint in the
 // same transaction (written only when that changes it), and when that
-// disables it its queue is dropped with log lines (beyond dropBatch, in the
-// transactions that follow). When d's claim no longer holds (finished,
+// disables it its queue is then dropped with log lines at the attempt's
+// time, a batch per transaction (drainEndpointQueue), before FinishDelivery
+// returns (what a drop that fails leaves, claims drop). When d's claim no longer holds (finished,
 // lapsed and claimed again, by another owner or the same) only the log line
 // is written, and the answer is onboarding.ErrLeaseLost.
 func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r onboarding.DeliveryResult) error {
@@ -280,10 +281,10 @@ func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r on
 		return fmt.Errorf("finish delivery: %q is not an event id", d.EventID)
 	}
 	key := deliveryKey(d.EndpointID, d.Subject, seq)
-	lost, more := false, false
+	lost, disabled := false, false
 	var dues dueWrites
 	err := s.update(ctx, func(txn *badger.Txn) error {
-		lost, more, dues = false, false, dueWrites{}
+		lost, disabled, dues = false, false, dueWrites{}
 		if err := s.writeAttempt(txn, &r.Attempt); err != nil {
 			return err
 		}
@@ -345,23 +346,18 @@ func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r on
 			// one endpoint's deliveries do not conflict over its record.
 			return nil
 		}
-		if err := txn.Set(endpointKey(id), after); err != nil {
-			return err
-		}
-		if wasEnabled && !ep.Enabled {
-			var err error
-			more, err = s.dropEndpointQueue(txn, &ep, true, r.Attempt.At)
-			return err
-		}
-		return nil
+		disabled = wasEnabled && !ep.Enabled
+		return txn.Set(endpointKey(id), after)
 	})
 	s.due.lower(dues)
 	if err != nil {
 		return err
 	}
-	if more {
-		if err := s.drainEndpointQueue(ctx, d.EndpointID); err != nil {
-			return err
+	if disabled {
+		// The result has committed: a drop that fails is logged, not
+		// answered, and claims drop what it left (dropLeftovers).
+		if err := s.drainEndpointQueue(ctx, d.EndpointID, r.Attempt.At); err != nil {
+			s.log.Error("webhooks: drop the queue of the endpoint an attempt disabled", "endpoint_id", d.EndpointID, "err", err)
 		}
 	}
 	if lost {
@@ -450,8 +446,9 @@ func (s *Store) QueuedDeliveries(_ context.Context) (int, error) {
 }
 
 // dropOrphanQueues drops, without log lines, the queues of endpoints whose
-// record is gone, as a crash in the middle of DeleteEndpoint leaves them:
-// claims only seek the queues of the endpoints there are.
+// record is gone, as a crash (or a failed drain) after DeleteEndpoint's
+// first transaction leaves them: claims only seek the queues of the
+// endpoints there are.
 func (s *Store) dropOrphanQueues(ctx context.Context) error {
 	from := []byte(prefixDelivery)
 	for {
@@ -484,7 +481,7 @@ func (s *Store) dropOrphanQueues(ctx context.Context) error {
 		if err != nil || orphan == "" {
 			return err
 		}
-		if err := s.drainEndpointQueue(ctx, orphan); err != nil {
+		if err := s.drainEndpointQueue(ctx, orphan, s.now()); err != nil {
 			return err
 		}
 	}

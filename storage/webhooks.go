@@ -90,14 +90,47 @@ func orgEndpoints(txn *badger.Txn, org string) ([]*onboarding.Endpoint, error) {
 	return out, nil
 }
 
-// UpdateEndpoint applies change to the stored endpoint in one transaction.
-// When the change disables an enabled endpoint, its queued deliveries are
-// dropped, each with a log line saying why: in the same transaction, or,
-// beyond dropBatch of them, in the transactions that follow it before
-// UpdateEndpoint returns.
+// UpdateEndpoint applies change to the stored endpoint in a transaction
+// that reads and writes the endpoint's record only, so that it does not
+// conflict with the deliveries being queued, claimed and finished meanwhile
+// (a transaction that queues an event reads the record, so none queues for
+// the endpoint after a change that disables it commits). When the endpoint
+// is disabled after the change, what is queued for it is then dropped, each
+// delivery with a log line saying why, a batch per transaction
+// (drainEndpointQueue), before UpdateEndpoint returns. A change that enables
+// a disabled endpoint first drops what its disabling left queued, so that
+// enabling never resumes a delivery that disabling dropped: it commits only
+// once the queue is empty.
 func (s *Store) UpdateEndpoint(ctx context.Context, id string, change func(*onboarding.Endpoint) error) (*onboarding.Endpoint, error) {
+	for round := 1; ; round++ {
+		ep, err := s.changeEndpoint(ctx, id, change)
+		if errors.Is(err, errQueueLeft) && round < maxAttempts {
+			if err := s.drainEndpointQueue(ctx, id, s.now()); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !ep.Enabled {
+			if err := s.drainEndpointQueue(ctx, id, s.now()); err != nil {
+				return nil, err
+			}
+		}
+		return ep, nil
+	}
+}
+
+// errQueueLeft stops a change that would enable an endpoint whose queue
+// still holds deliveries from when it was disabled.
+var errQueueLeft = errors.New("the disabled endpoint still has deliveries queued")
+
+// changeEndpoint is UpdateEndpoint's transaction: it applies change to the
+// endpoint's record, and answers errQueueLeft, committing nothing, when the
+// change would enable it with deliveries still queued.
+func (s *Store) changeEndpoint(ctx context.Context, id string, change func(*onboarding.Endpoint) error) (*onboarding.Endpoint, error) {
 	var result onboarding.Endpoint
-	more := false
 	err := s.update(ctx, func(txn *badger.Txn) error {
 		var ep onboarding.Endpoint
 		if err := getRecord(txn, endpointKey(id), &ep); err != nil {
@@ -110,33 +143,40 @@ func (s *Store) UpdateEndpoint(ctx context.Context, id string, change func(*onbo
 		if ep.ID != id || ep.OrgID != org {
 			return fmt.Errorf("update endpoint %s: id and organization are immutable", id)
 		}
-		if err := setRecord(txn, endpointKey(id), &ep); err != nil {
-			return err
+		if !wasEnabled && ep.Enabled {
+			// While the endpoint is disabled nothing joins its queue, so an
+			// empty queue stays empty until this commits.
+			if hasQueue(txn, id) {
+				return errQueueLeft
+			}
 		}
-		result, more = ep, false
-		if wasEnabled && !ep.Enabled {
-			var err error
-			more, err = s.dropEndpointQueue(txn, &ep, true, s.now())
-			return err
-		}
-		return nil
+		result = ep
+		return setRecord(txn, endpointKey(id), &ep)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if more {
-		if err := s.drainEndpointQueue(ctx, id); err != nil {
-			return nil, err
-		}
-	}
 	return &result, nil
 }
 
-// DeleteEndpoint removes the endpoint, its index entry and its queued
-// deliveries (beyond dropBatch of them, in the transactions that follow
-// before it returns). Its delivery log lines stay until they expire.
+// hasQueue reports whether any delivery is queued for the endpoint.
+func hasQueue(txn *badger.Txn, endpointID string) bool {
+	prefix := endpointQueuePrefix(endpointID)
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = prefix
+	opts.PrefetchValues = false
+	opts.PrefetchSize = 1
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	it.Seek(prefix)
+	return it.ValidForPrefix(prefix)
+}
+
+// DeleteEndpoint removes the endpoint and its index entry in a transaction
+// that reads the endpoint's record only (see UpdateEndpoint), then drops
+// its queued deliveries without log lines, a batch per transaction, before
+// it returns. Its delivery log lines stay until they expire.
 func (s *Store) DeleteEndpoint(ctx context.Context, id string) error {
-	more := false
 	err := s.update(ctx, func(txn *badger.Txn) error {
 		var ep onboarding.Endpoint
 		if err := getRecord(txn, endpointKey(id), &ep); err != nil {
@@ -145,44 +185,10 @@ func (s *Store) DeleteEndpoint(ctx context.Context, id string) error {
 		if err := txn.Delete(endpointKey(id)); err != nil {
 			return err
 		}
-		if err := txn.Delete(orgEndpointKey(ep.OrgID, id)); err != nil {
-			return err
-		}
-		var err error
-		more, err = s.dropEndpointQueue(txn, &ep, false, s.now())
-		return err
+		return txn.Delete(orgEndpointKey(ep.OrgID, id))
 	})
-	if err != nil || !more {
+	if err != nil {
 		return err
 	}
-	return s.drainEndpointQueue(ctx, id)
-}
-
-// drainEndpointQueue drops the rest of the queue of an endpoint that was
-// disabled (with log lines) or deleted (without), a batch per transaction,
-// until it is empty or the endpoint is enabled again.
-func (s *Store) drainEndpointQueue(ctx context.Context, id string) error {
-	for more := true; more; {
-		err := s.update(ctx, func(txn *badger.Txn) error {
-			var ep onboarding.Endpoint
-			err := getRecord(txn, endpointKey(id), &ep)
-			switch {
-			case errors.Is(err, onboarding.ErrNotFound):
-				ep.ID = id
-				more, err = s.dropEndpointQueue(txn, &ep, false, s.now())
-				return err
-			case err != nil:
-				return err
-			case ep.Enabled:
-				more = false
-				return nil
-			}
-			more, err = s.dropEndpointQueue(txn, &ep, true, s.now())
-			return err
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.drainEndpointQueue(ctx, id, s.now())
 }
