@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -295,8 +297,9 @@ func TestScaleMemory(t *testing.T) {
 // composition, in this process, as onboard bench runs it, with serve's
 // soft memory limit): to the file ONBOARD_MEMORY_PROFILE names, 20 seconds
 // into the mixed load of TestScaleMemory, and to that name with "-seed"
-// added, 30 seconds into creating ONBOARD_MEMORY_SEED applications
-// (30,000 by default) through the API with 64 clients:
+// added, at the end of creating ONBOARD_MEMORY_SEED applications (40,000
+// by default) through the API with 64 clients, and "-peak" at the highest
+// heap seen while creating them:
 //
 //	ONBOARD_MEMORY_PROFILE=/tmp/heap.pprof go test -run TestScaleMemoryProfile -v .
 //	go tool pprof -top -sample_index=inuse_space /tmp/heap.pprof
@@ -305,7 +308,7 @@ func TestScaleMemoryProfile(t *testing.T) {
 	if out == "" {
 		t.Skip("set ONBOARD_MEMORY_PROFILE to a file to write heap profiles of the server under the mixed load and while seeding")
 	}
-	seed := 30_000
+	seed := 40_000
 	if n, err := strconv.Atoi(os.Getenv("ONBOARD_MEMORY_SEED")); err == nil && n > 0 {
 		seed = n
 	}
@@ -320,29 +323,55 @@ func TestScaleMemoryProfile(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	// profileAt writes a heap profile to path after d, while load runs,
-	// and returns load's result.
-	profileAt := func(path string, d time.Duration, load func() opResult) opResult {
-		done := make(chan opResult, 1)
-		go func() { done <- load() }()
-		time.Sleep(d) // into the load
+	// writeProfile writes a heap profile (live objects as of the last
+	// collection) to path; it may run on any goroutine.
+	writeProfile := func(path string) {
 		f, err := os.Create(path)
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		defer f.Close()
 		if err := pprof.WriteHeapProfile(f); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		t.Logf("%s: HeapInuse %.1f MiB, HeapAlloc %.1f MiB, HeapSys %.1f MiB, Sys %.1f MiB", path,
-			mib(int64(m.HeapInuse)), mib(int64(m.HeapAlloc)), mib(int64(m.HeapSys)), mib(int64(m.Sys)))
-		return <-done
+		t.Logf("%s: HeapInuse %.1f MiB, HeapAlloc %.1f MiB, HeapSys %.1f MiB, Sys %.1f MiB, NextGC %.1f MiB", path,
+			mib(int64(m.HeapInuse)), mib(int64(m.HeapAlloc)), mib(int64(m.HeapSys)), mib(int64(m.Sys)), mib(int64(m.NextGC)))
 	}
-	r := profileAt(out, 20*time.Second, func() opResult { return mixedLoad(b.base, b.key, 32, 25*time.Second) })
+	done := make(chan opResult, 1)
+	go func() { done <- mixedLoad(b.base, b.key, 32, 25*time.Second) }()
+	time.Sleep(20 * time.Second) // into the load
+	writeProfile(out)
+	r := <-done
 	t.Logf("mixed load: %d requests, %d failures", r.Requests, r.Failures)
-	r = profileAt(out+"-seed", 30*time.Second, func() opResult { return seedThroughAPI(b.base, b.key, seed, 64) })
+	// While seeding, a profile is written to "-peak" whenever the heap in
+	// use is 10% above its highest so far (from 100 MiB): the profile of
+	// the last collection before the peak.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		highest := uint64(100 << 20)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > highest+highest/10 {
+				highest = v
+				writeProfile(out + "-peak")
+			}
+		}
+	})
+	r = seedThroughAPI(b.base, b.key, seed, 64)
+	close(stop)
+	wg.Wait()
+	writeProfile(out + "-seed")
 	t.Logf("seeding: %d creates, %.0f a second; first failure: %s", r.Requests, r.Throughput, r.FirstErr)
 }
 
