@@ -60,14 +60,14 @@ type listRun struct {
 // the two directories ONBOARD_SCALE_ROUNDS times (3 by default). The
 // checks use each size's best round, as the machine may be shared.
 // ONBOARD_SCALE_DIR keeps the seeded directories there for the next run
-// (a million applications take about 13 GB; delete them when done);
+// (a million applications take about 4 GB; delete them when done);
 // otherwise they are temporary.
 //
 //	ONBOARD_SCALE=1000000 go test -run TestScaleList -timeout 2h -v .
 func TestScaleList(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("ONBOARD_SCALE"))
 	if n <= scaleSmall {
-		t.Skipf("set ONBOARD_SCALE to a number of applications above %d (such as 1000000) to measure the list and startup at scale; seeding a million takes a quarter of an hour", scaleSmall)
+		t.Skipf("set ONBOARD_SCALE to a number of applications above %d (such as 1000000) to measure the list and startup at scale; seeding a million takes about an hour on 2 cores", scaleSmall)
 	}
 	rounds := 3
 	if r, err := strconv.Atoi(os.Getenv("ONBOARD_SCALE_ROUNDS")); err == nil && r > 0 {
@@ -203,7 +203,7 @@ func measureList(t *testing.T, d scaleDir) listRun {
 //	ONBOARD_MEMORY=1 go test -run TestScaleMemory -timeout 1h -v .
 func TestScaleMemory(t *testing.T) {
 	if os.Getenv("ONBOARD_MEMORY") == "" {
-		t.Skip("set ONBOARD_MEMORY=1 to measure serve's memory at idle, under load and while seeding 200,000 applications (about 10 minutes)")
+		t.Skip("set ONBOARD_MEMORY=1 to measure serve's memory at idle, under load and while seeding 200,000 applications (about 20 minutes on 2 cores)")
 	}
 	load := 25 * time.Second
 	if d, err := time.ParseDuration(os.Getenv("ONBOARD_MEMORY_DURATION")); err == nil && d > 0 {
