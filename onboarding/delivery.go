@@ -214,6 +214,12 @@ func (s *Service) judge(d *Delivery, resp WebhookResponse, sendErr error, starte
 		giveUp := disable(fmt.Sprintf(disabledExhaustedFm, DisableAfterExhausted))
 		return DeliveryResult{Attempt: line, Done: true, Endpoint: func(ep *Endpoint) {
 			*disabled = ""
+			if !ep.Enabled {
+				// Disabled meanwhile, by another event's result in flight
+				// beside this one or by the operator: the count stays what
+				// it was when the endpoint was disabled.
+				return
+			}
 			ep.Exhausted++
 			if ep.Exhausted >= DisableAfterExhausted {
 				giveUp(ep)
