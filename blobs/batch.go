@@ -25,10 +25,9 @@ import (
 // each blob's content at Put and its shard once, at Sync. The blobs of a
 // Batch share one shard (their ids share their first four hex digits, the
 // rest of the random UUID being drawn as usual), so Sync is one fsync
-// however many blobs were put. A shard created by a Batch's Put has its
-// parent fsynced at once, as by Put: another writer that finds the shard
-// made does not fsync its parent, and must not depend on a Sync that may
-// come much later.
+// however many blobs were put. A shard's own entry in its parent is made
+// durable at once, as for Put (makeShard), so that no other writer's blob
+// in that shard depends on a Sync that may come much later.
 //
 // A Batch is not safe for concurrent use.
 type Batch struct {

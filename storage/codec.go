@@ -35,11 +35,11 @@ func encode(v any) ([]byte, error) {
 		return nil, fmt.Errorf("encode record: %w", err)
 	}
 	if len(b) >= compressFrom {
-		out := make([]byte, 1, 1+s2.MaxEncodedLen(len(b)))
+		out := make([]byte, 1+s2.MaxEncodedLen(len(b)))
 		out[0] = codecS2JSON
-		out = append(out, s2.Encode(out[1:cap(out)], b)...)
-		if len(out) < 1+len(b) {
-			return out, nil
+		// Given room for the worst case, Encode writes into out in place.
+		if n := len(s2.Encode(out[1:], b)); n < len(b) {
+			return out[:1+n], nil
 		}
 	}
 	out := make([]byte, 0, len(b)+1)

@@ -272,9 +272,10 @@ func (s *Store) dropEndpointQueue(txn *badger.Txn, ep *onboarding.Endpoint, logg
 // same transaction (written only when that changes it), and when that
 // disables it its queue is then dropped with log lines at the attempt's
 // time, a batch per transaction (drainEndpointQueue), before FinishDelivery
-// returns (what a drop that fails leaves, claims drop). When d's claim no longer holds (finished,
-// lapsed and claimed again, by another owner or the same) only the log line
-// is written, and the answer is onboarding.ErrLeaseLost.
+// returns (what a drop that fails leaves, claims drop). When d's claim no
+// longer holds (finished, lapsed and claimed again, by another owner or the
+// same) only the log line is written, and the answer is
+// onboarding.ErrLeaseLost.
 func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r onboarding.DeliveryResult) error {
 	seq, ok := onboarding.EventSeq(d.EventID)
 	if !ok {
