@@ -102,9 +102,13 @@ func New(opts Options) (*Registry, error) {
 	}
 	rt := opts.Transport
 	chLimit, croLimit := opts.CompaniesHouseLimit, opts.CROLimit
+	// Answers of the recordings New loads itself are memoized (memo.go); a
+	// transport of the caller's may answer differently each time.
+	memoized := false
 	switch opts.Mode {
 	case ModeFixtures:
 		if rt == nil {
+			memoized = true
 			if opts.Fixtures == nil {
 				return nil, errors.New("registry: fixtures mode needs the recordings (Options.Fixtures)")
 			}
@@ -132,12 +136,16 @@ func New(opts Options) (*Registry, error) {
 		return nil, fmt.Errorf("registry: unknown mode %q (want %q or %q)", opts.Mode, ModeFixtures, ModeLive)
 	}
 	client := newHTTPClient(rt)
-	return &Registry{adapters: newAdapters(
+	as := newAdapters(
 		newCompaniesHouse(endpoint{base: chBase, client: client, timeout: timeout,
 			limit: newLimiter(chLimit, opts.Now), registry: RegistryUK, count: opts.CountCall}, opts.CompaniesHouseAPIKey),
 		newCRO(endpoint{base: croBase, client: client, timeout: timeout,
 			limit: newLimiter(croLimit, opts.Now), registry: RegistryIE, count: opts.CountCall}, opts.CROEmail, opts.CROAPIKey),
-	)}, nil
+	)
+	if memoized {
+		as = as.memoize()
+	}
+	return &Registry{adapters: as}, nil
 }
 
 // baseURL parses raw (or def when raw is empty) and checks it is an absolute
