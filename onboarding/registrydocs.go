@@ -48,7 +48,9 @@ const RegistryDocumentLinkTTL = 60 * time.Second
 // RunRegistryDocuments fetches the registry documents of pending
 // applications until ctx ends: first every application left pending by an
 // earlier run, then each new one as create queues it. Applications are
-// fetched one at a time, which keeps within the registry's etiquette. An
+// fetched one at a time, which keeps within the registry's etiquette, and
+// each only once no request is being served or the job's yield has passed
+// (foreground.go). An
 // application interrupted by ctx stays pending and is resumed by the next
 // run. It returns ctx's error, or an error at once when the Service has no
 // blob store or its registry cannot fetch the filings of UK companies.
@@ -77,6 +79,10 @@ func (s *Service) RunRegistryDocuments(ctx context.Context) error {
 				continue
 			}
 			delete(later, id)
+			s.giveWay(ctx, s.docsYield)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			if s.fetchRegistryDocuments(ctx, id) {
 				later[id] = s.now().Add(registryDocumentsRetryLater)
 			}

@@ -56,8 +56,9 @@ type docsEnv struct {
 	idle  chan struct{}
 }
 
-// now is the Service's clock; nil means time.Now.
-func newDocsEnv(tb testing.TB, reg onboarding.Registry, now func() time.Time) *docsEnv {
+// now is the Service's clock; nil means time.Now. options, when given,
+// change the Service's options last.
+func newDocsEnv(tb testing.TB, reg onboarding.Registry, now func() time.Time, options ...func(*onboarding.Options)) *docsEnv {
 	tb.Helper()
 	dir := tb.TempDir()
 	inner, err := storage.Open(filepath.Join(dir, "db"), storage.Options{})
@@ -70,7 +71,7 @@ func newDocsEnv(tb testing.TB, reg onboarding.Registry, now func() time.Time) *d
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e.svc, err = onboarding.New(onboarding.Options{
+	opts := onboarding.Options{
 		Store: e.store, Registry: reg, Blobs: blobs.NewGuard(files), PageCounter: pdf.PageCount, Now: now,
 		RegistryRetries: []time.Duration{time.Millisecond, time.Millisecond},
 		Organizations: []*onboarding.Organization{{ID: "acme", DefaultConfig: "std", Configs: []*onboarding.Configuration{
@@ -82,7 +83,11 @@ func newDocsEnv(tb testing.TB, reg onboarding.Registry, now func() time.Time) *d
 			default: // the last one has not been read yet
 			}
 		},
-	})
+	}
+	for _, o := range options {
+		o(&opts)
+	}
+	e.svc, err = onboarding.New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -130,6 +130,11 @@ type Options struct {
 	// more work. It is a seam for tests, which synchronise on the job with
 	// it; it must return promptly.
 	RegistryDocumentsIdle func()
+	// RegistryDocumentsYield is how long, at most, the registry documents
+	// job waits before each application while requests are being served
+	// (foreground.go); DefaultRegistryDocumentsYield when zero, never when
+	// negative.
+	RegistryDocumentsYield time.Duration
 	// Blobs stores registry documents and uploads; Links signs their
 	// download URLs.
 	Blobs Blobs
@@ -182,6 +187,8 @@ type Service struct {
 	registryBudget  time.Duration
 	registryRetries []time.Duration
 	docsIdle        func() // see Options.RegistryDocumentsIdle; may be nil
+	docsYield       time.Duration
+	fg              foreground
 	blobs           Blobs
 	links           LinkSigner
 	docsWake        chan struct{}
@@ -263,6 +270,8 @@ func New(opts Options) (*Service, error) {
 	s.webhookWorkers = cmp.Or(opts.WebhookWorkers, DefaultWebhookWorkers)
 	s.registryRetries = opts.RegistryRetries
 	s.docsIdle = opts.RegistryDocumentsIdle
+	s.docsYield = cmp.Or(opts.RegistryDocumentsYield, DefaultRegistryDocumentsYield)
+	s.fg.idle = make(chan struct{}, 1)
 	if s.registryRetries == nil {
 		s.registryRetries = defaultRegistryRetries
 	}

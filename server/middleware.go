@@ -104,6 +104,16 @@ func (s *Server) authFailed(addr string) {
 	}
 }
 
+// foreground notes each request with the Service while it is served, so
+// that background work gives way to it (onboarding.Service.RequestStarted).
+func (s *Server) foreground(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		s.svc.RequestStarted()
+		defer s.svc.RequestEnded()
+		return next(c)
+	}
+}
+
 // requestLog logs one line per request (never bodies: they carry personal
 // data; never the path of a matched route either, whose parameters may be
 // an applicant's link: its route pattern instead), counts it in the HTTP

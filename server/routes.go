@@ -12,7 +12,7 @@ import (
 // every answer carries baseHeaders.
 func (s *Server) routes() {
 	s.e.Pre(s.headAsGet)
-	s.e.Use(s.requestLog, baseHeaders, s.recoverPanic)
+	s.e.Use(s.foreground, s.requestLog, baseHeaders, s.recoverPanic)
 
 	s.e.GET("/healthz", s.health)
 	s.e.GET("/readyz", s.ready)
