@@ -150,9 +150,15 @@ func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api
 	j.start(jobWebhookDelivery, func() error { return svc.RunWebhooks(jobCtx) })
 	j.start(jobRFIExpiry, func() error { return svc.RunRFIExpiry(jobCtx) })
 	j.start(jobBlobSweep, func() error { return a.sweeper.run(jobCtx) })
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		releaseWhenIdle(jobCtx, svc)
+	}()
 	err := srv.Run(ctx, api, admin, 30*time.Second)
 	stopJobs()
 	j.wait()
+	<-released
 	return err
 }
 

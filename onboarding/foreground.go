@@ -29,6 +29,7 @@ const DefaultRegistryDocumentsYield = 100 * time.Millisecond
 // foreground counts the requests being served.
 type foreground struct {
 	serving atomic.Int64
+	started atomic.Uint64 // every request RequestStarted noted
 	// idle holds a value once serving has dropped to zero, for the one
 	// job that waits on it (giveWay).
 	idle chan struct{}
@@ -36,7 +37,17 @@ type foreground struct {
 
 // RequestStarted notes that a request is being served, until
 // RequestEnded: background work gives way to it.
-func (s *Service) RequestStarted() { s.fg.serving.Add(1) }
+func (s *Service) RequestStarted() {
+	s.fg.serving.Add(1)
+	s.fg.started.Add(1)
+}
+
+// Requests reports how many requests are being served now and how many
+// were started since the Service was made: two readings with the same
+// started count and none being served at the second saw an idle server.
+func (s *Service) Requests() (serving int64, started uint64) {
+	return s.fg.serving.Load(), s.fg.started.Load()
+}
 
 // RequestEnded notes that a request RequestStarted noted has been served.
 func (s *Service) RequestEnded() {
