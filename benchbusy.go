@@ -21,8 +21,9 @@ import (
 // Settings of the create rounds.
 const (
 	// createRounds is how many times quiet and busy creates are measured,
-	// alternately: twice each, so that a machine that slows down or speeds
-	// up during the run weighs on both alike.
+	// alternately and in alternating order (quiet, busy, busy, quiet): twice
+	// each, so that a machine or a database that slows down or speeds up
+	// during the run weighs on both alike.
 	createRounds = 2
 	// backlogPerWorker is how many applications, per connection, are
 	// created before a busy round for the registry documents job to work
@@ -133,18 +134,29 @@ func (a *benchAPI) measureCreates(srv *benchServer, concurrency int, d time.Dura
 	var quiets, busies []opResult
 	bg := &benchBackground{Target: busyTarget}
 	for round := range createRounds {
-		settle()
-		progress("measuring create, quiet (round %d of %d)", round+1, createRounds)
-		quiet := runPhase("create", concurrency, d, func(w, i int) error {
-			_, err := a.create(benchQuietConfig, false)
-			return err
-		})
-		quiets = append(quiets, quiet)
-
+		measureQuiet := func() opResult {
+			settle()
+			progress("measuring create, quiet (round %d of %d)", round+1, createRounds)
+			return runPhase("create", concurrency, d, func(w, i int) error {
+				_, err := a.create(benchQuietConfig, false)
+				return err
+			})
+		}
+		// Rounds alternate the order (quiet then busy, busy then quiet, …)
+		// so that a drift over the run, such as the database growing,
+		// weighs on both alike instead of always on the second.
+		var quiet opResult
+		if round%2 == 0 {
+			quiet = measureQuiet()
+		}
 		busy, r, err := a.busyCreates(srv, rcv, concurrency, d, progress)
 		if err != nil {
 			return opResult{}, opResult{}, nil, err
 		}
+		if round%2 == 1 {
+			quiet = measureQuiet()
+		}
+		quiets = append(quiets, quiet)
 		busies = append(busies, busy)
 		r.Quiet, r.Busy = quiet.Throughput, busy.Throughput
 		if r.Quiet > 0 {
