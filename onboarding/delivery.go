@@ -79,6 +79,19 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 		ok       bool
 	}
 	done := make(chan finished, s.webhookWorkers)
+	// Attempts are recorded by one finisher, in batches: all those that
+	// ended while the last batch committed (finishAttempts).
+	attempts := make(chan attempted, s.webhookWorkers)
+	finisherDone := make(chan struct{})
+	go func() {
+		defer close(finisherDone)
+		s.finishAttempts(sendCtx, attempts, func(endpoint string, ok bool) { done <- finished{endpoint, ok} })
+	}()
+	defer func() {
+		// Every attempt started has been recorded (its done was received).
+		close(attempts)
+		<-finisherDone
+	}()
 	inFlight := make(map[string]int)
 	healthy := make(map[string]bool)
 	maxInFlight := func(endpoint string) int {
@@ -105,7 +118,7 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 			for _, d := range claimed {
 				running++
 				inFlight[d.EndpointID]++
-				go func() { done <- finished{d.EndpointID, s.deliver(sendCtx, d)} }()
+				go func() { attempts <- s.attempt(sendCtx, d) }()
 			}
 			if !next.IsZero() {
 				wait = min(max(next.Sub(s.now()), 0), webhooksRescan)
@@ -145,10 +158,19 @@ func resetTimer(t *time.Timer, d time.Duration) {
 	t.Reset(d)
 }
 
-// deliver makes one attempt of d and records it; it reports whether the
-// endpoint took the delivery. The attempt's deadline is leaseMargin before
-// d's lease ends, so that it is recorded while the claim still holds.
-func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
+// attempted is an attempt made, waiting to be recorded: the delivery as
+// it was claimed, the result, and where the result disables the endpoint
+// (judge) the reason, once the store has applied it.
+type attempted struct {
+	d        *Delivery
+	r        DeliveryResult
+	disabled *string
+}
+
+// attempt makes one attempt of d and judges it. The attempt's deadline is
+// leaseMargin before d's lease ends, so that it is recorded while the
+// claim still holds.
+func (s *Service) attempt(ctx context.Context, d *Delivery) attempted {
 	now := s.now().UTC()
 	ep := d.Endpoint
 	sendCtx, cancel := context.WithTimeout(ctx, d.LeaseUntil.Sub(now)-leaseMargin)
@@ -156,20 +178,58 @@ func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
 		URL: ep.URL, EventID: d.EventID, Body: d.Event.Body, Keys: ep.SigningKeys(now), Timestamp: now,
 	})
 	cancel()
-	disabled := ""
-	r := s.judge(d, resp, err, now, s.now().UTC(), &disabled)
-	ferr := s.store.FinishDelivery(context.WithoutCancel(ctx), d, r)
-	switch {
-	case errors.Is(ferr, ErrLeaseLost):
-		s.log.Info("webhooks: the delivery left the queue during its attempt (endpoint disabled or removed, event redelivered, or the claim lapsed)",
-			"event_id", d.EventID, "endpoint_id", d.EndpointID)
-	case ferr != nil:
-		s.log.Error("webhooks: record attempt", "event_id", d.EventID, "endpoint_id", d.EndpointID, "err", ferr)
-	case disabled != "":
-		s.log.Error("WEBHOOK ENDPOINT DISABLED: its queued deliveries were dropped; fix the receiver, then `onboard webhooks enable` it and redeliver or reconcile from the events API",
-			"endpoint_id", ep.ID, "org", ep.OrgID, "url", logURL(ep.URL), "reason", disabled)
+	a := attempted{d: d, disabled: new(string)}
+	a.r = s.judge(d, resp, err, now, s.now().UTC(), a.disabled)
+	return a
+}
+
+// maxFinishBatch bounds the attempts recorded in one commit.
+const maxFinishBatch = 64
+
+// finishAttempts records the attempts sent on in until it is closed, and
+// reports each one recorded to finished (whether the endpoint took the
+// delivery). It takes every attempt waiting, up to maxFinishBatch, into one
+// commit (Store.FinishDeliveries): a busy pool pays one synced commit for
+// several attempts, an idle one records each attempt as it ends. A batch
+// that fails to commit is logged, and its deliveries are taken up again
+// when their leases lapse.
+func (s *Service) finishAttempts(ctx context.Context, in <-chan attempted, finished func(endpoint string, ok bool)) {
+	batch := make([]FinishedDelivery, 0, maxFinishBatch)
+	var waiting []attempted
+	for a := range in {
+		waiting = append(waiting[:0], a)
+	more:
+		for len(waiting) < maxFinishBatch {
+			select {
+			case a, ok := <-in:
+				if !ok {
+					break more
+				}
+				waiting = append(waiting, a)
+			default:
+				break more
+			}
+		}
+		batch = batch[:0]
+		for _, a := range waiting {
+			batch = append(batch, FinishedDelivery{Delivery: a.d, Result: a.r})
+		}
+		lost, err := s.store.FinishDeliveries(ctx, batch)
+		for i, a := range waiting {
+			d, ep := a.d, a.d.Endpoint
+			switch {
+			case err != nil:
+				s.log.Error("webhooks: record attempt", "event_id", d.EventID, "endpoint_id", d.EndpointID, "err", err)
+			case lost[i]:
+				s.log.Info("webhooks: the delivery left the queue during its attempt (endpoint disabled or removed, event redelivered, or the claim lapsed)",
+					"event_id", d.EventID, "endpoint_id", d.EndpointID)
+			case *a.disabled != "":
+				s.log.Error("WEBHOOK ENDPOINT DISABLED: its queued deliveries were dropped; fix the receiver, then `onboard webhooks enable` it and redeliver or reconcile from the events API",
+					"endpoint_id", ep.ID, "org", ep.OrgID, "url", logURL(ep.URL), "reason", *a.disabled)
+			}
+			finished(d.EndpointID, a.r.Attempt.Success)
+		}
 	}
-	return r.Attempt.Success
 }
 
 // judge decides what an attempt means (DESIGN §5.7): a 2xx is delivered; a

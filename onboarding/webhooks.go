@@ -215,17 +215,26 @@ type WebhookStore interface {
 	// back by their endpoint's c.MaxInFlight: an attempt in flight to that
 	// endpoint ends first.
 	ClaimDeliveries(ctx context.Context, c Claim) (claimed []*Delivery, next time.Time, err error)
-	// FinishDelivery records an attempt of d, claimed by d.Owner until
-	// d.LeaseUntil: the log line always, and the result when that claim
-	// still holds (else ErrLeaseLost, after logging the attempt).
-	FinishDelivery(ctx context.Context, d *Delivery, r DeliveryResult) error
+	// FinishDeliveries records a batch of attempts, in order, in one
+	// commit: for each, the log line always, and the result when the
+	// delivery is still claimed by d.Owner until d.LeaseUntil; lost[i]
+	// reports that the i-th claim no longer held. An error is about the
+	// whole batch, which then recorded nothing.
+	FinishDeliveries(ctx context.Context, batch []FinishedDelivery) (lost []bool, err error)
 	// DeliveryAttempts returns lines of the delivery log, newest first.
 	DeliveryAttempts(ctx context.Context, q AttemptQuery) ([]DeliveryAttempt, error)
 	// QueuedDeliveries counts the deliveries queued and not yet done.
 	QueuedDeliveries(ctx context.Context) (int, error)
 }
 
-// ErrLeaseLost is returned by FinishDelivery when the delivery is no longer
+// FinishedDelivery is an attempt for Store.FinishDeliveries to record: the
+// delivery as it was claimed, and what the attempt came to.
+type FinishedDelivery struct {
+	Delivery *Delivery
+	Result   DeliveryResult
+}
+
+// ErrLeaseLost reports that a delivery being finished is no longer
 // under the claim being finished (its lease lapsed and it was claimed again,
 // by another worker or the same, or it was dropped).
 var ErrLeaseLost = errors.New("the delivery is no longer claimed by this worker")

@@ -264,107 +264,135 @@ func (s *Store) dropEndpointQueue(txn *badger.Txn, ep *onboarding.Endpoint, logg
 	return s.dropQueue(txn, endpointQueuePrefix(ep.ID), ep, logged, at)
 }
 
-// FinishDelivery writes the attempt's log line and, when d is still under
-// the claim it was given (d.Owner and d.LeaseUntil), its result, in one
-// transaction: a done delivery leaves the queue and the next of its subject
-// becomes due (at the later of the attempt and its own NextAt); another is
-// due again at r.RetryAt, unclaimed. r.Endpoint changes the endpoint in the
-// same transaction (written only when that changes it), and when that
-// disables it its queue is then dropped with log lines at the attempt's
-// time, a batch per transaction (drainEndpointQueue), before FinishDelivery
-// returns (what a drop that fails leaves, claims drop). When d's claim no
-// longer holds (finished, lapsed and claimed again, by another owner or the
-// same) only the log line is written, and the answer is
-// onboarding.ErrLeaseLost.
+// FinishDelivery records one attempt, as FinishDeliveries does a batch,
+// and answers onboarding.ErrLeaseLost when d's claim no longer held.
 func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r onboarding.DeliveryResult) error {
-	seq, ok := onboarding.EventSeq(d.EventID)
-	if !ok {
-		return fmt.Errorf("finish delivery: %q is not an event id", d.EventID)
+	lost, err := s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
+	if err == nil && lost[0] {
+		return onboarding.ErrLeaseLost
 	}
-	key := deliveryKey(d.EndpointID, d.Subject, seq)
-	lost, disabled := false, false
+	return err
+}
+
+// FinishDeliveries records a batch of attempts in one transaction, in
+// order, so that a busy delivery pool pays one synced commit for several
+// attempts rather than one each. For each attempt it writes the log line
+// and, when the delivery is still under the claim it was given (Owner and
+// LeaseUntil), its result: a done delivery leaves the queue and the next of
+// its subject becomes due (at the later of the attempt and its own
+// NextAt); another is due again at RetryAt, unclaimed. Result.Endpoint
+// changes the endpoint in the same transaction (written only when that
+// changes it; the attempts of one endpoint in a batch see each other's
+// changes), and when that disables it its queue is then dropped with log
+// lines at the attempt's time, a batch per transaction
+// (drainEndpointQueue), before FinishDeliveries returns (what a drop that
+// fails leaves, claims drop). lost[i] reports that the claim of the i-th
+// attempt no longer held (finished, lapsed and claimed again, by another
+// owner or the same): only its log line was written. err is about the
+// whole batch, which then recorded nothing.
+func (s *Store) FinishDeliveries(ctx context.Context, batch []onboarding.FinishedDelivery) (lost []bool, err error) {
+	keys := make([][]byte, len(batch))
+	for i, f := range batch {
+		seq, ok := onboarding.EventSeq(f.Delivery.EventID)
+		if !ok {
+			return nil, fmt.Errorf("finish delivery: %q is not an event id", f.Delivery.EventID)
+		}
+		keys[i] = deliveryKey(f.Delivery.EndpointID, f.Delivery.Subject, seq)
+	}
+	var disabled map[string]time.Time // endpoint id → the attempt that disabled it
 	var dues dueWrites
-	err := s.update(ctx, func(txn *badger.Txn) error {
-		lost, disabled, dues = false, false, dueWrites{}
-		if err := s.writeAttempt(txn, &r.Attempt); err != nil {
-			return err
-		}
-		var q queuedDelivery
-		switch err := getRecord(txn, key, &q); {
-		case errors.Is(err, onboarding.ErrNotFound):
-			lost = true
-			return nil
-		case err != nil:
-			return err
-		}
-		if d.Owner == "" || q.Owner != d.Owner || !q.LeaseUntil.Equal(d.LeaseUntil) {
-			lost = true
-			return nil
-		}
-		if r.Done {
-			promoted, err := finishHead(txn, key, &q, r.Attempt.At)
+	err = s.update(ctx, func(txn *badger.Txn) error {
+		lost, disabled, dues = make([]bool, len(batch)), map[string]time.Time{}, dueWrites{}
+		for i, f := range batch {
+			l, off, err := s.finishOne(txn, keys[i], f.Delivery, f.Result, &dues)
 			if err != nil {
 				return err
 			}
-			dues.add(promoted)
-		} else {
-			old := q.indexKey(key)
-			q.Attempts++
-			q.NextAt, q.Owner, q.LeaseUntil = r.RetryAt, "", time.Time{}
-			if err := setRecord(txn, key, &q); err != nil {
-				return err
+			lost[i] = l
+			if off {
+				disabled[f.Delivery.EndpointID] = f.Result.Attempt.At
 			}
-			if err := moveIndex(txn, old, dueKey(r.RetryAt, key)); err != nil {
-				return err
-			}
-			dues.note(indexSpace(prefixDueIndex, d.EndpointID), r.RetryAt)
 		}
-		if r.Endpoint == nil {
-			return nil
-		}
-		var ep onboarding.Endpoint
-		switch err := getRecord(txn, endpointKey(d.EndpointID), &ep); {
-		case errors.Is(err, onboarding.ErrNotFound):
-			return nil
-		case err != nil:
-			return err
-		}
-		before, err := encode(&ep)
-		if err != nil {
-			return err
-		}
-		wasEnabled, id, org := ep.Enabled, ep.ID, ep.OrgID
-		r.Endpoint(&ep)
-		if ep.ID != id || ep.OrgID != org {
-			return fmt.Errorf("finish delivery: endpoint %s: id and organization are immutable", id)
-		}
-		after, err := encode(&ep)
-		if err != nil {
-			return err
-		}
-		if bytes.Equal(before, after) {
-			// Unchanged (a success with no failure counted): finishes of
-			// one endpoint's deliveries do not conflict over its record.
-			return nil
-		}
-		disabled = wasEnabled && !ep.Enabled
-		return txn.Set(endpointKey(id), after)
+		return nil
 	})
 	s.due.lower(dues)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if disabled {
-		// The result has committed: a drop that fails is logged, not
+	for id, at := range disabled {
+		// The results have committed: a drop that fails is logged, not
 		// answered, and claims drop what it left (dropLeftovers).
-		if err := s.drainEndpointQueue(ctx, d.EndpointID, r.Attempt.At); err != nil {
-			s.log.Error("webhooks: drop the queue of the endpoint an attempt disabled", "endpoint_id", d.EndpointID, "err", err)
+		if err := s.drainEndpointQueue(ctx, id, at); err != nil {
+			s.log.Error("webhooks: drop the queue of the endpoint an attempt disabled", "endpoint_id", id, "err", err)
 		}
 	}
-	if lost {
-		return onboarding.ErrLeaseLost
+	return lost, nil
+}
+
+// finishOne records one attempt of d, queued at key, with result r in txn
+// (FinishDeliveries): lost when d's claim no longer holds, disabled when r
+// disabled the endpoint.
+func (s *Store) finishOne(txn *badger.Txn, key []byte, d *onboarding.Delivery, r onboarding.DeliveryResult, dues *dueWrites) (lost, disabled bool, err error) {
+	if err := s.writeAttempt(txn, &r.Attempt); err != nil {
+		return false, false, err
 	}
-	return nil
+	var q queuedDelivery
+	switch err := getRecord(txn, key, &q); {
+	case errors.Is(err, onboarding.ErrNotFound):
+		return true, false, nil
+	case err != nil:
+		return false, false, err
+	}
+	if d.Owner == "" || q.Owner != d.Owner || !q.LeaseUntil.Equal(d.LeaseUntil) {
+		return true, false, nil
+	}
+	if r.Done {
+		promoted, err := finishHead(txn, key, &q, r.Attempt.At)
+		if err != nil {
+			return false, false, err
+		}
+		dues.add(promoted)
+	} else {
+		old := q.indexKey(key)
+		q.Attempts++
+		q.NextAt, q.Owner, q.LeaseUntil = r.RetryAt, "", time.Time{}
+		if err := setRecord(txn, key, &q); err != nil {
+			return false, false, err
+		}
+		if err := moveIndex(txn, old, dueKey(r.RetryAt, key)); err != nil {
+			return false, false, err
+		}
+		dues.note(indexSpace(prefixDueIndex, d.EndpointID), r.RetryAt)
+	}
+	if r.Endpoint == nil {
+		return false, false, nil
+	}
+	var ep onboarding.Endpoint
+	switch err := getRecord(txn, endpointKey(d.EndpointID), &ep); {
+	case errors.Is(err, onboarding.ErrNotFound):
+		return false, false, nil
+	case err != nil:
+		return false, false, err
+	}
+	before, err := encode(&ep)
+	if err != nil {
+		return false, false, err
+	}
+	wasEnabled, id, org := ep.Enabled, ep.ID, ep.OrgID
+	r.Endpoint(&ep)
+	if ep.ID != id || ep.OrgID != org {
+		return false, false, fmt.Errorf("finish delivery: endpoint %s: id and organization are immutable", id)
+	}
+	after, err := encode(&ep)
+	if err != nil {
+		return false, false, err
+	}
+	if bytes.Equal(before, after) {
+		// Unchanged (a success with no failure counted): finishes of
+		// one endpoint's deliveries do not conflict over its record.
+		return false, false, nil
+	}
+	return false, wasEnabled && !ep.Enabled, txn.Set(endpointKey(id), after)
 }
 
 // Redeliver queues the event again, due at at, for endpointID, or (empty)

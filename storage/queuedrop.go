@@ -3,7 +3,7 @@ package storage
 // Dropping the queue of an endpoint that was disabled or removed. The
 // change of the endpoint commits first, in a transaction of its own that
 // reads the endpoint's record only (UpdateEndpoint, DeleteEndpoint,
-// FinishDelivery): from then on no transaction queues for the endpoint
+// FinishDeliveries): from then on no transaction queues for the endpoint
 // (those that queue read its record, and one that read it before the change
 // conflicts and retries), and no claim leases a delivery of it (a claim
 // reads the record of every endpoint it leases from, likewise). What is
