@@ -11,9 +11,10 @@ import (
 
 // Webhook delivery (DESIGN §5.7). RunWebhooks claims due deliveries from
 // the store with a lease, sends each through the WebhookTransport on a
-// bounded pool of workers, and records every attempt with what becomes of
-// the delivery: done (a 2xx, a 410, or every attempt used), or due again
-// after the next pause of the retry schedule.
+// bounded pool of workers, and records every attempt, in batches of those
+// that ended together (finishAttempts), with what becomes of the delivery:
+// done (a 2xx, a 410, or every attempt used), or due again after the next
+// pause of the retry schedule.
 
 // DefaultRetrySchedule is the pause before each attempt: the first at once,
 // then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after each failure.
