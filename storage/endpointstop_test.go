@@ -309,3 +309,38 @@ func TestLeftoversOfADisabledEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestOrphanQueueDroppedWhileServing: the queue of an endpoint whose
+// record is gone (a removal whose drop failed part-way) is dropped by the
+// store's garbage-collection round, not only at the next start.
+func TestOrphanQueueDroppedWhileServing(t *testing.T) {
+	h := newHooks(t)
+	h.s.Close()
+	h.gcEvery = 20 * time.Millisecond
+	h.open()
+	ep := h.endpoint("acme")
+	keep := h.endpoint("acme")
+	for i := range 3 {
+		h.add(h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.now))
+	}
+	if err := h.s.db.Update(func(txn *badger.Txn) error { return txn.Delete(endpointKey(ep.ID)) }); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		left := map[string]int{}
+		for _, q := range h.queued() {
+			left[q.EndpointID]++
+		}
+		if left[ep.ID] == 0 {
+			if left[keep.ID] != 3 {
+				t.Errorf("the other endpoint has %d deliveries queued, want its 3", left[keep.ID])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the removed endpoint's %d deliveries were still queued after a minute", left[ep.ID])
+		}
+		time.Sleep(10 * time.Millisecond) // polling the queue until the round has run
+	}
+}

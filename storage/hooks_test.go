@@ -24,6 +24,8 @@ type hooks struct {
 	s       *Store
 	now     time.Time
 	entropy *ulid.MonotonicEntropy
+	// gcEvery is the store's Options.GCInterval; zero: the default.
+	gcEvery time.Duration
 }
 
 func newHooks(t *testing.T) *hooks {
@@ -37,7 +39,7 @@ func newHooks(t *testing.T) *hooks {
 // open (re)opens the store of h.dir.
 func (h *hooks) open() {
 	h.t.Helper()
-	s, err := Open(h.dir, Options{Now: func() time.Time { return h.now }})
+	s, err := Open(h.dir, Options{Now: func() time.Time { return h.now }, GCInterval: h.gcEvery})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -409,10 +409,19 @@ func hasScopes(k *onboarding.APIKey, scopes []onboarding.Scope) bool {
 	return true
 }
 
-// gcLoop runs value-log GC until Close: each round rewrites files while at
-// least half of a file is garbage.
+// gcLoop collects garbage until Close, every round: value-log GC, which
+// rewrites files while at least half of a file is garbage, and the drop of
+// the queues of removed webhook endpoints (dropOrphanQueues), which a
+// removal whose drop failed part-way leaves behind; without it they would
+// wait for the next start.
 func (s *Store) gcLoop(every time.Duration) {
 	defer s.done.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.stop // Close: a drop in progress stops between its batches
+		cancel()
+	}()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -421,6 +430,9 @@ func (s *Store) gcLoop(every time.Duration) {
 			return
 		case <-t.C:
 			for s.db.RunValueLogGC(0.5) == nil {
+			}
+			if err := s.dropOrphanQueues(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("webhooks: drop the queues of removed endpoints", "err", err)
 			}
 		}
 	}
