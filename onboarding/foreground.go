@@ -9,15 +9,18 @@ import (
 // Background work gives way to requests (issue 15: the registry documents
 // job must not cut create's throughput by more than 10% while it runs).
 // The server notes every request it serves (RequestStarted, RequestEnded);
-// before each application, the registry documents job waits while any
-// request is being served, until none is or for at most its yield
-// (Options.RegistryDocumentsYield). Beside an API that is never idle it
-// therefore fetches about one application per yield: with the default of
-// 100 ms, about 8 a second in the sandbox's fixtures, which is still more
-// than a live registry's rate limit lets it fetch (Companies House allows
-// 600 requests in 5 minutes, and an application takes one request for its
-// filing history and two for each document). Between requests it runs at
-// full speed.
+// before each application, the registry documents job waits until the API
+// is idle, that is until no request has been in flight for foregroundQuiet,
+// or for at most its yield (Options.RegistryDocumentsYield). A moment with
+// no request in flight is not enough: clients whose writes share one
+// group commit all get their answers at once, and are all between
+// requests together many times a second. Beside an API that is never idle
+// the job therefore fetches about one application per yield: with the
+// default of 100 ms, about 8 a second in the sandbox's fixtures, which is
+// still more than a live registry's rate limit lets it fetch (Companies
+// House allows 600 requests in 5 minutes, and an application takes one
+// request for its filing history and two for each document). When the API
+// has gaps it runs at full speed.
 //
 // Webhook delivery does not give way: a partner waits for its events, and
 // its work per event is small.
@@ -26,13 +29,16 @@ import (
 // documents job waits for the API to be idle before each application.
 const DefaultRegistryDocumentsYield = 100 * time.Millisecond
 
+// foregroundQuiet is how long the API must have had no request in flight
+// to be idle.
+const foregroundQuiet = 20 * time.Millisecond
+
 // foreground counts the requests being served.
 type foreground struct {
 	serving atomic.Int64
 	started atomic.Uint64 // every request RequestStarted noted
-	// idle holds a value once serving has dropped to zero, for the one
-	// job that waits on it (giveWay).
-	idle chan struct{}
+	// last is when a request last started or ended, in Unix nanoseconds.
+	last atomic.Int64
 }
 
 // RequestStarted notes that a request is being served, until
@@ -40,6 +46,7 @@ type foreground struct {
 func (s *Service) RequestStarted() {
 	s.fg.serving.Add(1)
 	s.fg.started.Add(1)
+	s.fg.last.Store(time.Now().UnixNano())
 }
 
 // Requests reports how many requests are being served now and how many
@@ -51,33 +58,38 @@ func (s *Service) Requests() (serving int64, started uint64) {
 
 // RequestEnded notes that a request RequestStarted noted has been served.
 func (s *Service) RequestEnded() {
-	if s.fg.serving.Add(-1) == 0 {
-		select {
-		case s.fg.idle <- struct{}{}:
-		default: // a wake-up is already waiting
-		}
-	}
+	s.fg.last.Store(time.Now().UnixNano())
+	s.fg.serving.Add(-1)
 }
 
-// giveWay returns once no request is being served, once d has passed, or
-// once ctx has ended, whichever comes first; at once when d is not
-// positive. It is meant for one caller at a time.
+// giveWay returns once the API is idle (no request in flight for
+// foregroundQuiet), once d has passed, or once ctx has ended, whichever
+// comes first; at once when d is not positive. It looks every
+// foregroundQuiet at most.
 func (s *Service) giveWay(ctx context.Context, d time.Duration) {
-	if d <= 0 || s.fg.serving.Load() == 0 {
+	if d <= 0 {
 		return
 	}
-	select {
-	case <-s.fg.idle: // left by a request that ended before this wait
-	default:
-	}
-	if s.fg.serving.Load() == 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	case <-s.fg.idle:
+	deadline := time.Now().Add(d)
+	for {
+		now := time.Now()
+		quietFor := now.Sub(time.Unix(0, s.fg.last.Load()))
+		if s.fg.serving.Load() == 0 && quietFor >= foregroundQuiet {
+			return
+		}
+		wait := min(deadline.Sub(now), foregroundQuiet)
+		if s.fg.serving.Load() == 0 {
+			wait = min(wait, foregroundQuiet-quietFor)
+		}
+		if wait <= 0 {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 	}
 }

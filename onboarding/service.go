@@ -271,7 +271,6 @@ func New(opts Options) (*Service, error) {
 	s.registryRetries = opts.RegistryRetries
 	s.docsIdle = opts.RegistryDocumentsIdle
 	s.docsYield = cmp.Or(opts.RegistryDocumentsYield, DefaultRegistryDocumentsYield)
-	s.fg.idle = make(chan struct{}, 1)
 	if s.registryRetries == nil {
 		s.registryRetries = defaultRegistryRetries
 	}
