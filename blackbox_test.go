@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pb33f/libopenapi"
@@ -106,6 +107,18 @@ func TestBlackBoxOperations(t *testing.T) {
 	}
 	rfi := decodeJSON(t, body)["request_id"].(string)
 	c.do("POST", "/api/external/test-helpers/rfi-requests/"+rfi+"/complete", key, "")
+	// The registry documents job gives way to requests; the reads below
+	// are compared with the restored server's, so they wait for it.
+	for deadline := time.Now().Add(time.Minute); ; {
+		_, body := c.do("GET", "/api/external/applications/"+id, key, "")
+		if decodeJSON(t, body)["registry_documents_status"] != "pending" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("registry documents still pending after a minute")
+		}
+		time.Sleep(50 * time.Millisecond) // polling until the job has run
+	}
 	reads := []string{
 		"/api/external/applications/" + id,
 		"/api/external/applications?limit=10",
