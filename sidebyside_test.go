@@ -90,18 +90,13 @@ type sideTarget struct {
 	get    func(id string) string               // the URL of a record
 	list   string                               // the URL of a page of 50
 	patch  func(i int) []byte                   // a PATCH body
-	// header authenticates get, list and PATCH (create's has its own).
-	header http.Header
 }
 
 // measure seeds n records, then runs create, get, list and PATCH for d
 // each at concurrency.
 func (s *sideTarget) measure(t *testing.T, concurrency, n int, d time.Duration) []opResult {
 	t.Helper()
-	header := s.header
-	if header == nil {
-		header = s.create.header
-	}
+	header := s.create.header // authenticates every request, when needed
 	ids := make([]string, n)
 	if err := parallel(n, concurrency, func(i int) error {
 		_, b, err := send(s.client, s.create)
