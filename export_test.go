@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -901,17 +900,19 @@ func TestExportProgress(t *testing.T) {
 	var n atomic.Int64
 	n.Store(12344)
 	var out bytes.Buffer
+	w := &signallingWriter{w: &out, wrote: make(chan struct{}, 3)}
 	tick := make(chan time.Time)
-	p := startProgress(&out, &n, tick)
+	p := startProgress(w, &n, tick)
+	// Each line is awaited before the count moves, so the lines are
+	// exactly the counts at their ticks; stop writes the final count.
 	tick <- time.Now()
+	<-w.wrote
 	n.Add(2)
 	tick <- time.Now()
+	<-w.wrote
 	p.stop()
-	// The first line is written before the second tick is taken, so it
-	// shows 12,344; the second reads the count while it moves (either
-	// value); stop writes the final count.
-	if want := regexp.MustCompile(`^\rexported 12,344 applications\rexported 12,34[46] applications\rexported 12,346 applications\n$`); !want.MatchString(out.String()) {
-		t.Errorf("progress = %q, want %s", out.String(), want)
+	if got, want := out.String(), "\rexported 12,344 applications\rexported 12,346 applications\rexported 12,346 applications\n"; got != want {
+		t.Errorf("progress = %q, want %q", got, want)
 	}
 
 	out.Reset()
@@ -950,6 +951,19 @@ func TestExportProgress(t *testing.T) {
 			t.Error("/dev/tty does not count as a terminal")
 		}
 	}
+}
+
+// signallingWriter writes to w and then sends on wrote, so a test can wait
+// for a line written by another goroutine.
+type signallingWriter struct {
+	w     io.Writer
+	wrote chan struct{}
+}
+
+func (s *signallingWriter) Write(b []byte) (int, error) {
+	n, err := s.w.Write(b)
+	s.wrote <- struct{}{}
+	return n, err
 }
 
 // TestExportMemory measures apps export of many applications, directly
