@@ -55,11 +55,14 @@ func (s *Store) Application(_ context.Context, id string) (*onboarding.Applicati
 	if err != nil {
 		return nil, err
 	}
-	var app onboarding.Application
-	if err := s.view(func(txn *badger.Txn) error { return getRecord(txn, appKey(u), &app) }); err != nil {
+	var app *onboarding.Application
+	if err := s.view(func(txn *badger.Txn) error {
+		app, err = s.readApplication(txn, u, true)
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	return &app, nil
+	return app, nil
 }
 
 // UpdateApplication applies change to the stored application, rewrites the
@@ -79,23 +82,23 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	err = s.update(ctx, func(txn *badger.Txn) error {
 		dues = dueWrites{}
 		key := appKey(u)
-		var app onboarding.Application
-		if err := getRecord(txn, key, &app); err != nil {
+		app, err := s.readApplication(txn, u, true)
+		if err != nil {
 			return err
 		}
-		oldIx := appIndexes(&app, u)
+		oldIx := appIndexes(app, u)
 		oldID, oldOrg, oldSeq := app.ID, app.OrgID, app.Seq
-		ch, err := change(&app)
+		ch, err := change(app)
 		if err != nil {
 			return err
 		}
 		if app.ID != oldID || app.OrgID != oldOrg || app.Seq != oldSeq {
 			return fmt.Errorf("update application %s: id, organization and sequence are immutable", id)
 		}
-		if err := setRecord(txn, key, &app); err != nil {
+		if err := setRecord(txn, key, app); err != nil {
 			return err
 		}
-		newIx := appIndexes(&app, u)
+		newIx := appIndexes(app, u)
 		for k := range oldIx {
 			if _, keep := newIx[k]; !keep {
 				if err := txn.Delete([]byte(k)); err != nil {
@@ -117,7 +120,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 		if err := s.writeEvents(txn, ch.Events); err != nil {
 			return err
 		}
-		result = &app
+		result = app
 		return nil
 	})
 	s.due.lower(dues)
@@ -130,7 +133,9 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 // ListApplications walks the organization's (or organization and status)
 // index backwards from q.Before (listNewestFirst).
 func (s *Store) ListApplications(_ context.Context, q onboarding.ListQuery) ([]*onboarding.Application, bool, error) {
-	return listNewestFirst[onboarding.Application](s, listPrefix(q.OrgID, q.Status), q.Before, q.Limit, appKey)
+	return listNewestFirst(s, listPrefix(q.OrgID, q.Status), q.Before, q.Limit, func(txn *badger.Txn, id uuid.UUID) (*onboarding.Application, error) {
+		return s.readApplication(txn, id, false)
+	})
 }
 
 // Activity returns the application's activity log, oldest first.
@@ -196,5 +201,7 @@ func (s *Store) ApplicationBySlug(_ context.Context, slug string) (*onboarding.A
 	if slug == "" {
 		return nil, onboarding.ErrNotFound
 	}
-	return recordByIndex[onboarding.Application](s, slugIndexKey(slug), appKey)
+	return recordByIndex(s, slugIndexKey(slug), func(txn *badger.Txn, id uuid.UUID) (*onboarding.Application, error) {
+		return s.readApplication(txn, id, true)
+	})
 }

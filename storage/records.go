@@ -14,11 +14,11 @@ import (
 
 // listNewestFirst reads a page of records through a listing index: the
 // entries under prefix end in a creation ULID and hold the record's UUID,
-// and key gives the record's key from it. It walks the index backwards
+// and read reads the record with it. It walks the index backwards
 // from before (the newest when zero), reading limit+1 entries at most, so
 // its cost depends on the page size, not on how many records exist; more
 // reports whether entries remain.
-func listNewestFirst[T any](s *Store, prefix []byte, before ulid.ULID, limit int, key func(uuid.UUID) []byte) (page []*T, more bool, err error) {
+func listNewestFirst[T any](s *Store, prefix []byte, before ulid.ULID, limit int, read func(*badger.Txn, uuid.UUID) (*T, error)) (page []*T, more bool, err error) {
 	seek := append(bytes.Clone(prefix), 0xff)
 	var from []byte
 	if before != (ulid.ULID{}) {
@@ -52,8 +52,8 @@ func listNewestFirst[T any](s *Store, prefix []byte, before ulid.ULID, limit int
 			}); err != nil {
 				return err
 			}
-			rec := new(T)
-			if err := getRecord(txn, key(u), rec); err != nil {
+			rec, err := read(txn, u)
+			if err != nil {
 				return fmt.Errorf("index entry %x → %s: %w", item.Key(), u, err)
 			}
 			page = append(page, rec)
@@ -67,10 +67,10 @@ func listNewestFirst[T any](s *Store, prefix []byte, before ulid.ULID, limit int
 }
 
 // recordByIndex reads the record an index entry names: the entry at ix
-// holds the record's UUID, and key gives the record's key from it. A
+// holds the record's UUID, and read reads the record with it. A
 // missing entry is onboarding.ErrNotFound.
-func recordByIndex[T any](s *Store, ix []byte, key func(uuid.UUID) []byte) (*T, error) {
-	rec := new(T)
+func recordByIndex[T any](s *Store, ix []byte, read func(*badger.Txn, uuid.UUID) (*T, error)) (*T, error) {
+	var rec *T
 	err := s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(ix)
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -89,12 +89,24 @@ func recordByIndex[T any](s *Store, ix []byte, key func(uuid.UUID) []byte) (*T, 
 		}); err != nil {
 			return err
 		}
-		return getRecord(txn, key(id), rec)
+		rec, err = read(txn, id)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// recordAt reads the record at key(id), decoding it each time.
+func recordAt[T any](key func(uuid.UUID) []byte) func(*badger.Txn, uuid.UUID) (*T, error) {
+	return func(txn *badger.Txn, id uuid.UUID) (*T, error) {
+		rec := new(T)
+		if err := getRecord(txn, key(id), rec); err != nil {
+			return nil, err
+		}
+		return rec, nil
+	}
 }
 
 // insertRecord writes a new record at key and its index entries ix, after

@@ -67,7 +67,7 @@ func (s *Store) RFIRequestBySlug(_ context.Context, slug string) (*onboarding.RF
 	if slug == "" {
 		return nil, onboarding.ErrNotFound
 	}
-	return recordByIndex[onboarding.RFIRequest](s, rfiSlugIndexKey(slug), rfiKey)
+	return recordByIndex(s, rfiSlugIndexKey(slug), recordAt[onboarding.RFIRequest](rfiKey))
 }
 
 // UpdateRFIRequest applies change to the stored RFI request, rewrites the
@@ -189,7 +189,7 @@ func requeueRFI(txn *badger.Txn, id uuid.UUID, old, r *onboarding.RFIRequest) er
 // ListRFIRequests walks the organization's (or organization and status)
 // RFI index backwards from q.Before (listNewestFirst).
 func (s *Store) ListRFIRequests(_ context.Context, q onboarding.RFIListQuery) ([]*onboarding.RFIRequest, bool, error) {
-	return listNewestFirst[onboarding.RFIRequest](s, rfiListPrefix(q.OrgID, q.Status), q.Before, q.Limit, rfiKey)
+	return listNewestFirst(s, rfiListPrefix(q.OrgID, q.Status), q.Before, q.Limit, recordAt[onboarding.RFIRequest](rfiKey))
 }
 
 // ClaimRFIExpiries walks the expiry queue from its start, earliest first,

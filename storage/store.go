@@ -57,6 +57,10 @@ type Options struct {
 	// Now is the time of the delivery log lines the store writes itself
 	// (deliveries dropped when an endpoint is disabled); default time.Now.
 	Now func() time.Time
+	// AppCacheBytes is the budget of the decoded-applications cache
+	// (appCache), in bytes of the records' JSON; 0 is the default, 8 MiB,
+	// and a negative budget turns the cache off.
+	AppCacheBytes int
 }
 
 // Store is the Badger-backed onboarding.Store.
@@ -82,6 +86,9 @@ type Store struct {
 	// the expiry queue, so concurrent ones would mostly conflict.
 	rfiClaims sync.Mutex
 
+	// apps keeps decoded applications for the next read (appcache.go).
+	apps *appCache
+
 	// due bounds the due index from below, so that a claim need not walk
 	// its deleted front (duefloor.go).
 	due dueFloor
@@ -105,6 +112,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	switch {
+	case opts.AppCacheBytes == 0:
+		opts.AppCacheBytes = defaultAppCacheBytes
+	case opts.AppCacheBytes < 0:
+		opts.AppCacheBytes = 0
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create database directory: %w", err)
 	}
@@ -117,7 +130,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
-	s := &Store{db: db, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), stop: make(chan struct{})}
+	s := &Store{db: db, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), stop: make(chan struct{})}
 	if err := s.checkSchema(); err != nil {
 		db.Close()
 		lock.Close()

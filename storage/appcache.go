@@ -1,0 +1,148 @@
+package storage
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/s2"
+
+	"onboard/onboarding"
+)
+
+// defaultAppCacheBytes is the default budget of the decoded-applications
+// cache (Options.AppCacheBytes), in bytes of the JSON its entries were
+// decoded from: a decoded application takes about as much heap as its
+// JSON (2.5 KB for a company with two directors and a few fields), so 8
+// MiB keeps three thousand or so.
+const defaultAppCacheBytes = 8 << 20
+
+// appCache keeps applications decoded from their records, by id, each with
+// the Badger version of the record it was decoded from. Reading an
+// application is mostly decoding it (half of a GET's time), and the
+// applications a partner reads are mostly the few it is working on.
+//
+// A version (a commit timestamp) is written once per key, so an entry is
+// right for as long as reads find its version: a write needs no
+// invalidation, it merely leaves the entry unused until a read replaces it
+// or it is evicted. Entries are never handed out: readers get clones, which
+// they may change.
+//
+// Entries are evicted at random (Go's map iteration order) once the budget
+// is spent, by point reads only: lists and exports fill only the room
+// left, so a scan of every application does not flush the applications in
+// use.
+type appCache struct {
+	mu      sync.Mutex
+	budget  int // bytes of the entries' JSON, at most; 0 disables the cache
+	size    int
+	entries map[uuid.UUID]cachedApp
+}
+
+type cachedApp struct {
+	version uint64
+	size    int
+	app     *onboarding.Application
+}
+
+func newAppCache(budget int) *appCache {
+	return &appCache{budget: budget, entries: map[uuid.UUID]cachedApp{}}
+}
+
+// get returns a clone of the application id decoded from version, or nil.
+func (c *appCache) get(id uuid.UUID, version uint64) *onboarding.Application {
+	c.mu.Lock()
+	e, ok := c.entries[id]
+	c.mu.Unlock()
+	if !ok || e.version != version {
+		return nil
+	}
+	return e.app.Clone()
+}
+
+// put keeps app, decoded from version of id's record of size bytes, unless
+// a later version is kept already, it is larger than a quarter of the
+// budget, or the budget is spent and evict is not set. The cache owns app
+// from now on.
+func (c *appCache) put(id uuid.UUID, version uint64, size int, app *onboarding.Application, evict bool) {
+	if size > c.budget/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.entries[id]; ok {
+		if old.version >= version {
+			return
+		}
+		c.size -= old.size
+		delete(c.entries, id)
+	}
+	if !evict && c.size+size > c.budget {
+		return
+	}
+	for k, e := range c.entries {
+		if c.size+size <= c.budget {
+			break
+		}
+		c.size -= e.size
+		delete(c.entries, k)
+	}
+	c.entries[id] = cachedApp{version: version, size: size, app: app}
+	c.size += size
+}
+
+// room reports whether put would keep an entry of size bytes now, so that
+// a reader need not clone an application the cache would not keep.
+func (c *appCache) room(size int, evict bool) bool {
+	if size > c.budget/4 {
+		return false
+	}
+	if evict {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.size+size <= c.budget
+}
+
+// jsonSize is the size of the JSON that a record encode wrote holds.
+func jsonSize(b []byte) int {
+	if len(b) > 0 && b[0] == codecS2JSON {
+		if n, err := s2.DecodedLen(b[1:]); err == nil {
+			return n
+		}
+	}
+	return len(b)
+}
+
+// readApplication reads application id in txn, from the cache when it
+// holds the version txn sees, and keeps one it decoded for the next read;
+// evict is set for point reads, which may evict others to make room. txn
+// must not have written the application:
+// Badger gives a pending write the version of the transaction's snapshot,
+// which an earlier commit of the record may have too.
+func (s *Store) readApplication(txn *badger.Txn, id uuid.UUID, evict bool) (*onboarding.Application, error) {
+	item, err := txn.Get(appKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, onboarding.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if app := s.apps.get(id, item.Version()); app != nil {
+		return app, nil
+	}
+	app := new(onboarding.Application)
+	var size int
+	if err := item.Value(func(b []byte) error {
+		size = jsonSize(b)
+		return decode(b, app)
+	}); err != nil {
+		return nil, err
+	}
+	if s.apps.room(size, evict) {
+		s.apps.put(id, item.Version(), size, app.Clone(), evict)
+	}
+	return app, nil
+}

@@ -1,0 +1,246 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"onboard/onboarding"
+)
+
+// cached reports whether the store's cache holds application id.
+func (s *Store) cached(id string) bool {
+	s.apps.mu.Lock()
+	defer s.apps.mu.Unlock()
+	_, ok := s.apps.entries[uuid.MustParse(id)]
+	return ok
+}
+
+// TestAppCache: a read keeps the application it decoded; the next read
+// answers from it, a copy the caller may change; a write makes the next
+// read decode the new version.
+func TestAppCache(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	listed := newApp(t, "acme", 2, onboarding.StatusCreated)
+	for _, a := range []*onboarding.Application{app, listed} {
+		if err := s.CreateApplication(ctx, a, onboarding.Changes{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	page, _, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Limit: 10})
+	if err != nil || len(page) != 2 {
+		t.Fatalf("list = %d applications, %v", len(page), err)
+	}
+	if !s.cached(listed.ID) {
+		t.Error("a list kept nothing in an empty cache")
+	}
+
+	first, err := s.Application(ctx, app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.cached(app.ID) {
+		t.Fatal("a read kept nothing")
+	}
+	// The caller's copy is its own: changing it changes no later read.
+	first.Data.Fields["company_name"] = json.RawMessage(`"CHANGED"`)
+	first.Participants[0].Email = "changed@example.com"
+	second, err := s.Application(ctx, app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(app, second); d != "" {
+		t.Errorf("the read after a caller changed its copy (-stored +read):\n%s", d)
+	}
+	// A list finds the kept application and answers it as stored.
+	page, _, _ = s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Limit: 10})
+	if d := cmp.Diff(app, page[1]); d != "" {
+		t.Errorf("listed (-stored +read):\n%s", d)
+	}
+
+	if _, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+		a.Data.Fields["industry"] = json.RawMessage(`"software"`)
+		return onboarding.Changes{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// By id, by link slug and in a list, every read sees the write.
+	bySlug, err := s.ApplicationBySlug(ctx, app.Participants[0].LinkSlug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID, err := s.Application(ctx, app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _, _ = s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Limit: 10})
+	for name, got := range map[string]*onboarding.Application{"by slug": bySlug, "by id": byID, "listed": page[1]} {
+		if v := string(got.Data.Fields["industry"]); v != `"software"` {
+			t.Errorf("%s after the update: industry = %s, want \"software\"", name, v)
+		}
+	}
+
+	// An update that fails leaves no trace in later reads, though its
+	// change had altered the copy it was given.
+	if _, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+		a.Status = onboarding.StatusApproved
+		return onboarding.Changes{}, fmt.Errorf("refused")
+	}); err == nil {
+		t.Fatal("the failing update succeeded")
+	}
+	if got, _ := s.Application(ctx, app.ID); got.Status != onboarding.StatusCreated {
+		t.Errorf("status after a failed update = %s, want created", got.Status)
+	}
+}
+
+// TestAppCacheBudget: the entries' sizes stay within the budget, lists
+// evict nothing, an application larger than a quarter of it is never
+// kept, and a negative budget keeps nothing.
+func TestAppCacheBudget(t *testing.T) {
+	c := newAppCache(1000)
+	for i := range 50 {
+		c.put(uuid.New(), 1, 90, &onboarding.Application{}, true)
+		if c.size > c.budget {
+			t.Fatalf("after %d puts the cache holds %d bytes, budget %d", i+1, c.size, c.budget)
+		}
+	}
+	if len(c.entries) != 11 {
+		t.Errorf("a budget of 1000 holds %d entries of 90, want 11", len(c.entries))
+	}
+	// Lists fill only the room left: they evict nothing.
+	before := maps.Clone(c.entries)
+	listed := uuid.New()
+	if c.room(90, false) {
+		t.Error("a full cache has room for a list's entry")
+	}
+	c.put(listed, 1, 90, &onboarding.Application{}, false)
+	if _, ok := c.entries[listed]; ok {
+		t.Error("a list's entry was kept in a full cache")
+	}
+	if !maps.EqualFunc(before, c.entries, func(a, b cachedApp) bool { return a == b }) {
+		t.Error("a list's entry evicted another")
+	}
+	big := uuid.New()
+	c.put(big, 1, 251, &onboarding.Application{}, true)
+	if _, ok := c.entries[big]; ok || c.room(251, true) {
+		t.Error("an entry over a quarter of the budget was kept")
+	}
+
+	// A later version replaces an entry; an earlier one does not.
+	id := uuid.New()
+	c.put(id, 5, 10, &onboarding.Application{Status: onboarding.StatusReview}, true)
+	c.put(id, 4, 10, &onboarding.Application{Status: onboarding.StatusCreated}, true)
+	if got := c.get(id, 5); got == nil || got.Status != onboarding.StatusReview {
+		t.Errorf("version 5 after putting 4 = %v", got)
+	}
+	if got := c.get(id, 4); got != nil {
+		t.Error("an older version was answered")
+	}
+	c.put(id, 6, 10, &onboarding.Application{Status: onboarding.StatusApproved}, true)
+	if got := c.get(id, 6); got == nil || got.Status != onboarding.StatusApproved {
+		t.Errorf("version 6 = %v", got)
+	}
+	total := 0
+	for _, e := range c.entries {
+		total += e.size
+	}
+	if total != c.size {
+		t.Errorf("size = %d, entries add up to %d", c.size, total)
+	}
+
+	ctx := context.Background()
+	s, err := Open(t.TempDir(), Options{AppCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := s.Application(ctx, app.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(app, got); d != "" {
+			t.Errorf("without a cache (-stored +read):\n%s", d)
+		}
+	}
+	if s.cached(app.ID) {
+		t.Error("a store without a cache kept an application")
+	}
+}
+
+// TestAppCacheConcurrent: readers and writers of one application at once
+// (run with -race): every read is a whole committed version, and the last
+// read has every write.
+func TestAppCacheConcurrent(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
+		t.Fatal(err)
+	}
+	const writers, readers, writes = 4, 4, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*writes+readers*writes)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range writes {
+				_, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+					// Fields and UpdatedAt change together, so a read
+					// that mixed two versions shows.
+					a.Data.Fields[fmt.Sprintf("w%d-%d", w, i)] = json.RawMessage(`true`)
+					a.UpdatedAt = t0.Add(timeOf(len(a.Data.Fields)))
+					return onboarding.Changes{}, nil
+				})
+				errs <- err
+			}
+		})
+	}
+	for range readers {
+		wg.Go(func() {
+			for range writes {
+				got, err := s.Application(ctx, app.ID)
+				if err == nil && !got.UpdatedAt.Equal(t0.Add(timeOf(len(got.Data.Fields)))) && len(got.Data.Fields) > 1 {
+					err = fmt.Errorf("read %d fields updated at %s", len(got.Data.Fields), got.UpdatedAt)
+				}
+				if err == nil {
+					// Readers change their copies, as handlers do.
+					got.Data.Fields["company_name"] = json.RawMessage(`"MINE"`)
+				}
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	got, _ := s.Application(ctx, app.ID)
+	if n := len(got.Data.Fields); n != writers*writes+1 {
+		t.Errorf("fields after %d writes = %d, want %d", writers*writes, n, writers*writes+1)
+	}
+	if v := string(got.Data.Fields["company_name"]); v != `"COMPANY 1"` {
+		t.Errorf("company_name = %s: a reader's change reached the store's copy", v)
+	}
+}
+
+// timeOf is the UpdatedAt offset TestAppCacheConcurrent pairs with n fields.
+func timeOf(n int) time.Duration { return time.Duration(n) * time.Second }
