@@ -25,7 +25,7 @@ func parseAppID(id string) (uuid.UUID, error) {
 
 // CreateApplication stores app, its index entries, its first activity
 // entries and its first events (queued for the endpoints that want them) in
-// one transaction.
+// one transaction, the group commit's (groupcommit.go).
 func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Application, ch onboarding.Changes) error {
 	id, err := uuid.Parse(app.ID)
 	if err != nil {
@@ -37,15 +37,20 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	}
 	ix := appIndexes(app, id)
 	defer s.due.lower(eventDues(ch.Events))
-	return s.update(ctx, func(txn *badger.Txn) error {
+	return s.grouped(ctx, func(txn *badger.Txn) (func() error, error) {
 		key := appKey(id)
-		if err := insertRecord(txn, "application "+app.ID, key, rec, ix); err != nil {
-			return err
+		if err := absent(txn, "application "+app.ID, key, ix); err != nil {
+			return nil, err
 		}
-		if err := s.appendActivity(txn, id, ch.Log); err != nil {
-			return err
-		}
-		return s.writeEvents(txn, ch.Events)
+		return func() error {
+			if err := putRecord(txn, key, rec, ix); err != nil {
+				return err
+			}
+			if err := s.appendActivity(txn, id, ch.Log); err != nil {
+				return err
+			}
+			return s.writeEvents(txn, ch.Events)
+		}, nil
 	})
 }
 
@@ -68,7 +73,12 @@ func (s *Store) Application(_ context.Context, id string) (*onboarding.Applicati
 // UpdateApplication applies change to the stored application, rewrites the
 // index entries that changed, appends the activity entries and writes the
 // events (queued for the endpoints that want them), all in one transaction
-// retried on write conflicts.
+// retried on write conflicts: the group commit's (groupcommit.go), shared
+// with the other updates asked for meanwhile. change runs on the group's
+// goroutine, so it must not block or call the store. The caller holds the
+// application's lock until the commit, so one group never holds two
+// updates of an application (which would read its own pending write,
+// which readApplication must not).
 func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*onboarding.Application) (onboarding.Changes, error)) (*onboarding.Application, error) {
 	u, err := parseAppID(id)
 	if err != nil {
@@ -79,49 +89,55 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	defer lock.Unlock()
 	var result *onboarding.Application
 	var dues dueWrites // of the last attempt's events
-	err = s.update(ctx, func(txn *badger.Txn) error {
+	err = s.grouped(ctx, func(txn *badger.Txn) (func() error, error) {
 		dues = dueWrites{}
 		key := appKey(u)
 		app, err := s.readApplication(txn, u, true)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		oldIx := appIndexes(app, u)
 		oldID, oldOrg, oldSeq := app.ID, app.OrgID, app.Seq
 		ch, err := change(app)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if app.ID != oldID || app.OrgID != oldOrg || app.Seq != oldSeq {
-			return fmt.Errorf("update application %s: id, organization and sequence are immutable", id)
+			return nil, fmt.Errorf("update application %s: id, organization and sequence are immutable", id)
 		}
-		if err := setRecord(txn, key, app); err != nil {
-			return err
+		rec, err := encode(app)
+		if err != nil {
+			return nil, err
 		}
-		newIx := appIndexes(app, u)
-		for k := range oldIx {
-			if _, keep := newIx[k]; !keep {
-				if err := txn.Delete([]byte(k)); err != nil {
-					return err
+		return func() error {
+			if err := txn.Set(key, rec); err != nil {
+				return err
+			}
+			newIx := appIndexes(app, u)
+			for k := range oldIx {
+				if _, keep := newIx[k]; !keep {
+					if err := txn.Delete([]byte(k)); err != nil {
+						return err
+					}
 				}
 			}
-		}
-		for k, v := range newIx {
-			if _, had := oldIx[k]; !had {
-				if err := txn.Set([]byte(k), v); err != nil {
-					return err
+			for k, v := range newIx {
+				if _, had := oldIx[k]; !had {
+					if err := txn.Set([]byte(k), v); err != nil {
+						return err
+					}
 				}
 			}
-		}
-		if err := s.appendActivity(txn, u, ch.Log); err != nil {
-			return err
-		}
-		dues = eventDues(ch.Events)
-		if err := s.writeEvents(txn, ch.Events); err != nil {
-			return err
-		}
-		result = app
-		return nil
+			if err := s.appendActivity(txn, u, ch.Log); err != nil {
+				return err
+			}
+			dues = eventDues(ch.Events)
+			if err := s.writeEvents(txn, ch.Events); err != nil {
+				return err
+			}
+			result = app
+			return nil
+		}, nil
 	})
 	s.due.lower(dues)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// errClosed is Ping's answer once the Store is closed.
+// errClosed is the answer of Ping and of updates once the Store is closed.
 var errClosed = errors.New("the store is closed")
 
 // Ping reports whether the Store is open and answers a read: the check of

@@ -113,6 +113,15 @@ func recordAt[T any](key func(uuid.UUID) []byte) func(*badger.Txn, uuid.UUID) (*
 // checking that none of key, extra and the index keys exists yet: a
 // duplicate id or link slug is errDuplicate, and nothing is written.
 func insertRecord(txn *badger.Txn, what string, key, rec []byte, ix map[string][]byte, extra ...[]byte) error {
+	if err := absent(txn, what, key, ix, extra...); err != nil {
+		return err
+	}
+	return putRecord(txn, key, rec, ix)
+}
+
+// absent checks that none of key, extra and the index keys ix exists yet:
+// a duplicate id or link slug is errDuplicate.
+func absent(txn *badger.Txn, what string, key []byte, ix map[string][]byte, extra ...[]byte) error {
 	for _, k := range append(append([][]byte{key}, extra...), keysOf(ix)...) {
 		if _, err := txn.Get(k); err == nil {
 			return fmt.Errorf("create %s: %w", what, errDuplicate)
@@ -120,6 +129,11 @@ func insertRecord(txn *badger.Txn, what string, key, rec []byte, ix map[string][
 			return err
 		}
 	}
+	return nil
+}
+
+// putRecord writes rec at key and its index entries ix.
+func putRecord(txn *badger.Txn, key, rec []byte, ix map[string][]byte) error {
 	if err := txn.Set(key, rec); err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -89,6 +90,13 @@ type Store struct {
 	// apps keeps decoded applications for the next read (appcache.go).
 	apps *appCache
 
+	// updates queues application updates for groupLoop (groupcommit.go);
+	// groupClosed, set by Close under groupMu, stops new ones.
+	updates     chan *groupedUpdate
+	groupMu     sync.RWMutex
+	groupClosed bool
+	groups      atomic.Int64 // groups committed whole, for tests
+
 	// due bounds the due index from below, so that a claim need not walk
 	// its deleted front (duefloor.go).
 	due dueFloor
@@ -130,7 +138,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
-	s := &Store{db: db, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), stop: make(chan struct{})}
+	s := &Store{db: db, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
 	if err := s.checkSchema(); err != nil {
 		db.Close()
 		lock.Close()
@@ -141,8 +149,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
-	s.done.Add(1)
+	s.done.Add(2)
 	go s.gcLoop(opts.GCInterval)
+	go s.groupLoop()
 	return s, nil
 }
 
@@ -180,6 +189,9 @@ func badgerOptions(dir string, log *slog.Logger) badger.Options {
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.groupMu.Lock()
+		s.groupClosed = true
+		s.groupMu.Unlock()
 		close(s.stop)
 		s.done.Wait()
 		err = s.db.Close()
