@@ -69,6 +69,15 @@ func (s *Store) grouped(ctx context.Context, prepare func(txn *badger.Txn) (writ
 	return r.err
 }
 
+// groupedTxn runs fn in the next group commit as one update that any
+// error of fn fails with its group (which is then tried again alone): for
+// transactions whose reads and writes are not kept apart.
+func (s *Store) groupedTxn(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	return s.grouped(ctx, func(txn *badger.Txn) (func() error, error) {
+		return func() error { return fn(txn) }, nil
+	})
+}
+
 // groupLoop commits the queued updates, a group at a time, until Close;
 // it then commits what is still queued (Close lets no update in after it
 // closes stop).

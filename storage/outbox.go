@@ -301,7 +301,7 @@ func (s *Store) FinishDeliveries(ctx context.Context, batch []onboarding.Finishe
 	}
 	var disabled map[string]time.Time // endpoint id → the attempt that disabled it
 	var dues dueWrites
-	err = s.update(ctx, func(txn *badger.Txn) error {
+	err = s.groupedTxn(ctx, func(txn *badger.Txn) error {
 		lost, disabled, dues = make([]bool, len(batch)), map[string]time.Time{}, dueWrites{}
 		for i, f := range batch {
 			l, off, err := s.finishOne(txn, keys[i], f.Delivery, f.Result, &dues)
