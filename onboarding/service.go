@@ -75,10 +75,8 @@ type Store interface {
 	// UpdateApplication applies change to the stored application atomically
 	// and writes the activity entries and events it returns in the same
 	// transaction. change may run more than once (on a write conflict) and
-	// must depend only on its argument; it may run on the store's writer,
-	// beside other callers' changes, so it must not block or call the
-	// store. An error from change aborts the update and is returned
-	// unchanged.
+	// must depend only on its argument. An error from change aborts the
+	// update and is returned unchanged.
 	UpdateApplication(ctx context.Context, id string, change func(*Application) (Changes, error)) (*Application, error)
 	// ListApplications returns up to q.Limit applications newest first, and
 	// whether more follow.

@@ -119,19 +119,31 @@ func jsonSize(b []byte) int {
 // readApplication reads application id in txn, from the cache when it
 // holds the version txn sees, and keeps one it decoded for the next read;
 // evict is set for point reads, which may evict others to make room. txn
-// must not have written the application:
-// Badger gives a pending write the version of the transaction's snapshot,
-// which an earlier commit of the record may have too.
+// must not have written the application: Badger gives a pending write the
+// version of the transaction's snapshot, which an earlier commit of the
+// record may have too.
 func (s *Store) readApplication(txn *badger.Txn, id uuid.UUID, evict bool) (*onboarding.Application, error) {
+	app, _, err := s.readCached(txn, id, evict)
+	return app, err
+}
+
+// readApplicationVersion reads application id in txn as a point read does,
+// and answers the version of the record read too.
+func (s *Store) readApplicationVersion(txn *badger.Txn, id uuid.UUID) (*onboarding.Application, uint64, error) {
+	return s.readCached(txn, id, true)
+}
+
+func (s *Store) readCached(txn *badger.Txn, id uuid.UUID, evict bool) (*onboarding.Application, uint64, error) {
 	item, err := txn.Get(appKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, onboarding.ErrNotFound
+		return nil, 0, onboarding.ErrNotFound
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if app := s.apps.get(id, item.Version()); app != nil {
-		return app, nil
+	version := item.Version()
+	if app := s.apps.get(id, version); app != nil {
+		return app, version, nil
 	}
 	app := new(onboarding.Application)
 	var size int
@@ -139,10 +151,28 @@ func (s *Store) readApplication(txn *badger.Txn, id uuid.UUID, evict bool) (*onb
 		size = jsonSize(b)
 		return decode(b, app)
 	}); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if s.apps.room(size, evict) {
-		s.apps.put(id, item.Version(), size, app.Clone(), evict)
+		s.apps.put(id, version, size, app.Clone(), evict)
 	}
-	return app, nil
+	return app, version, nil
+}
+
+// keepWritten keeps app, which the caller has just committed under the
+// application's lock, for the next read: the version a read finds now is
+// the one that commit gave it, since nothing else writes the record
+// without the lock. A failed read keeps nothing.
+func (s *Store) keepWritten(id uuid.UUID, app *onboarding.Application, size int) {
+	if !s.apps.room(size, true) {
+		return
+	}
+	_ = s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(appKey(id))
+		if err != nil {
+			return err
+		}
+		s.apps.put(id, item.Version(), size, app.Clone(), true)
+		return nil
+	})
 }

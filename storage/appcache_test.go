@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
@@ -74,6 +75,20 @@ func TestAppCache(t *testing.T) {
 		return onboarding.Changes{}, nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	// The update kept what it wrote, with the version its commit gave it.
+	var version uint64
+	if err := s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(appKey(uuid.MustParse(app.ID)))
+		if err == nil {
+			version = item.Version()
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if kept := s.apps.get(uuid.MustParse(app.ID), version); kept == nil || string(kept.Data.Fields["industry"]) != `"software"` {
+		t.Errorf("after the update the cache holds %v for the current version", kept)
 	}
 	// By id, by link slug and in a list, every read sees the write.
 	bySlug, err := s.ApplicationBySlug(ctx, app.Participants[0].LinkSlug)

@@ -72,13 +72,17 @@ func (s *Store) Application(_ context.Context, id string) (*onboarding.Applicati
 
 // UpdateApplication applies change to the stored application, rewrites the
 // index entries that changed, appends the activity entries and writes the
-// events (queued for the endpoints that want them), all in one transaction
-// retried on write conflicts: the group commit's (groupcommit.go), shared
-// with the other updates asked for meanwhile. change runs on the group's
-// goroutine, so it must not block or call the store. The caller holds the
-// application's lock until the commit, so one group never holds two
-// updates of an application (which would read its own pending write,
-// which readApplication must not).
+// events (queued for the endpoints that want them), all in one transaction:
+// the group commit's (groupcommit.go), shared with the other writes asked
+// for meanwhile.
+//
+// The application's lock is held throughout, so no other update of it
+// runs meanwhile. The application is read, changed and encoded on the
+// caller's goroutine, in parallel with the other callers; the group's
+// transaction only checks that the record is still the version read (it
+// is, unless something wrote it without the lock; then the update starts
+// again) and writes. The updated application is kept in the cache, with
+// the version its commit gave it, for the next update or read.
 func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*onboarding.Application) (onboarding.Changes, error)) (*onboarding.Application, error) {
 	u, err := parseAppID(id)
 	if err != nil {
@@ -87,13 +91,15 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	lock := s.appLock(u)
 	lock.Lock()
 	defer lock.Unlock()
-	var result *onboarding.Application
-	var dues dueWrites // of the last attempt's events
-	err = s.grouped(ctx, func(txn *badger.Txn) (func() error, error) {
-		dues = dueWrites{}
-		key := appKey(u)
-		app, err := s.readApplication(txn, u, true)
-		if err != nil {
+	key := appKey(u)
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		var app *onboarding.Application
+		var version uint64
+		if err := s.view(func(txn *badger.Txn) error {
+			var err error
+			app, version, err = s.readApplicationVersion(txn, u)
+			return err
+		}); err != nil {
 			return nil, err
 		}
 		oldIx := appIndexes(app, u)
@@ -109,42 +115,58 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 		if err != nil {
 			return nil, err
 		}
-		return func() error {
-			if err := txn.Set(key, rec); err != nil {
-				return err
+		newIx := appIndexes(app, u)
+		var dues dueWrites
+		err = s.grouped(ctx, func(txn *badger.Txn) (func() error, error) {
+			dues = dueWrites{}
+			switch item, err := txn.Get(key); {
+			case errors.Is(err, badger.ErrKeyNotFound):
+				return nil, onboarding.ErrNotFound
+			case err != nil:
+				return nil, err
+			case item.Version() != version:
+				return nil, errStale
 			}
-			newIx := appIndexes(app, u)
-			for k := range oldIx {
-				if _, keep := newIx[k]; !keep {
-					if err := txn.Delete([]byte(k)); err != nil {
-						return err
+			return func() error {
+				if err := txn.Set(key, rec); err != nil {
+					return err
+				}
+				for k := range oldIx {
+					if _, keep := newIx[k]; !keep {
+						if err := txn.Delete([]byte(k)); err != nil {
+							return err
+						}
 					}
 				}
-			}
-			for k, v := range newIx {
-				if _, had := oldIx[k]; !had {
-					if err := txn.Set([]byte(k), v); err != nil {
-						return err
+				for k, v := range newIx {
+					if _, had := oldIx[k]; !had {
+						if err := txn.Set([]byte(k), v); err != nil {
+							return err
+						}
 					}
 				}
-			}
-			if err := s.appendActivity(txn, u, ch.Log); err != nil {
-				return err
-			}
-			dues = eventDues(ch.Events)
-			if err := s.writeEvents(txn, ch.Events); err != nil {
-				return err
-			}
-			result = app
-			return nil
-		}, nil
-	})
-	s.due.lower(dues)
-	if err != nil {
-		return nil, err
+				if err := s.appendActivity(txn, u, ch.Log); err != nil {
+					return err
+				}
+				dues = eventDues(ch.Events)
+				return s.writeEvents(txn, ch.Events)
+			}, nil
+		})
+		s.due.lower(dues)
+		if errors.Is(err, errStale) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.keepWritten(u, app, jsonSize(rec))
+		return app, nil
 	}
-	return result, nil
+	return nil, fmt.Errorf("update application %s: the record kept changing while it was updated", id)
 }
+
+// errStale answers a grouped update whose record changed after it was read.
+var errStale = errors.New("the record changed after it was read")
 
 // ListApplications walks the organization's (or organization and status)
 // index backwards from q.Before (listNewestFirst).

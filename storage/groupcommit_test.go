@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
@@ -36,25 +37,23 @@ func createApps(t *testing.T, s *Store, n int) []*onboarding.Application {
 	return apps
 }
 
-// heldGroup starts an update of app whose change waits for release, so
-// that the group loop is busy while a test queues more; it returns once
-// that change is running, and wait returns the update's error.
-func heldGroup(t *testing.T, s *Store, app string, release <-chan struct{}) (wait func() error) {
+// heldGroup queues a write whose prepare waits for release, so that the
+// group loop is busy while a test queues more; it returns once that
+// prepare is running, and wait returns the write's error.
+func heldGroup(t *testing.T, s *Store, release <-chan struct{}) (wait func() error) {
 	t.Helper()
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.UpdateApplication(context.Background(), app, func(a *onboarding.Application) (onboarding.Changes, error) {
+		done <- s.grouped(context.Background(), func(*badger.Txn) (func() error, error) {
 			select {
 			case <-started: // a retry
 			default:
 				close(started)
 			}
 			<-release
-			a.Data.Fields["held"] = json.RawMessage(`true`)
-			return onboarding.Changes{}, nil
+			return func() error { return nil }, nil
 		})
-		done <- err
 	}()
 	<-started
 	return func() error { return <-done }
@@ -74,9 +73,9 @@ func queued(t *testing.T, s *Store, n int) {
 
 // TestGroupCommit: updates and creates queued while a commit is under way
 // are committed together, each with its own outcome: one whose change
-// fails, one that panics and one whose write fails (an event that cannot
-// be stored) fail alone, and every other is applied, with its activity
-// and events.
+// fails, one whose change panics and one whose write fails (an event that
+// cannot be stored) fail alone, and every other is applied, with its
+// activity and events.
 func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
@@ -84,14 +83,14 @@ func TestGroupCommit(t *testing.T) {
 	const n = 12
 	apps := createApps(t, s, n+1)
 	release := make(chan struct{})
-	held := heldGroup(t, s, apps[n].ID, release)
+	held := heldGroup(t, s, release)
 
 	type outcome struct {
 		name     string
 		err      error
 		panicked any
 	}
-	results := make(chan outcome, n+2)
+	results := make(chan outcome, n+3)
 	var wg sync.WaitGroup
 	update := func(name string, app string, change func(*onboarding.Application) error, eventID string) {
 		wg.Go(func() {
@@ -131,10 +130,33 @@ func TestGroupCommit(t *testing.T) {
 			update("applied", apps[i].ID, setIndustry, eventID)
 		}
 	}
+	// Writes of the store's own that panic, before writing and part-way.
+	for name, write := range map[string]func(*badger.Txn) (func() error, error){
+		"panics preparing": func(*badger.Txn) (func() error, error) { panic("prepare panicked") },
+		"panics writing": func(txn *badger.Txn) (func() error, error) {
+			return func() error {
+				if err := txn.Set([]byte("zz/half-written"), nil); err != nil {
+					return err
+				}
+				panic("write panicked")
+			}, nil
+		},
+	} {
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil {
+					results <- outcome{name: name, panicked: p}
+				}
+			}()
+			results <- outcome{name: name, err: s.grouped(ctx, write)}
+		})
+	}
 	created := newApp(t, "acme", 100, onboarding.StatusCreated)
 	wg.Go(func() {
 		results <- outcome{name: "created", err: s.CreateApplication(ctx, created, onboarding.Changes{})}
 	})
+	// The refused update and the one that panics end on their callers'
+	// goroutines, before they are queued.
 	queued(t, s, n+1)
 	close(release)
 	if err := held(); err != nil {
@@ -156,7 +178,7 @@ func TestGroupCommit(t *testing.T) {
 			got = append(got, r.name)
 		}
 	}
-	want := []string{"bad event: store event: \"not an event id\" is not an event id", "created", "panics: panic change panicked", "refused: refused"}
+	want := []string{"bad event: store event: \"not an event id\" is not an event id", "created", "panics: panic change panicked", "panics preparing: panic prepare panicked", "panics writing: panic write panicked", "refused: refused"}
 	for range n - 3 {
 		want = append(want, "applied")
 	}
@@ -182,6 +204,9 @@ func TestGroupCommit(t *testing.T) {
 	if _, err := s.Application(ctx, created.ID); err != nil {
 		t.Errorf("the create in the group: %v", err)
 	}
+	if keys := keysWithPrefix(t, s, "zz/"); len(keys) != 0 {
+		t.Errorf("the write that panicked part-way left %v", keys)
+	}
 	events, _, err := s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Limit: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +225,7 @@ func TestGroupCommitOneTransaction(t *testing.T) {
 	const n = 20
 	apps := createApps(t, s, n+1)
 	release := make(chan struct{})
-	held := heldGroup(t, s, apps[n].ID, release)
+	held := heldGroup(t, s, release)
 	errs := make(chan error, n)
 	for _, app := range apps[:n] {
 		go func() {
@@ -238,7 +263,7 @@ func TestGroupCommitAfterClose(t *testing.T) {
 	s := openTestStore(t, dir)
 	apps := createApps(t, s, 2)
 	release := make(chan struct{})
-	held := heldGroup(t, s, apps[0].ID, release)
+	held := heldGroup(t, s, release)
 	queuedErr := make(chan error, 1)
 	go func() {
 		_, err := s.UpdateApplication(ctx, apps[1].ID, func(a *onboarding.Application) (onboarding.Changes, error) {
