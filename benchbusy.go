@@ -149,6 +149,7 @@ func (a *benchAPI) measureCreates(srv *benchServer, concurrency int, d time.Dura
 		if round%2 == 0 {
 			quiet = measureQuiet()
 		}
+		settle()
 		busy, r, err := a.busyCreates(srv, rcv, concurrency, d, progress)
 		if err != nil {
 			return opResult{}, opResult{}, nil, err

@@ -74,9 +74,9 @@ func (c *BenchCmd) Run(e *env) error {
 		case err != nil:
 			progress("registry documents: %v", err)
 		case !empty:
-			progress("registry documents: still fetching after %s; measuring anyway", waited.Round(time.Millisecond))
+			progress("registry documents or compaction still under way after %s; measuring anyway", waited.Round(time.Millisecond))
 		case waited > 100*time.Millisecond:
-			progress("waited %s for the registry documents of the new applications", waited.Round(time.Millisecond))
+			progress("waited %s for the registry documents of the new applications and for compaction", waited.Round(time.Millisecond))
 		}
 	}
 	stopProfile := func() {}
@@ -139,8 +139,8 @@ func startCPUProfile(path string) (func(), error) {
 	}, nil
 }
 
-// settleLimit bounds the wait for the registry documents before an
-// operation.
+// settleLimit bounds the wait for the registry documents and compaction
+// before an operation.
 const settleLimit = 2 * time.Minute
 
 // residentBytes is the process's resident set size (VmRSS of
