@@ -108,6 +108,7 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 		wait := webhooksRescan
 		free := s.webhookWorkers - running
 		if ctx.Err() == nil && free > 0 && (running == 0 || free >= batch) {
+			s.giveWay(ctx, s.hooksYield)
 			claimed, next, err := s.store.ClaimDeliveries(sendCtx, Claim{
 				Owner: owner, Now: s.now().UTC(), Lease: lease, Limit: free,
 				InFlight: inFlight, MaxInFlight: maxInFlight,

@@ -162,6 +162,10 @@ type Options struct {
 	// WebhookWorkers bounds the attempts in flight; DefaultWebhookWorkers
 	// when zero.
 	WebhookWorkers int
+	// WebhooksYield is how long, at most, the webhook deliverer waits
+	// before each claim of deliveries while requests are being served
+	// (foreground.go); DefaultWebhooksYield when zero, never when negative.
+	WebhooksYield time.Duration
 	// RFIExpiryIdle, when set, is called by RunRFIExpiry each time it has
 	// expired every request due and is about to wait: a seam for tests,
 	// which synchronise on the sweep with it; it must return promptly.
@@ -197,6 +201,7 @@ type Service struct {
 	retrySchedule   []time.Duration
 	webhookTimeout  time.Duration
 	webhookWorkers  int
+	hooksYield      time.Duration
 	sessionKey      []byte
 	maxUpload       int64
 	pageCounter     PageCounter
@@ -268,6 +273,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s.webhookTimeout = cmp.Or(opts.WebhookTimeout, DefaultWebhookTimeout)
 	s.webhookWorkers = cmp.Or(opts.WebhookWorkers, DefaultWebhookWorkers)
+	s.hooksYield = cmp.Or(opts.WebhooksYield, DefaultWebhooksYield)
 	s.registryRetries = opts.RegistryRetries
 	s.docsIdle = opts.RegistryDocumentsIdle
 	s.docsYield = cmp.Or(opts.RegistryDocumentsYield, DefaultRegistryDocumentsYield)
