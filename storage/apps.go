@@ -131,19 +131,8 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 				if err := txn.Set(key, rec); err != nil {
 					return err
 				}
-				for k := range oldIx {
-					if _, keep := newIx[k]; !keep {
-						if err := txn.Delete([]byte(k)); err != nil {
-							return err
-						}
-					}
-				}
-				for k, v := range newIx {
-					if _, had := oldIx[k]; !had {
-						if err := txn.Set([]byte(k), v); err != nil {
-							return err
-						}
-					}
+				if err := rewriteIndexes(txn, oldIx, newIx); err != nil {
+					return err
 				}
 				if err := s.appendActivity(txn, u, ch.Log); err != nil {
 					return err

@@ -98,6 +98,27 @@ func recordByIndex[T any](s *Store, ix []byte, read func(*badger.Txn, uuid.UUID)
 	return rec, nil
 }
 
+// rewriteIndexes deletes the index entries of oldIx that newIx lacks and
+// writes those of newIx that oldIx lacks: a record's index entries after
+// an update changed what they are made of.
+func rewriteIndexes(txn *badger.Txn, oldIx, newIx map[string][]byte) error {
+	for k := range oldIx {
+		if _, keep := newIx[k]; !keep {
+			if err := txn.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+	}
+	for k, v := range newIx {
+		if _, had := oldIx[k]; !had {
+			if err := txn.Set([]byte(k), v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // recordAt reads the record at key(id), decoding it each time.
 func recordAt[T any](key func(uuid.UUID) []byte) func(*badger.Txn, uuid.UUID) (*T, error) {
 	return func(txn *badger.Txn, id uuid.UUID) (*T, error) {

@@ -105,20 +105,8 @@ func (s *Store) UpdateRFIRequest(ctx context.Context, id string, change func(*on
 		if err := setRecord(txn, key, &r); err != nil {
 			return err
 		}
-		newIx := rfiIndexes(&r, u)
-		for k := range oldIx {
-			if _, keep := newIx[k]; !keep {
-				if err := txn.Delete([]byte(k)); err != nil {
-					return err
-				}
-			}
-		}
-		for k, v := range newIx {
-			if _, had := oldIx[k]; !had {
-				if err := txn.Set([]byte(k), v); err != nil {
-					return err
-				}
-			}
+		if err := rewriteIndexes(txn, oldIx, rfiIndexes(&r, u)); err != nil {
+			return err
 		}
 		if err := requeueRFI(txn, u, &old, &r); err != nil {
 			return err
