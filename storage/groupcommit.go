@@ -7,23 +7,26 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// Group commit: the read-modify-write updates of applications that callers
-// ask for while a commit is on its way to disk are applied together, in one
-// transaction and one fsync, by one goroutine (groupLoop).
+// Group commit: the writes of applications (creates and updates) and of
+// webhook attempts that callers ask for while a commit is on its way to
+// disk are applied together, in one transaction and one fsync, by one
+// goroutine (groupLoop).
 //
 // Badger commits in groups of its own, but a transaction cannot even start
 // while an earlier commit is in flight: its read timestamp waits for every
-// commit before it to be applied (oracle.readTs). Each update then waited
-// for the commit in flight, read and changed its record, and joined a group
-// that had mostly left already: under 32 concurrent PATCHes the process
-// used 1.2 of its 2 cores and committed a fraction of what it can. Here the
-// callers do not start transactions at all; the loop starts one per group,
-// when its last commit is done, and finds everything that queued meanwhile.
+// commit before it to be applied (oracle.readTs). Each write then waited
+// for the commit in flight, did its work and joined a group that had
+// mostly left already: under 32 concurrent PATCHes the process used 1.2 of
+// its 2 cores and committed a fraction of what it can. Here the callers do
+// their work without a write transaction (UpdateApplication reads in a
+// view and checks the version in the group); the loop starts one
+// transaction per group, when its last commit is done, and finds
+// everything that queued meanwhile.
 //
 // A group succeeds or fails as a whole. When it fails (a conflict that its
-// retries did not get past, a write error, a transaction too big, a
-// panic), each of its updates is tried again alone, so one bad update
-// fails only its own caller.
+// retries did not get past, a write error, a transaction too big, a panic
+// while writing), each of its writes is tried again alone, so one bad
+// write fails only its own caller.
 
 // maxGroup bounds the updates of one group, well within Badger's
 // transaction limits (a few KiB each against 2.4 MiB).
