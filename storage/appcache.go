@@ -26,8 +26,10 @@ const defaultAppCacheBytes = 8 << 20
 // A version (a commit timestamp) is written once per key, so an entry is
 // right for as long as reads find its version: a write needs no
 // invalidation, it merely leaves the entry unused until a read replaces it
-// or it is evicted. Entries are never handed out: readers get clones, which
-// they may change.
+// or it is evicted. UpdateApplication puts what it wrote under its new
+// version (keepWritten), so the next update of the application decodes
+// nothing. Entries are never handed out: readers get clones, which they
+// may change.
 //
 // Entries are evicted at random (Go's map iteration order) once the budget
 // is spent, by point reads only: lists and exports fill only the room
