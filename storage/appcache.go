@@ -125,17 +125,13 @@ func jsonSize(b []byte) int {
 // version of the transaction's snapshot, which an earlier commit of the
 // record may have too.
 func (s *Store) readApplication(txn *badger.Txn, id uuid.UUID, evict bool) (*onboarding.Application, error) {
-	app, _, err := s.readCached(txn, id, evict)
+	app, _, err := s.readApplicationVersion(txn, id, evict)
 	return app, err
 }
 
-// readApplicationVersion reads application id in txn as a point read does,
-// and answers the version of the record read too.
-func (s *Store) readApplicationVersion(txn *badger.Txn, id uuid.UUID) (*onboarding.Application, uint64, error) {
-	return s.readCached(txn, id, true)
-}
-
-func (s *Store) readCached(txn *badger.Txn, id uuid.UUID, evict bool) (*onboarding.Application, uint64, error) {
+// readApplicationVersion reads application id in txn as readApplication
+// does, and answers the version of the record read too.
+func (s *Store) readApplicationVersion(txn *badger.Txn, id uuid.UUID, evict bool) (*onboarding.Application, uint64, error) {
 	item, err := txn.Get(appKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, 0, onboarding.ErrNotFound

@@ -97,7 +97,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 		var version uint64
 		if err := s.view(func(txn *badger.Txn) error {
 			var err error
-			app, version, err = s.readApplicationVersion(txn, u)
+			app, version, err = s.readApplicationVersion(txn, u, true)
 			return err
 		}); err != nil {
 			return nil, err

@@ -184,6 +184,20 @@ func badgerOptions(dir string, log *slog.Logger) badger.Options {
 		WithDetectConflicts(true)
 }
 
+// CompactionDue reports whether a level of the database is due for
+// compaction (Badger compacts one whose adjusted score is 1 or more).
+// onboard bench waits until none is before it measures an operation, so
+// that the operation is not measured against the compaction of what the
+// one before it wrote.
+func (s *Store) CompactionDue() bool {
+	for _, l := range s.db.Levels() {
+		if l.Adjusted >= 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // Close stops garbage collection and closes the database. Writes
 // acknowledged before Close are durable. Calls after the first return nil.
 func (s *Store) Close() error {
