@@ -35,6 +35,10 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	if err != nil {
 		return err
 	}
+	events, err := encodeEvents(ch.Events)
+	if err != nil {
+		return err
+	}
 	ix := appIndexes(app, id)
 	defer s.due.lower(eventDues(ch.Events))
 	return s.grouped(ctx, func(txn *badger.Txn) (func() error, error) {
@@ -49,7 +53,7 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 			if err := s.appendActivity(txn, id, ch.Log); err != nil {
 				return err
 			}
-			return s.writeEvents(txn, ch.Events)
+			return s.writeEventRecords(txn, events)
 		}, nil
 	})
 }
@@ -115,6 +119,10 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 		if err != nil {
 			return nil, err
 		}
+		events, err := encodeEvents(ch.Events)
+		if err != nil {
+			return nil, err
+		}
 		newIx := appIndexes(app, u)
 		var dues dueWrites
 		err = s.grouped(ctx, func(txn *badger.Txn) (func() error, error) {
@@ -138,7 +146,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 					return err
 				}
 				dues = eventDues(ch.Events)
-				return s.writeEvents(txn, ch.Events)
+				return s.writeEventRecords(txn, events)
 			}, nil
 		})
 		s.due.lower(dues)
