@@ -172,19 +172,18 @@ func Open(dir string, opts Options) (*Store, error) {
 //     the rest comes from the page cache.
 //   - DetectConflicts: UpdateApplication's read-modify-write transactions
 //     rely on it.
-//   - NumCompactors 2 (the default is 4): a small server has a core or
-//     two, and compactions compete with requests for them. On 2 cores,
-//     decisions (which follow the bench's largest burst of writes) ran at
-//     2,815 and 3,034 a second with 2 compactors against 2,662 and 2,723
-//     with 4, with a lower p99. Fewer compactions at once also hold fewer
-//     table builders in memory.
 //
-// Tried and not taken: an 8 MiB memtable cut the memory peak while seeding
-// (its table builders grow to hold a whole memtable, and Badger pools them
-// at their largest) but cost decisions about 15% of their throughput, in
-// more flushes and compactions; tables without compression took less
-// memory to build but made the database 70% larger, on disk and in the
-// page cache that the process maps.
+// Tried and not taken (2-core machine, issue 15):
+//   - 8 MiB memtables cut the memory peak while seeding (a flush builds its
+//     table in memory, and Badger pools those builders at their largest)
+//     but cost decisions 15 to 25% of their throughput in interleaved
+//     runs, in more flushes and compactions.
+//   - Tables without compression took less memory to build but made the
+//     database 70% larger, on disk and in the page cache the process maps.
+//   - Two compactors instead of four: decisions ran at the same rate in
+//     interleaved runs (2,138 and 2,137 a second on average over three
+//     each), the memory peaks moved less than their noise, and seeding was
+//     no faster.
 func badgerOptions(dir string, log *slog.Logger) badger.Options {
 	return badger.DefaultOptions(dir).
 		WithSyncWrites(true).
@@ -194,8 +193,7 @@ func badgerOptions(dir string, log *slog.Logger) badger.Options {
 		WithValueLogFileSize(64 << 20).
 		WithBlockCacheSize(32 << 20).
 		WithIndexCacheSize(16 << 20).
-		WithDetectConflicts(true).
-		WithNumCompactors(2)
+		WithDetectConflicts(true)
 }
 
 // CompactionDue reports whether a level of the database is due for
