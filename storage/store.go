@@ -172,6 +172,25 @@ func Open(dir string, opts Options) (*Store, error) {
 //     the rest comes from the page cache.
 //   - DetectConflicts: UpdateApplication's read-modify-write transactions
 //     rely on it.
+//   - ValueThreshold 1 KiB (Badger v4's default, 1 MiB, keeps every value
+//     in the tree): an application's record and an event's (a whole
+//     application, compressed: 1 to 2 KiB) go to the value log, and the
+//     tree holds their keys and pointers. Applications are keyed by random
+//     ids and rewritten on every change, so with the records in the tree
+//     each flush's compaction rewrote most of a level's records, and
+//     sustained writes were bound by compaction (a quarter of the CPU while
+//     deciding) and by the memory its table builders held. On 2 cores,
+//     with this: seeding 60,000 at 2,244 creates a second against 1,061 to
+//     1,394, the Go heap at 146 MiB while seeding against 411 to 485, and
+//     the bench's create and decision p99s at 31 and 32 ms against 88 to
+//     98 and 130 to 385 (PATCH: the same rate in interleaved runs, with a
+//     lower p99). Its costs:
+//     a commit fsyncs the value log as well as the tree's log; a value the
+//     block cache does not hold is a second read; a record's old versions
+//     stay in the value log until garbage collection rewrites a file that
+//     is half garbage (gcLoop), so the database is larger (after a bench
+//     run 896 MiB against 324 to 399); and the value log is written
+//     through its memory mapping, so more of it counts in RSS.
 //
 // Tried and not taken (2-core machine, issue 15):
 //   - 8 MiB memtables cut the memory peak while seeding (a flush builds its
@@ -193,7 +212,8 @@ func badgerOptions(dir string, log *slog.Logger) badger.Options {
 		WithValueLogFileSize(64 << 20).
 		WithBlockCacheSize(32 << 20).
 		WithIndexCacheSize(16 << 20).
-		WithDetectConflicts(true)
+		WithDetectConflicts(true).
+		WithValueThreshold(1 << 10)
 }
 
 // CompactionDue reports whether a level of the database is due for
