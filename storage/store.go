@@ -184,13 +184,13 @@ func Open(dir string, opts Options) (*Store, error) {
 //     1,394, the Go heap at 146 MiB while seeding against 411 to 485, and
 //     the bench's create and decision p99s at 31 and 32 ms against 88 to
 //     98 and 130 to 385 (PATCH: the same rate in interleaved runs, with a
-//     lower p99). Its costs:
-//     a commit fsyncs the value log as well as the tree's log; a value the
-//     block cache does not hold is a second read; a record's old versions
-//     stay in the value log until garbage collection rewrites a file that
-//     is half garbage (gcLoop), so the database is larger (after a bench
-//     run 896 MiB against 324 to 399); and the value log is written
-//     through its memory mapping, so more of it counts in RSS.
+//     lower p99). Its costs: a commit fsyncs the value log as well as the
+//     tree's log; reading a record is a second read, in the value log,
+//     after the tree's; a record's old versions stay in the value log until
+//     garbage collection rewrites a file that is half garbage (gcLoop), so
+//     the database is larger (after a bench run 896 MiB against 324 to
+//     399); and the value log is written through its memory mapping, so
+//     more of it counts in RSS.
 //
 // Tried and not taken (2-core machine, issue 15):
 //   - 8 MiB memtables cut the memory peak while seeding (a flush builds its
