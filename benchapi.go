@@ -173,15 +173,20 @@ func (a *benchAPI) saveStage(ap *benchApplicant, description string) error {
 }
 
 // poolMargin sizes the decisions' pool (benchPool): this many times what
-// the PATCHes did in the duration (two decisions an application), and one
-// application per worker more.
-const poolMargin = 1.5
+// the PATCHes or the durable-insert ceiling, whichever was faster, did in
+// the duration (two decisions an application), and one application per
+// worker more. Decisions have run at about 0.6 of the faster in default
+// runs; in a short phase on a loaded machine, their rate and PATCH's can
+// differ by half either way.
+const poolMargin = 2
 
 // measureAPI runs every operation of the API for d each, on the fixtures:
 // create in rounds, quiet and busy (measureCreates), then the others.
 // Before each, it lets the server fetch the registry documents of the
 // applications created so far (settle).
-func (a *benchAPI) measureAPI(srv *benchServer, f *benchFixtures, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) ([]opResult, *benchBackground, error) {
+// insertCeiling is the durable-insert ceiling's throughput, which sizes
+// the decisions' pool with PATCH's.
+func (a *benchAPI) measureAPI(srv *benchServer, f *benchFixtures, concurrency int, d time.Duration, insertCeiling float64, settle func(), progress func(string, ...any)) ([]opResult, *benchBackground, error) {
 	n := len(f.apps)
 	quiet, busy, bg, err := a.measureCreates(srv, concurrency, d, settle, progress)
 	if err != nil {
@@ -210,8 +215,9 @@ func (a *benchAPI) measureAPI(srv *benchServer, f *benchFixtures, concurrency in
 	})
 	// Each application takes two decisions, referred and then approved
 	// (one transaction each), so the pool needs half as many.
-	want := int(poolMargin*patch.Throughput*d.Seconds()/2) + concurrency
-	progress("submitting %d applications for the decisions (%.0f PATCHes a second)", want, patch.Throughput)
+	rate := max(patch.Throughput, insertCeiling)
+	want := int(poolMargin*rate*d.Seconds()/2) + concurrency
+	progress("submitting %d applications for the decisions (%.0f PATCHes and %.0f ceiling inserts a second)", want, patch.Throughput, insertCeiling)
 	if err := f.submitted.fill(want); err != nil {
 		return nil, nil, err
 	}

@@ -85,7 +85,7 @@ func (c *BenchCmd) Run(e *env) error {
 			return err
 		}
 	}
-	ops, background, err := api.measureAPI(srv, fixtures, c.Concurrency, c.Duration, settle, progress)
+	ops, background, err := api.measureAPI(srv, fixtures, c.Concurrency, c.Duration, ceilings[1].Throughput, settle, progress)
 	stopProfile()
 	if err != nil {
 		return err

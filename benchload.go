@@ -78,17 +78,49 @@ func send(client *http.Client, req benchRequest) (*http.Response, []byte, error)
 // passed (or do answers errUsedUp), and measures the requests. do gets
 // the worker's number and the iteration's.
 func runPhase(name string, concurrency int, d time.Duration, do func(w, i int) error) opResult {
+	return runPhaseUntil(name, concurrency, d, 0, nil, do)
+}
+
+// phasePoll is how often runPhaseUntil asks, past the phase's duration,
+// whether what it waits for has happened.
+const phasePoll = 10 * time.Millisecond
+
+// runPhaseUntil is runPhase that, once d has passed, goes on until ready
+// answers true or d+limit has passed, whichever comes first: a phase
+// measured while work in the background runs lasts until that work has
+// been seen running. ready is called from one goroutine, every phasePoll,
+// and only after d; nil is always ready.
+func runPhaseUntil(name string, concurrency int, d, limit time.Duration, ready func() bool, do func(w, i int) error) opResult {
 	latencies := make([][]time.Duration, concurrency)
 	failures := make([]int, concurrency)
 	var firstErr error
 	var errOnce sync.Once
-	var usedUp atomic.Bool
+	var usedUp, stop, extended atomic.Bool
 	start := time.Now()
-	deadline := start.Add(d)
+	finished := make(chan struct{})
+	timed := make(chan struct{})
+	go func() {
+		defer close(timed)
+		t := time.NewTimer(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-finished:
+				return
+			case <-t.C:
+			}
+			if ready == nil || ready() || time.Since(start) >= d+limit {
+				stop.Store(true)
+				return
+			}
+			extended.Store(true)
+			t.Reset(phasePoll)
+		}
+	}()
 	var wg sync.WaitGroup
 	for w := range concurrency {
 		wg.Go(func() {
-			for i := 0; time.Now().Before(deadline); i++ {
+			for i := 0; !stop.Load(); i++ {
 				t0 := time.Now()
 				err := do(w, i)
 				took := time.Since(t0)
@@ -107,6 +139,8 @@ func runPhase(name string, concurrency int, d time.Duration, do func(w, i int) e
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	close(finished)
+	<-timed
 	var all []time.Duration
 	total := 0
 	for w := range concurrency {
@@ -115,6 +149,7 @@ func runPhase(name string, concurrency int, d time.Duration, do func(w, i int) e
 	}
 	r := summarize(name, all, total, elapsed, firstErr)
 	r.Exhausted = usedUp.Load()
+	r.Extended = extended.Load()
 	return r
 }
 

@@ -44,6 +44,9 @@ type opResult struct {
 	// duration, and its throughput is over the time it did run.
 	Exhausted bool   `json:"exhausted,omitempty"`
 	FirstErr  string `json:"first_error,omitempty"`
+	// Extended is true when the operation ran past its duration, waiting
+	// for what it measures beside (runPhaseUntil).
+	Extended bool `json:"-"`
 	// latencies are those of the requests answered as expected, sorted:
 	// rounds of one operation are merged from them.
 	latencies []time.Duration

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRunPhaseUntil checks how long a phase runs: its duration when ready
+// is nil or at once ready, on past it until ready answers true or the
+// limit has passed, and only until the workers use up what they work on.
+func TestRunPhaseUntil(t *testing.T) {
+	t.Parallel()
+	const d = 5 * time.Millisecond
+	work := func(int, int) error { return nil }
+	tests := []struct {
+		name         string
+		d, limit     time.Duration
+		readyAfter   int // polls before ready answers true; -1 never, 0 no ready
+		do           func(int, int) error
+		wantExtended bool
+		wantAtLeast  time.Duration
+		wantBelow    time.Duration
+		wantUsedUp   bool
+	}{
+		{name: "no ready", d: d, limit: time.Minute, do: work, wantAtLeast: d, wantBelow: time.Minute},
+		{name: "ready at once", d: d, limit: time.Minute, readyAfter: 1, do: work, wantAtLeast: d, wantBelow: time.Minute},
+		{name: "ready at the third poll", d: d, limit: time.Minute, readyAfter: 3, do: work, wantExtended: true, wantAtLeast: d + 2*phasePoll, wantBelow: time.Minute},
+		{name: "never ready", d: d, limit: 50 * time.Millisecond, readyAfter: -1, do: work, wantExtended: true, wantAtLeast: d + 50*time.Millisecond, wantBelow: time.Minute},
+		{name: "used up", d: time.Minute, limit: time.Minute, readyAfter: -1, do: func(_, i int) error {
+			if i >= 3 {
+				return errUsedUp
+			}
+			return nil
+		}, wantUsedUp: true, wantBelow: time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var ready func() bool
+			var polls atomic.Int64
+			if tt.readyAfter != 0 {
+				ready = func() bool {
+					n := polls.Add(1)
+					return tt.readyAfter > 0 && n >= int64(tt.readyAfter)
+				}
+			}
+			start := time.Now()
+			r := runPhaseUntil("op", 2, tt.d, tt.limit, ready, tt.do)
+			took := time.Since(start)
+			if r.Extended != tt.wantExtended || r.Exhausted != tt.wantUsedUp {
+				t.Errorf("extended %v, used up %v; want %v, %v", r.Extended, r.Exhausted, tt.wantExtended, tt.wantUsedUp)
+			}
+			if took < tt.wantAtLeast || took >= tt.wantBelow || r.Elapsed > took {
+				t.Errorf("ran %s (elapsed %s); want at least %s, below %s", took, r.Elapsed, tt.wantAtLeast, tt.wantBelow)
+			}
+			if tt.readyAfter > 0 && polls.Load() != int64(tt.readyAfter) {
+				t.Errorf("ready asked %d times, want %d", polls.Load(), tt.readyAfter)
+			}
+			if r.Requests == 0 || r.Failures != 0 {
+				t.Errorf("%d requests, %d failures; want requests and no failure", r.Requests, r.Failures)
+			}
+		})
+	}
+}
+
+// TestRunPhaseCountsFailures checks that a failed request is counted,
+// not measured, and its error kept.
+func TestRunPhaseCountsFailures(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	r := runPhase("op", 1, time.Minute, func(_, i int) error {
+		switch {
+		case i == 1:
+			return boom
+		case i > 2:
+			return errUsedUp
+		}
+		return nil
+	})
+	if r.Requests != 2 || r.Failures != 1 || r.FirstErr != "boom" || !r.Exhausted {
+		t.Errorf("%+v; want 2 requests, 1 failure (boom), used up", r)
+	}
+}
