@@ -184,21 +184,23 @@ const poolMargin = 2
 // create in rounds, quiet and busy (measureCreates), then the others.
 // Before each, it lets the server fetch the registry documents of the
 // applications created so far (settle).
-// insertCeiling is the durable-insert ceiling's throughput, which sizes
-// the decisions' pool with PATCH's.
-func (a *benchAPI) measureAPI(srv *benchServer, f *benchFixtures, concurrency int, d time.Duration, insertCeiling float64, settle func(), progress func(string, ...any)) ([]opResult, *benchBackground, error) {
+// After each operation it lets the server settle again and measures the
+// operation's ceiling (ceilings.measure), which the operation is compared
+// with.
+func (a *benchAPI) measureAPI(srv *benchServer, f *benchFixtures, ceilings *benchCeilings, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) ([]opResult, *benchBackground, error) {
 	n := len(f.apps)
-	quiet, busy, bg, err := a.measureCreates(srv, concurrency, d, settle, progress)
+	quiet, busy, bg, err := a.measureCreates(srv, ceilings, concurrency, d, settle, progress)
 	if err != nil {
 		return nil, nil, err
 	}
-	quiet.Ceiling, busy.Ceiling = ceilingInsert, ceilingInsert
 	results := []opResult{quiet, busy}
 	phase := func(name, ceiling string, do func(w, i int) error) opResult {
 		settle()
 		progress("measuring %s", name)
 		r := runPhase(name, concurrency, d, do)
-		r.Ceiling = ceiling
+		settle()
+		progress("measuring the %s next to %s", ceiling, name)
+		r.Ceiling, r.CeilingRate = ceiling, ceilings.measure(ceiling, d).Throughput
 		results = append(results, r)
 		return r
 	}
@@ -215,9 +217,9 @@ func (a *benchAPI) measureAPI(srv *benchServer, f *benchFixtures, concurrency in
 	})
 	// Each application takes two decisions, referred and then approved
 	// (one transaction each), so the pool needs half as many.
-	rate := max(patch.Throughput, insertCeiling)
+	rate := max(patch.Throughput, patch.CeilingRate)
 	want := int(poolMargin*rate*d.Seconds()/2) + concurrency
-	progress("submitting %d applications for the decisions (%.0f PATCHes and %.0f ceiling inserts a second)", want, patch.Throughput, insertCeiling)
+	progress("submitting %d applications for the decisions (%.0f PATCHes and %.0f ceiling inserts a second)", want, patch.Throughput, patch.CeilingRate)
 	if err := f.submitted.fill(want); err != nil {
 		return nil, nil, err
 	}

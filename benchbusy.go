@@ -126,15 +126,17 @@ func (r *benchReceiver) close() error {
 }
 
 // measureCreates measures create quiet and busy, alternately, for d each
-// (createRounds times), after settle. It answers the two rows, all rounds
-// of each in one, and what the rounds measured.
-func (a *benchAPI) measureCreates(srv *benchServer, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) (opResult, opResult, *benchBackground, error) {
+// (createRounds times), after settle, and the durable-insert ceiling after
+// each round. It answers the two rows, all rounds of each in one, compared
+// with the ceiling's measurements of the rounds merged, and what the
+// rounds measured.
+func (a *benchAPI) measureCreates(srv *benchServer, ceilings *benchCeilings, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) (opResult, opResult, *benchBackground, error) {
 	rcv, err := startReceiver()
 	if err != nil {
 		return opResult{}, opResult{}, nil, err
 	}
 	defer rcv.close()
-	var quiets, busies []opResult
+	var quiets, busies, inserts []opResult
 	bg := &benchBackground{Target: busyTarget}
 	for round := range createRounds {
 		measureQuiet := func() opResult {
@@ -160,6 +162,9 @@ func (a *benchAPI) measureCreates(srv *benchServer, concurrency int, d time.Dura
 		if round%2 == 1 {
 			quiet = measureQuiet()
 		}
+		settle()
+		progress("measuring the %s next to create (round %d of %d)", ceilingInsert, round+1, createRounds)
+		inserts = append(inserts, ceilings.measure(ceilingInsert, d))
 		quiets = append(quiets, quiet)
 		busies = append(busies, busy)
 		r.Quiet, r.Busy = quiet.Throughput, busy.Throughput
@@ -177,6 +182,9 @@ func (a *benchAPI) measureCreates(srv *benchServer, concurrency int, d time.Dura
 		bg.RegistryBacklogEnd = r.BacklogEnd
 	}
 	quiet, busy := mergeResults("create", quiets), mergeResults(busyName, busies)
+	ceiling := mergeResults(ceilingInsert, inserts).Throughput
+	quiet.Ceiling, quiet.CeilingRate = ceilingInsert, ceiling
+	busy.Ceiling, busy.CeilingRate = ceilingInsert, ceiling
 	if quiet.Throughput > 0 {
 		bg.Ratio = busy.Throughput / quiet.Throughput
 	}

@@ -51,11 +51,18 @@ func (c *BenchCmd) Run(e *env) error {
 	defer client.CloseIdleConnections()
 
 	report := &benchReport{Applications: c.Apps, Concurrency: c.Concurrency, Duration: c.Duration.String()}
-	ceilings, err := measureCeilings(client, filepath.Join(tmp, "ceiling"), c.Apps, c.Concurrency, c.Duration, progress)
+	ceilings, err := startCeilings(client, filepath.Join(tmp, "ceiling"), c.Apps, c.Concurrency, progress)
 	if err != nil {
 		return fmt.Errorf("ceilings: %w", err)
 	}
-	report.Operations = ceilings
+	defer func() {
+		if err := ceilings.close(); err != nil {
+			progress("ceilings: %v", err)
+		}
+	}()
+	progress("measuring the ceilings")
+	ceilings.measure(ceilingRead, c.Duration)
+	ceilings.measure(ceilingInsert, c.Duration)
 
 	dataDir := filepath.Join(tmp, "data")
 	srv, err := startBenchServer(dataDir)
@@ -85,12 +92,12 @@ func (c *BenchCmd) Run(e *env) error {
 			return err
 		}
 	}
-	ops, background, err := api.measureAPI(srv, fixtures, c.Concurrency, c.Duration, ceilings[1].Throughput, settle, progress)
+	ops, background, err := api.measureAPI(srv, fixtures, ceilings, c.Concurrency, c.Duration, settle, progress)
 	stopProfile()
 	if err != nil {
 		return err
 	}
-	report.Operations = append(report.Operations, ops...)
+	report.Operations = append(ceilings.rows(), ops...)
 	report.Background = background
 	report.RSSBytes = residentBytes()
 	client.CloseIdleConnections()
@@ -194,5 +201,5 @@ func diskUsage(dir string) (int64, map[string]int64, error) {
 
 // Help is the detailed help of onboard bench.
 func (c *BenchCmd) Help() string {
-	return `It runs the server in this process, as serve does, on a fresh temporary data directory with the sandbox defaults (--config and --data-dir do not apply) and no rate limit, listening on 127.0.0.1 only. It seeds applications through the API, then runs each operation for --duration at --concurrency: create, get, list (50), PATCH, decision and the applicant form's stage save. It first measures two ceilings on the same machine, through echo on loopback with the same client: a raw Badger read of a 2 KB value and a durable (synced) 2 KB insert. The table compares reads with the first and writes with the second, and ends with the process's RSS and the data directory's size per application. Exit status 1 when a request failed.`
+	return `It runs the server in this process, as serve does, on a fresh temporary data directory with the sandbox defaults (--config and --data-dir do not apply) and no rate limit, listening on 127.0.0.1 only. It seeds applications through the API, then runs each operation for --duration at --concurrency: create, get, list (50), PATCH, decision and the applicant form's stage save. It measures two ceilings on the same machine, through echo on loopback with the same client: a raw Badger read of a 2 KB value and a durable (synced) 2 KB insert, first and again next to each operation. The table compares reads with the first and writes with the second, each with the measurement next to it, and ends with the process's RSS and the data directory's size per application. Exit status 1 when a request failed.`
 }

@@ -84,8 +84,19 @@ func TestBenchJSON(t *testing.T) {
 		if op.Requests <= 0 || op.Failures != 0 || op.Throughput <= 0 || op.P50 <= 0 || op.P99 < op.P50 {
 			t.Errorf("%s: %+v; want requests, no failure, a throughput and latencies", op.Name, op)
 		}
-		if op.Ceiling != "" && op.OfCeiling <= 0 {
-			t.Errorf("%s: no ratio to %s", op.Name, op.Ceiling)
+		if op.Ceiling != "" && (op.CeilingRate <= 0 || math.Abs(op.OfCeiling-op.Throughput/op.CeilingRate) > 1e-9) {
+			t.Errorf("%s: ratio %v to %s at %v/s; want the ratio to a ceiling measured next to it", op.Name, op.OfCeiling, op.Ceiling, op.CeilingRate)
+		}
+	}
+	// The ceilings were measured at the start and next to every operation
+	// (each create round, get and list; PATCH, decision, stage save): the
+	// ceilings' rows merge them all, each at least its 300 ms.
+	measured := map[string]int{ceilingRead: 1 + 2, ceilingInsert: 1 + createRounds + 3}
+	for _, op := range report.Operations {
+		if n, ok := measured[op.Name]; ok && op.Throughput > 0 {
+			if ran := float64(op.Requests) / op.Throughput; ran < float64(n)*0.3 {
+				t.Errorf("%s ran %.2fs in all; want %d measurements of 300ms", op.Name, ran, n)
+			}
 		}
 	}
 	if diff := cmp.Diff(benchOperations, names); diff != "" {

@@ -35,10 +35,13 @@ type opResult struct {
 	P50        float64       `json:"p50_ms"`
 	P90        float64       `json:"p90_ms"`
 	P99        float64       `json:"p99_ms"`
-	// Ceiling names the ceiling row the operation is compared with, and
-	// OfCeiling is its throughput as a fraction of that ceiling's.
-	Ceiling   string  `json:"ceiling,omitempty"`
-	OfCeiling float64 `json:"of_ceiling,omitempty"`
+	// Ceiling names the ceiling the operation is compared with, and
+	// CeilingRate is that ceiling's throughput measured next to it (the
+	// ceiling's row when 0); OfCeiling is the operation's throughput as a
+	// fraction of CeilingRate.
+	Ceiling     string  `json:"ceiling,omitempty"`
+	CeilingRate float64 `json:"ceiling_per_second,omitempty"`
+	OfCeiling   float64 `json:"of_ceiling,omitempty"`
 	// Exhausted is true when the operation ran out of prepared
 	// applications before its time was up: it ran for less than the
 	// duration, and its throughput is over the time it did run.
@@ -92,7 +95,8 @@ type benchReport struct {
 	BytesPerApp        float64          `json:"bytes_per_application"`
 }
 
-// compare sets every operation's ratio to the ceiling it names.
+// compare sets every operation's ratio to the ceiling measured next to
+// it, or where there is none to the row of the ceiling it names.
 func (r *benchReport) compare() {
 	rps := map[string]float64{}
 	for _, op := range r.Operations {
@@ -100,8 +104,14 @@ func (r *benchReport) compare() {
 	}
 	for i := range r.Operations {
 		op := &r.Operations[i]
-		if c := rps[op.Ceiling]; op.Ceiling != "" && c > 0 {
-			op.OfCeiling = op.Throughput / c
+		if op.Ceiling == "" {
+			continue
+		}
+		if op.CeilingRate == 0 {
+			op.CeilingRate = rps[op.Ceiling]
+		}
+		if op.CeilingRate > 0 {
+			op.OfCeiling = op.Throughput / op.CeilingRate
 		}
 	}
 }
@@ -122,7 +132,7 @@ func (r *benchReport) writeTable(w io.Writer) error {
 	for _, op := range r.Operations {
 		ratio := ""
 		if op.Ceiling != "" {
-			ratio = fmt.Sprintf("%.1f%% of %s", 100*op.OfCeiling, strings.TrimPrefix(op.Ceiling, "ceiling "))
+			ratio = fmt.Sprintf("%.1f%% of %s (%.0f/s)", 100*op.OfCeiling, strings.TrimPrefix(op.Ceiling, "ceiling "), op.CeilingRate)
 		}
 		rps := fmt.Sprintf("%.0f", op.Throughput)
 		if op.Exhausted {

@@ -56,19 +56,24 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// TestReportCompare: an operation is compared with the ceiling measured
+// next to it, or, where none was, with its ceiling's row.
 func TestReportCompare(t *testing.T) {
 	r := benchReport{Operations: []opResult{
 		{Name: ceilingRead, Throughput: 1000},
 		{Name: ceilingInsert, Throughput: 200},
 		{Name: "get", Throughput: 250, Ceiling: ceilingRead},
 		{Name: "create", Throughput: 50, Ceiling: ceilingInsert},
+		{Name: "list", Throughput: 250, Ceiling: ceilingRead, CeilingRate: 500},
+		{Name: "patch", Throughput: 150, Ceiling: ceilingInsert, CeilingRate: 100},
 	}}
 	r.compare()
-	var got []float64
+	var got [][2]float64
 	for _, op := range r.Operations {
-		got = append(got, op.OfCeiling)
+		got = append(got, [2]float64{op.OfCeiling, op.CeilingRate})
 	}
-	if diff := cmp.Diff([]float64{0, 0, 0.25, 0.25}, got); diff != "" {
-		t.Errorf("ratios (-want +got):\n%s", diff)
+	want := [][2]float64{{0, 0}, {0, 0}, {0.25, 1000}, {0.25, 200}, {0.5, 500}, {1.5, 100}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ratios and ceilings (-want +got):\n%s", diff)
 	}
 }
