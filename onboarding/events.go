@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -130,7 +132,9 @@ func (s *Service) newEvent(t EventType, org, subject string, at time.Time, data 
 	if subject == "" {
 		subject = id
 	}
-	body, err := json.Marshal(eventBody{ID: id, Type: t, Timestamp: Timestamp(at), Data: data})
+	// Encoded as encoding/json does, by the JSON v2 implementation in that
+	// mode: the same bytes in less time (storage's encode says more).
+	body, err := jsonv2.Marshal(eventBody{ID: id, Type: t, Timestamp: Timestamp(at), Data: data}, jsonv1.DefaultOptionsV1())
 	if err != nil {
 		return nil, fmt.Errorf("render event %s: %w", t, err)
 	}

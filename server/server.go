@@ -7,7 +7,6 @@ package server
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -190,9 +191,11 @@ func (s *Server) Run(ctx context.Context, api, admin net.Listener, grace time.Du
 	return first
 }
 
-// writeJSON renders v with the given status.
+// writeJSON renders v with the given status. It encodes as encoding/json
+// does, with the JSON v2 implementation in that mode (DefaultOptionsV1):
+// the same bytes in less time and with fewer allocations.
 func writeJSON(c echo.Context, status int, v any) error {
-	b, err := json.Marshal(v)
+	b, err := jsonv2.Marshal(v, jsonv1.DefaultOptionsV1())
 	if err != nil {
 		return err
 	}
