@@ -221,16 +221,21 @@ func (a *benchAPI) busyCreates(srv *benchServer, rcv *benchReceiver, concurrency
 	// until an application.created event has been delivered and a registry
 	// document stored since it began, which a short phase on a loaded
 	// machine may not see in its duration.
+	var atDuration string // what the background had done at d
 	working := func() bool {
 		blobs, err := srv.storedBlobs()
-		return rcv.created.Load() > created0 && (err != nil || blobs > blobs0)
+		created := rcv.created.Load() - created0
+		if atDuration == "" {
+			atDuration = fmt.Sprintf("%d application.created deliveries and %d registry documents", created, blobs-blobs0)
+		}
+		return created > 0 && (err != nil || blobs > blobs0)
 	}
 	busy := runPhaseUntil(busyName, concurrency, d, busyLimit, working, func(w, i int) error {
 		_, err := a.create("", false)
 		return err
 	})
 	if busy.Extended {
-		progress("create with webhooks and registry documents ran %s, until both were seen working", busy.Elapsed.Round(time.Millisecond))
+		progress("create with webhooks and registry documents ran %s, until both were seen working (after %s: %s)", busy.Elapsed.Round(time.Millisecond), d, atDuration)
 	}
 	r.Deliveries = int(rcv.deliveries.Load() - delivered0)
 	r.CreatedDelivered = int(rcv.created.Load() - created0)

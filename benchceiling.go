@@ -40,6 +40,7 @@ const (
 // measurements.
 type benchCeilings struct {
 	client      *http.Client
+	dir         string
 	kv          *storage.RawKV
 	hs          *http.Server
 	served      chan error
@@ -67,7 +68,7 @@ func startCeilings(client *http.Client, dir string, keys, concurrency int, progr
 		return nil, err
 	}
 	c := &benchCeilings{
-		client: client, kv: kv, served: make(chan error, 1), base: "http://" + ln.Addr().String() + "/kv/",
+		client: client, dir: dir, kv: kv, served: make(chan error, 1), base: "http://" + ln.Addr().String() + "/kv/",
 		value: ceilingValue(), keys: keys, concurrency: concurrency, progress: progress, runs: map[string][]opResult{},
 		hs: &http.Server{Handler: server.CeilingHandler(kv), ReadHeaderTimeout: 10 * time.Second},
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -99,7 +100,8 @@ func (c *BenchCmd) Run(e *env) error {
 	}
 	report.Operations = append(ceilings.rows(), ops...)
 	report.Background = background
-	report.RSSBytes = residentBytes()
+	rss := resident(ceilings.dir)
+	report.RSSBytes, report.RSSAnonymousBytes, report.RSSCeilingBytes = rss.total-rss.under, rss.anonymous, rss.under
 	client.CloseIdleConnections()
 	if err := srv.stop(); err != nil {
 		return err
@@ -150,23 +152,45 @@ func startCPUProfile(path string) (func(), error) {
 // before an operation.
 const settleLimit = 2 * time.Minute
 
-// residentBytes is the process's resident set size (VmRSS of
-// /proc/self/status), 0 where that is not available.
-func residentBytes() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+// residentSet is the process's resident memory, from /proc/self/smaps:
+// all of it, its anonymous part, and the part that maps files under a
+// directory (the ceilings' database, which is not the server's).
+type residentSet struct {
+	total, anonymous, under int64
+}
+
+// resident reads the process's resident memory, counting apart the
+// mappings of files under dir; zero where /proc is not available.
+func resident(dir string) residentSet {
+	var r residentSet
+	b, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
-		return 0
+		return r
 	}
+	prefix := filepath.Clean(dir) + string(filepath.Separator)
+	inDir := false
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmRSS:")); ok {
-			var kb int64
-			if _, err := fmt.Sscan(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), &kb); err == nil {
-				return kb << 10
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 0:
+		case !strings.HasSuffix(f[0], ":"):
+			// A mapping's first line: "start-end perms offset dev inode [path]".
+			inDir = len(f) >= 6 && strings.HasPrefix(strings.Join(f[5:], " "), prefix)
+		case len(f) == 3 && f[2] == "kB":
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			switch f[0] {
+			case "Rss:":
+				r.total += kb << 10
+				if inDir {
+					r.under += kb << 10
+				}
+			case "Anonymous:":
+				r.anonymous += kb << 10
 			}
 		}
 	}
-	return 0
+	return r
 }
 
 // diskUsage is the disk space the files under dir take, in all and by

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,6 +115,10 @@ func TestBenchJSON(t *testing.T) {
 	if report.Applications != 50 || report.Concurrency != 4 || report.Duration != "300ms" {
 		t.Errorf("settings = %d, %d, %s; want 50, 4, 300ms", report.Applications, report.Concurrency, report.Duration)
 	}
+	if report.RSSAnonymousBytes <= 0 || report.RSSAnonymousBytes > report.RSSBytes || report.RSSCeilingBytes <= 0 {
+		t.Errorf("RSS %d, anonymous %d, the ceilings' database %d; want the anonymous part of the first, and the third measured",
+			report.RSSBytes, report.RSSAnonymousBytes, report.RSSCeilingBytes)
+	}
 	if report.RSSBytes <= 0 || report.DataDirBytes <= 0 || report.DataDirParts["badger"] <= 0 || report.StoredApplications < 50 || report.BytesPerApp <= 0 {
 		t.Errorf("RSS %d, data directory %d %v for %d applications (%.0f each); want all measured",
 			report.RSSBytes, report.DataDirBytes, report.DataDirParts, report.StoredApplications, report.BytesPerApp)
@@ -146,5 +154,39 @@ func checkBackground(t *testing.T, report benchReport) {
 	}
 	if b.Deliveries != deliveries || b.RegistryFetched != fetched || b.CreatedDelivered > b.Deliveries || b.BusyCreates <= 0 {
 		t.Errorf("background %+v: not the sums of its rounds", b)
+	}
+}
+
+// TestResident: the resident memory of a file mapped and read counts
+// under its directory, and not of another's.
+func TestResident(t *testing.T) {
+	dir := t.TempDir()
+	const size = 1 << 20
+	f, err := os.Create(filepath.Join(dir, "mapped"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(bytes.Repeat([]byte{1}, size)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	sum := 0
+	for i := 0; i < size; i += 4096 {
+		sum += int(m[i])
+	}
+	if sum != size/4096 {
+		t.Fatalf("read %d pages", sum)
+	}
+	r := resident(dir)
+	if r.under < size || r.total < r.under || r.anonymous <= 0 || r.anonymous > r.total-r.under {
+		t.Errorf("%+v; want the 1 MiB mapped under %s, and anonymous memory besides", r, dir)
+	}
+	if other := resident(t.TempDir()); other.under != 0 || other.total <= 0 {
+		t.Errorf("%+v for an empty directory; want nothing under it", other)
 	}
 }

@@ -83,8 +83,14 @@ type benchReport struct {
 	// quiet (the rows create (busy) and create).
 	Background *benchBackground `json:"background"`
 	// RSSBytes is the process's resident set at the end of the API's
-	// operations (VmRSS; 0 where /proc is not available).
-	RSSBytes int64 `json:"rss_bytes"`
+	// operations, without the ceilings' database's mapped files
+	// (RSSCeilingBytes). RSSAnonymousBytes is its anonymous part (the Go
+	// heap and stacks, Badger's caches and buffers, of the server, the
+	// client and the ceilings' database alike); the rest is mapped files,
+	// which the kernel may reclaim. 0 where /proc is not available.
+	RSSBytes          int64 `json:"rss_bytes"`
+	RSSAnonymousBytes int64 `json:"rss_anonymous_bytes"`
+	RSSCeilingBytes   int64 `json:"rss_ceiling_database_bytes"`
 	// DataDirBytes is the disk space the data directory takes once the
 	// server has stopped, for StoredApplications applications.
 	DataDirBytes int64 `json:"data_dir_bytes"`
@@ -157,7 +163,8 @@ func (r *benchReport) writeTable(w io.Writer) error {
 			fmt.Fprintf(w, "%s: first failure: %s\n", op.Name, op.FirstErr)
 		}
 	}
-	fmt.Fprintf(w, "\nRSS at the end: %.1f MiB\n", float64(r.RSSBytes)/(1<<20))
+	fmt.Fprintf(w, "\nRSS at the end: %.1f MiB (anonymous %.1f, the rest mapped files), not counting %.1f MiB of the ceilings' database\n",
+		float64(r.RSSBytes)/(1<<20), float64(r.RSSAnonymousBytes)/(1<<20), float64(r.RSSCeilingBytes)/(1<<20))
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(r.DataDirParts)) {
 		parts = append(parts, fmt.Sprintf("%s %.1f", name, float64(r.DataDirParts[name])/(1<<20)))
