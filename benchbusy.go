@@ -218,17 +218,19 @@ func (a *benchAPI) busyCreates(srv *benchServer, rcv *benchReceiver, concurrency
 	delivered0, created0 := rcv.deliveries.Load(), rcv.created.Load()
 	progress("measuring create with webhooks and registry documents running")
 	// Creates are busy only while the background works: the phase lasts
-	// until an application.created event has been delivered and a registry
-	// document stored since it began, which a short phase on a loaded
-	// machine may not see in its duration.
+	// until a webhook delivery has been received and a registry document
+	// stored since it began, which a short phase on a loaded machine may
+	// not see in its duration. (The deliveries are the queue's oldest
+	// first: when the backlog's application.created events went out while
+	// it was queued, those of its application.sent come next.)
 	var atDuration string // what the background had done at d
 	working := func() bool {
 		blobs, err := srv.storedBlobs()
-		created := rcv.created.Load() - created0
+		delivered := rcv.deliveries.Load() - delivered0
 		if atDuration == "" {
-			atDuration = fmt.Sprintf("%d application.created deliveries and %d registry documents", created, blobs-blobs0)
+			atDuration = fmt.Sprintf("%d webhook deliveries and %d registry documents", delivered, blobs-blobs0)
 		}
-		return created > 0 && (err != nil || blobs > blobs0)
+		return delivered > 0 && (err != nil || blobs > blobs0)
 	}
 	busy := runPhaseUntil(busyName, concurrency, d, busyLimit, working, func(w, i int) error {
 		_, err := a.create("", false)
