@@ -27,6 +27,7 @@ type app struct {
 	sessions *server.SignedSessions // the applicant form's sessions, under the session key
 	backup   *dataBackup            // onboard backup of this data directory
 	sweeper  *blobSweeper           // removes blobs no record refers to
+	log      *slog.Logger
 }
 
 // close closes the store, reporting a failure on stderr.
@@ -73,7 +74,7 @@ func openMeteredApp(cfg Config, log *slog.Logger, m *serveMetrics) (*app, error)
 	}
 	backup := &dataBackup{store: store, files: files, dataDir: cfg.DataDir, log: log}
 	sweeper := &blobSweeper{store: store, files: files, log: log, now: time.Now}
-	return &app{store: store, svc: svc, sessions: sessions, backup: backup, sweeper: sweeper}, nil
+	return &app{store: store, svc: svc, sessions: sessions, backup: backup, sweeper: sweeper, log: log}, nil
 }
 
 // newService builds the Service on store with the configured registry,

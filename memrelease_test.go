@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/storage"
 )
 
 // TestIdleRelease: memory is returned at the first check of each idle
@@ -45,5 +51,80 @@ func TestIdleRelease(t *testing.T) {
 	}
 	if frees != 3 {
 		t.Errorf("free ran %d times, want 3", frees)
+	}
+}
+
+// TestMappedBudget: the database's files are paged out at each check that
+// finds more than the limit mapped in; a kernel that cannot page out, or a
+// process whose mapped files cannot be measured, stops the checks.
+func TestMappedBudget(t *testing.T) {
+	type step struct {
+		resident    int64
+		residentErr error
+		pageOutErr  error
+		paged       bool
+	}
+	cantRead := errors.New("no /proc")
+	tests := []struct {
+		name     string
+		steps    []step
+		pageOuts int
+		warnings int
+	}{
+		{"under and over the limit", []step{
+			{resident: 10}, {resident: 100}, {resident: 101, paged: true}, {resident: 5}, {resident: 200, paged: true},
+		}, 2, 0},
+		{"a failure to page out is reported, and the next check tries again", []step{
+			{resident: 200, pageOutErr: errors.New("page out x: EIO")}, {resident: 200, paged: true},
+		}, 2, 1},
+		{"a kernel that cannot page out stops the checks", []step{
+			{resident: 200, pageOutErr: storage.ErrPageOutUnsupported}, {resident: 200}, {resident: 300},
+		}, 1, 1},
+		{"unreadable mapped files stop the checks", []step{
+			{residentErr: cantRead}, {resident: 200},
+		}, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var now step
+			pageOuts := 0
+			var logged bytes.Buffer
+			b := &mappedBudget{
+				limit:    100,
+				resident: func() (int64, error) { return now.resident, now.residentErr },
+				pageOut: func() (int64, error) {
+					pageOuts++
+					return now.resident, now.pageOutErr
+				},
+				log: slog.New(slog.NewTextHandler(&logged, nil)),
+			}
+			var got, want []bool
+			for _, s := range tt.steps {
+				now = s
+				got = append(got, b.check())
+				want = append(want, s.paged)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("paged out at each check (-want +got):\n%s", diff)
+			}
+			if pageOuts != tt.pageOuts {
+				t.Errorf("PageOut ran %d times, want %d", pageOuts, tt.pageOuts)
+			}
+			if n := strings.Count(logged.String(), "mapped files are not kept under their limit"); n != tt.warnings {
+				t.Errorf("%d warnings, want %d:\n%s", n, tt.warnings, logged.String())
+			}
+		})
+	}
+}
+
+// TestFileResident: the process maps its own binary, so RssFile is more
+// than nothing.
+func TestFileResident(t *testing.T) {
+	n, err := fileResident()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n <= 0 {
+		t.Errorf("fileResident() = %d", n)
 	}
 }

@@ -94,6 +94,21 @@ func (c *appCache) put(id uuid.UUID, version uint64, size int, app *onboarding.A
 	c.size += size
 }
 
+// clear forgets every entry.
+func (c *appCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.entries)
+	c.size = 0
+}
+
+// ForgetCached empties the decoded-applications cache, for a server gone
+// idle to hand its memory back: the next read of each application decodes
+// it again.
+func (s *Store) ForgetCached() {
+	s.apps.clear()
+}
+
 // room reports whether put would keep an entry of size bytes now, so that
 // a reader need not clone an application the cache would not keep.
 func (c *appCache) room(size int, evict bool) bool {

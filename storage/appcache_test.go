@@ -117,6 +117,16 @@ func TestAppCache(t *testing.T) {
 	if got, _ := s.Application(ctx, app.ID); got.Status != onboarding.StatusCreated {
 		t.Errorf("status after a failed update = %s, want created", got.Status)
 	}
+
+	// ForgetCached empties the cache, and the next read decodes the
+	// application as stored.
+	s.ForgetCached()
+	if s.cached(app.ID) || s.cached(listed.ID) || s.apps.size != 0 {
+		t.Errorf("after ForgetCached: cached %v and %v, size %d", s.cached(app.ID), s.cached(listed.ID), s.apps.size)
+	}
+	if got, err := s.Application(ctx, app.ID); err != nil || string(got.Data.Fields["industry"]) != `"software"` || !s.cached(app.ID) {
+		t.Errorf("read after ForgetCached: %v, %v; cached again %v", got, err, s.cached(app.ID))
+	}
 }
 
 // TestAppCacheBudget: the entries' sizes stay within the budget, lists

@@ -67,6 +67,7 @@ type Options struct {
 // Store is the Badger-backed onboarding.Store.
 type Store struct {
 	db   *badger.DB
+	dir  string   // the database's directory, absolute and free of symbolic links (PageOut)
 	lock *os.File // holds an exclusive flock while the Store is open
 	log  *slog.Logger
 	now  func() time.Time
@@ -129,6 +130,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create database directory: %w", err)
 	}
+	real, err := filepath.Abs(dir)
+	if err == nil {
+		real, err = filepath.EvalSymlinks(real)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolve database directory: %w", err)
+	}
 	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
@@ -138,7 +146,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
-	s := &Store{db: db, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
+	s := &Store{db: db, dir: real, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
 	if err := s.checkSchema(); err != nil {
 		db.Close()
 		lock.Close()
