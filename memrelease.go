@@ -40,16 +40,19 @@ import (
 const idleCheck = 15 * time.Second
 
 // mappedLimit is how much of the database's files serve keeps mapped in
-// before it pages them out. It is above what serving reads needs (an idle
-// server with 1,000,000 applications maps about 60 MiB of them after
-// start), so that under sustained writes pages are handed back in
-// batches, every few seconds, not read back in as fast.
-const mappedLimit = 32 << 20
+// before it pages some out, and mappedKeep how much it leaves then: the
+// newest files, whose records are the likeliest to be read next
+// (storage.Store.Trim). The gap between them makes the pages go back in
+// batches, every few seconds under sustained writes.
+const (
+	mappedLimit = 48 << 20
+	mappedKeep  = 32 << 20
+)
 
 // mappedCheck is how often serve compares its mapped files with
 // mappedLimit: reading /proc/self/status, a few microseconds, and only
 // when the process's mapped files (its own binary, about 17 MiB, included)
-// are over the limit, /proc/self/smaps.
+// are over the limit, /proc/self/smaps (about a millisecond).
 const mappedCheck = time.Second
 
 // idleRelease decides when to return memory: at the first check of an idle
@@ -80,19 +83,21 @@ func (r *idleRelease) check() bool {
 	return true
 }
 
-// mappedBudget pages the database's files out when the process has more
-// than limit bytes of files mapped in.
+// mappedBudget trims the database's files mapped into the process (Trim)
+// when the process has more than limit bytes of files mapped in, down to
+// keep.
 type mappedBudget struct {
-	limit int64
-	// resident is how many bytes of files are mapped into the process.
+	limit, keep int64
+	// resident is how many bytes of files are mapped into the process
+	// (its binary's too): Trim is not called while it is within limit.
 	resident func() (int64, error)
-	// pageOut is storage.Store.PageOut.
-	pageOut func() (int64, error)
-	log     *slog.Logger
-	off     bool // the kernel cannot page out, or the process's RSS cannot be read
+	// trim is storage.Store.Trim.
+	trim func(limit, keep int64) (before, after int64, err error)
+	log  *slog.Logger
+	off  bool // the kernel cannot page out, or the process's RSS cannot be read
 }
 
-// check is one comparison; it reports whether it paged out.
+// check is one comparison; it reports whether it paged anything out.
 func (b *mappedBudget) check() bool {
 	if b.off {
 		return false
@@ -106,12 +111,13 @@ func (b *mappedBudget) check() bool {
 	if n <= b.limit {
 		return false
 	}
-	if _, err := b.pageOut(); err != nil {
+	before, after, err := b.trim(b.limit, b.keep)
+	if err != nil {
 		b.log.Warn("mapped files are not kept under their limit", "err", err)
 		b.off = errors.Is(err, storage.ErrPageOutUnsupported)
 		return false
 	}
-	return true
+	return after < before
 }
 
 // fileResident is the RssFile of /proc/self/status: the bytes of files
@@ -145,13 +151,7 @@ func releaseMemory(ctx context.Context, svc *onboarding.Service, store *storage.
 		}
 	}}
 	_, r.last = svc.Requests()
-	b := &mappedBudget{limit: mappedLimit, pageOut: store.PageOut, log: log, resident: func() (int64, error) {
-		n, err := fileResident()
-		if err != nil || n <= mappedLimit {
-			return n, err
-		}
-		return store.Mapped()
-	}}
+	b := &mappedBudget{limit: mappedLimit, keep: mappedKeep, resident: fileResident, trim: store.Trim, log: log}
 	idle := time.NewTicker(idleCheck)
 	defer idle.Stop()
 	mapped := time.NewTicker(mappedCheck)

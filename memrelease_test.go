@@ -54,31 +54,35 @@ func TestIdleRelease(t *testing.T) {
 	}
 }
 
-// TestMappedBudget: the database's files are paged out at each check that
+// TestMappedBudget: the database's files are trimmed at each check that
 // finds more than the limit mapped in; a kernel that cannot page out, or a
 // process whose mapped files cannot be measured, stops the checks.
 func TestMappedBudget(t *testing.T) {
 	type step struct {
 		resident    int64
 		residentErr error
-		pageOutErr  error
+		trimmed     int64 // bytes the trim pages out
+		trimErr     error
 		paged       bool
 	}
 	cantRead := errors.New("no /proc")
 	tests := []struct {
 		name     string
 		steps    []step
-		pageOuts int
+		trims    int
 		warnings int
 	}{
 		{"under and over the limit", []step{
-			{resident: 10}, {resident: 100}, {resident: 101, paged: true}, {resident: 5}, {resident: 200, paged: true},
+			{resident: 10}, {resident: 100}, {resident: 101, trimmed: 60, paged: true}, {resident: 5}, {resident: 200, trimmed: 1, paged: true},
+		}, 2, 0},
+		{"over the limit with the database's share within it", []step{
+			{resident: 150}, {resident: 150, trimmed: 10, paged: true},
 		}, 2, 0},
 		{"a failure to page out is reported, and the next check tries again", []step{
-			{resident: 200, pageOutErr: errors.New("page out x: EIO")}, {resident: 200, paged: true},
+			{resident: 200, trimErr: errors.New("page out x: EIO")}, {resident: 200, trimmed: 100, paged: true},
 		}, 2, 1},
 		{"a kernel that cannot page out stops the checks", []step{
-			{resident: 200, pageOutErr: storage.ErrPageOutUnsupported}, {resident: 200}, {resident: 300},
+			{resident: 200, trimErr: storage.ErrPageOutUnsupported}, {resident: 200}, {resident: 300},
 		}, 1, 1},
 		{"unreadable mapped files stop the checks", []step{
 			{residentErr: cantRead}, {resident: 200},
@@ -87,14 +91,18 @@ func TestMappedBudget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var now step
-			pageOuts := 0
+			trims := 0
 			var logged bytes.Buffer
 			b := &mappedBudget{
 				limit:    100,
+				keep:     50,
 				resident: func() (int64, error) { return now.resident, now.residentErr },
-				pageOut: func() (int64, error) {
-					pageOuts++
-					return now.resident, now.pageOutErr
+				trim: func(limit, keep int64) (int64, int64, error) {
+					trims++
+					if limit != 100 || keep != 50 {
+						t.Errorf("trim(%d, %d), want trim(100, 50)", limit, keep)
+					}
+					return now.resident, now.resident - now.trimmed, now.trimErr
 				},
 				log: slog.New(slog.NewTextHandler(&logged, nil)),
 			}
@@ -107,8 +115,8 @@ func TestMappedBudget(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("paged out at each check (-want +got):\n%s", diff)
 			}
-			if pageOuts != tt.pageOuts {
-				t.Errorf("PageOut ran %d times, want %d", pageOuts, tt.pageOuts)
+			if trims != tt.trims {
+				t.Errorf("Trim ran %d times, want %d", trims, tt.trims)
 			}
 			if n := strings.Count(logged.String(), "mapped files are not kept under their limit"); n != tt.warnings {
 				t.Errorf("%d warnings, want %d:\n%s", n, tt.warnings, logged.String())

@@ -12,11 +12,12 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// residentUnder is how many bytes of the files under dir are resident in
+// smapsResident is how many bytes of the files under dir are resident in
 // this process's mappings, from /proc/self/smaps.
-func residentUnder(t *testing.T, dir string) int64 {
+func smapsResident(t *testing.T, dir string) int64 {
 	t.Helper()
 	smaps, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
@@ -96,7 +97,7 @@ func TestPageOut(t *testing.T) {
 	}
 	readAll()
 
-	before := residentUnder(t, real)
+	before := smapsResident(t, real)
 	if before < n*size/2 {
 		t.Fatalf("%d KiB of the database's files resident after writing and reading %d KiB: the test measures nothing", before>>10, n*size>>10)
 	}
@@ -110,7 +111,7 @@ func TestPageOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := residentUnder(t, real)
+	after := smapsResident(t, real)
 	t.Logf("resident: %d KiB before, %d KiB after paging out %d KiB of mappings", before>>10, after>>10, advised>>10)
 	if advised < before {
 		t.Errorf("advised %d KiB of mappings, less than the %d KiB resident", advised>>10, before>>10)
@@ -120,6 +121,24 @@ func TestPageOut(t *testing.T) {
 	}
 	if mapped, err := s.Mapped(); err != nil || mapped > before/4 {
 		t.Errorf("Mapped() = %d KiB, %v after paging out; %d KiB before", mapped>>10, err, before>>10)
+	}
+	readAll()
+
+	// Trim pages nothing out within its limit, and over it as much as it
+	// must to keep what it is told to.
+	before = smapsResident(t, real)
+	if b, a, err := s.Trim(4*before, 0); err != nil || a != b {
+		t.Errorf("Trim within the limit: %d KiB before, %d KiB after, %v", b>>10, a>>10, err)
+	}
+	if got := smapsResident(t, real); got < before/2 {
+		t.Errorf("Trim within the limit: %d KiB resident of %d", got>>10, before>>10)
+	}
+	b, a, err := s.Trim(1<<20, 1<<20)
+	if err != nil || b < before/2 || a > 1<<20 {
+		t.Errorf("Trim(1 MiB, 1 MiB) = %d KiB before, %d KiB after, %v; /proc/self/smaps said %d KiB before", b>>10, a>>10, err, before>>10)
+	}
+	if got := smapsResident(t, real); got > before/4 {
+		t.Errorf("after Trim(1 MiB, 1 MiB): %d KiB resident of %d", got>>10, before>>10)
 	}
 	readAll()
 }
@@ -142,11 +161,78 @@ func TestMappingsUnder(t *testing.T) {
 	}, "\n")
 	got := mappingsUnder([]byte(maps), "/data/db/")
 	want := []mapping{
-		{0x7f0000000000, 0x7f0004000000, "/data/db/000001.vlog"},
-		{0x7f0004000000, 0x7f0004200000, "/data/db/000003.sst (deleted)"},
-		{0x7f0004400000, 0x7f0004600000, "/data/db/sub dir/a b.mem"},
+		{start: 0x7f0000000000, end: 0x7f0004000000, path: "/data/db/000001.vlog"},
+		{start: 0x7f0004000000, end: 0x7f0004200000, path: "/data/db/000003.sst (deleted)"},
+		{start: 0x7f0004400000, end: 0x7f0004600000, path: "/data/db/sub dir/a b.mem"},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(mapping{})); diff != "" {
 		t.Errorf("mappingsUnder (-want +got):\n%s", diff)
+	}
+}
+
+// TestResidentUnder: each mapping of a file under the directory comes with
+// its Rss line; the figures' lines are not taken for mappings.
+func TestResidentUnder(t *testing.T) {
+	smaps := strings.Join([]string{
+		"00400000-00452000 r-xp 00000000 08:02 173521      /usr/bin/onboard",
+		"Size:                328 kB",
+		"Rss:                 300 kB",
+		"7f0000000000-7f0004000000 rw-s 00000000 08:02 1001       /data/db/000001.vlog",
+		"Size:              65536 kB",
+		"KernelPageSize:        4 kB",
+		"Rss:                1024 kB",
+		"Pss:                1024 kB",
+		"7f0004000000-7f0004200000 r--s 00000000 08:02 1002       /data/db/000003.sst",
+		"Size:               2048 kB",
+		"Rss:                   0 kB",
+		"VmFlags: rd sh mr mw me ms sd",
+		"",
+	}, "\n")
+	got := residentUnder([]byte(smaps), "/data/db")
+	want := []mapping{
+		{start: 0x7f0000000000, end: 0x7f0004000000, path: "/data/db/000001.vlog", resident: 1 << 20},
+		{start: 0x7f0004000000, end: 0x7f0004200000, path: "/data/db/000003.sst"},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(mapping{})); diff != "" {
+		t.Errorf("residentUnder (-want +got):\n%s", diff)
+	}
+}
+
+// TestTrimPlan: nothing is paged out within the limit; over it, deleted
+// files go first, then memtable logs, tables and the value log, each
+// oldest first, until what is left is within keep.
+func TestTrimPlan(t *testing.T) {
+	ms := []mapping{
+		{path: "/d/000010.vlog", resident: 40},
+		{path: "/d/000009.vlog", resident: 30},
+		{path: "/d/000120.sst", resident: 5},
+		{path: "/d/000007.sst", resident: 5},
+		{path: "/d/00003.mem", resident: 8},
+		{path: "/d/00002.mem", resident: 0},
+		{path: "/d/DISCARD", resident: 1},
+		{path: "/d/000011.sst (deleted)", resident: 2},
+	} // 91 resident
+	paths := func(plan []mapping) []string {
+		var out []string
+		for _, m := range plan {
+			out = append(out, m.path)
+		}
+		return out
+	}
+	tests := []struct {
+		limit, keep int64
+		want        []string
+	}{
+		{limit: 91, keep: 0, want: nil},
+		{limit: 90, keep: 89, want: []string{"/d/000011.sst (deleted)"}},
+		{limit: 90, keep: 75, want: []string{"/d/000011.sst (deleted)", "/d/00003.mem", "/d/000007.sst", "/d/000120.sst"}},
+		{limit: 60, keep: 45, want: []string{"/d/000011.sst (deleted)", "/d/00003.mem", "/d/000007.sst", "/d/000120.sst", "/d/000009.vlog"}},
+		{limit: 0, keep: 0, want: []string{"/d/000011.sst (deleted)", "/d/00003.mem", "/d/000007.sst", "/d/000120.sst", "/d/000009.vlog", "/d/000010.vlog", "/d/DISCARD"}},
+	}
+	for _, tt := range tests {
+		got := paths(trimPlan(ms, tt.limit, tt.keep))
+		if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("trimPlan(limit %d, keep %d) (-want +got):\n%s", tt.limit, tt.keep, diff)
+		}
 	}
 }
