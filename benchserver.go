@@ -88,7 +88,7 @@ func startBenchServer(dataDir string) (*benchServer, error) {
 	srv := newAPIServer(cfg, a, log, metrics, nil, workers)
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &benchServer{base: cfg.PublicURL, key: key, org: cfg.Organizations[0].ID, app: a, dir: dataDir, cancel: cancel, done: make(chan error, 1)}
-	go func() { b.done <- serveWithJobs(ctx, srv, a, workers, ln, nil) }()
+	go func() { b.done <- serveWithJobs(ctx, srv, a, workers, ln, nil, cfg.Limits.MaxMappedBytes) }()
 	return b, nil
 }
 

@@ -62,6 +62,9 @@ type LimitsConfig struct {
 	Burst          int     `toml:"burst"`
 	MaxJSONBytes   int64   `toml:"max_json_bytes"`
 	MaxUploadBytes int64   `toml:"max_upload_bytes"`
+	// MaxMappedBytes bounds the database's files serve keeps mapped into
+	// its memory (memrelease.go); 0: no bound.
+	MaxMappedBytes int64 `toml:"max_mapped_bytes"`
 	// SessionTimeout is how long an applicant's session lasts without
 	// use; pages warn two minutes before it ends.
 	SessionTimeout Duration `toml:"session_timeout"`
@@ -165,7 +168,7 @@ func DefaultConfig() Config {
 		Registry: RegistryConfig{Mode: "fixtures", Timeout: Duration{8 * time.Second},
 			CompaniesHouseURL: registry.DefaultCompaniesHouseBaseURL, CROURL: registry.DefaultCROBaseURL},
 		Mail:   MailConfig{From: "Onboarding <onboarding@sandbox.invalid>"},
-		Limits: LimitsConfig{RatePerSecond: 20, Burst: 40, MaxJSONBytes: 1 << 20, MaxUploadBytes: 25 << 20, SessionTimeout: Duration{12 * time.Hour}},
+		Limits: LimitsConfig{RatePerSecond: 20, Burst: 40, MaxJSONBytes: 1 << 20, MaxUploadBytes: 25 << 20, MaxMappedBytes: 48 << 20, SessionTimeout: Duration{12 * time.Hour}},
 		Webhooks: WebhooksConfig{
 			RetrySchedule: []Duration{{0}, {5 * time.Second}, {5 * time.Minute}, {30 * time.Minute}, {2 * time.Hour}, {5 * time.Hour}, {10 * time.Hour}, {10 * time.Hour}},
 			Timeout:       Duration{15 * time.Second},

@@ -152,6 +152,9 @@ func (l *LimitsConfig) validate(p *onboarding.Problems) {
 	if l.MaxUploadBytes < 1024 {
 		p.Note("limits", "limits.max_upload_bytes must be at least 1024")
 	}
+	if l.MaxMappedBytes != 0 && l.MaxMappedBytes < 1<<20 {
+		p.Note("limits", "limits.max_mapped_bytes must be 0 (no limit) or at least 1048576")
+	}
 	if l.SessionTimeout.check("limits.session_timeout", p) && (l.SessionTimeout.Duration < 10*time.Second || l.SessionTimeout.Duration > 7*24*time.Hour) {
 		p.Note("limits", "limits.session_timeout must be between 10s and 168h, not %s", l.SessionTimeout)
 	}

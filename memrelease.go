@@ -29,7 +29,7 @@ import (
 // Badger's caches and memtable are live data and stay.
 //
 // Busy or not, the file pages mapped into the process are kept under
-// mappedLimit (mappedBudget). Badger reads and writes its files through
+// limits.max_mapped_bytes (mappedBudget). Badger reads and writes its files through
 // memory mappings, and every page it touches stays mapped, counted in RSS,
 // until the kernel needs the memory: after a few minutes of writes that
 // was most of serve's RSS (at the end of the memory test's load, 138 of
@@ -39,18 +39,15 @@ import (
 // idleCheck is how often serve looks for an idle spell.
 const idleCheck = 15 * time.Second
 
-// mappedLimit is how much of the database's files serve keeps mapped in
-// before it pages some out, and mappedKeep how much it leaves then: the
+// mappedKeep is how much of the database's files serve leaves mapped in
+// when more than limit (limits.max_mapped_bytes, default 48 MiB) are: the
 // newest files, whose records are the likeliest to be read next
-// (storage.Store.Trim). The gap between them makes the pages go back in
+// (storage.Store.Trim). The gap between the two makes the pages go back in
 // batches, every few seconds under sustained writes.
-const (
-	mappedLimit = 48 << 20
-	mappedKeep  = 32 << 20
-)
+func mappedKeep(limit int64) int64 { return limit * 2 / 3 }
 
 // mappedCheck is how often serve compares its mapped files with
-// mappedLimit: reading /proc/self/status, a few microseconds, and only
+// limits.max_mapped_bytes: reading /proc/self/status, a few microseconds, and only
 // when the process's mapped files (its own binary, about 17 MiB, included)
 // are over the limit, /proc/self/smaps (about a millisecond).
 const mappedCheck = time.Second
@@ -81,6 +78,27 @@ func (r *idleRelease) check() bool {
 	r.free()
 	r.released = true
 	return true
+}
+
+// idleFree is what an idle spell hands back.
+type idleFree struct {
+	forget  func()                // storage.Store.ForgetCached
+	freeOS  func()                // runtime/debug.FreeOSMemory
+	pageOut func() (int64, error) // storage.Store.PageOut; nil leaves the mapped files alone
+	log     *slog.Logger
+}
+
+// run forgets the decoded applications, returns the freed heap to the
+// operating system, then pages out the database's files.
+func (f idleFree) run() {
+	f.forget()
+	f.freeOS()
+	if f.pageOut == nil {
+		return
+	}
+	if _, err := f.pageOut(); err != nil && !errors.Is(err, storage.ErrPageOutUnsupported) {
+		f.log.Warn("page out the database's files", "err", err)
+	}
 }
 
 // mappedBudget trims the database's files mapped into the process (Trim)
@@ -139,19 +157,18 @@ func fileResident() (int64, error) {
 	return 0, errors.New("/proc/self/status has no RssFile")
 }
 
-// releaseMemory keeps the database's mapped files under mappedLimit, and
-// returns memory to the operating system once per idle spell of svc's
-// requests, until ctx ends.
-func releaseMemory(ctx context.Context, svc *onboarding.Service, store *storage.Store, log *slog.Logger) {
-	r := &idleRelease{requests: svc.Requests, free: func() {
-		store.ForgetCached()
-		debug.FreeOSMemory()
-		if _, err := store.PageOut(); err != nil && !errors.Is(err, storage.ErrPageOutUnsupported) {
-			log.Warn("page out the database's files", "err", err)
-		}
-	}}
+// releaseMemory keeps the database's mapped files under maxMapped bytes
+// (0: no limit), and returns memory to the operating system once per idle
+// spell of svc's requests, until ctx ends. Without a limit, the idle spells
+// leave the mapped files alone too.
+func releaseMemory(ctx context.Context, svc *onboarding.Service, store *storage.Store, log *slog.Logger, maxMapped int64) {
+	idleFree := idleFree{forget: store.ForgetCached, freeOS: debug.FreeOSMemory, log: log}
+	if maxMapped != 0 {
+		idleFree.pageOut = store.PageOut
+	}
+	r := &idleRelease{requests: svc.Requests, free: idleFree.run}
 	_, r.last = svc.Requests()
-	b := &mappedBudget{limit: mappedLimit, keep: mappedKeep, resident: fileResident, trim: store.Trim, log: log}
+	b := &mappedBudget{limit: maxMapped, keep: mappedKeep(maxMapped), resident: fileResident, trim: store.Trim, log: log, off: maxMapped == 0}
 	idle := time.NewTicker(idleCheck)
 	defer idle.Stop()
 	mapped := time.NewTicker(mappedCheck)

@@ -136,3 +136,42 @@ func TestFileResident(t *testing.T) {
 		t.Errorf("fileResident() = %d", n)
 	}
 }
+
+// TestIdleFree: an idle spell forgets the decoded applications before it
+// returns the heap, then pages the mapped files out unless there is no
+// limit; a failure is logged, except a kernel that cannot page out.
+func TestIdleFree(t *testing.T) {
+	tests := []struct {
+		name    string
+		limited bool
+		err     error
+		want    []string
+		warned  bool
+	}{
+		{"limited", true, nil, []string{"forget", "free", "page out"}, false},
+		{"no limit", false, nil, []string{"forget", "free"}, false},
+		{"paging out fails", true, errors.New("page out x: EIO"), []string{"forget", "free", "page out"}, true},
+		{"the kernel cannot page out", true, storage.ErrPageOutUnsupported, []string{"forget", "free", "page out"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			var logged bytes.Buffer
+			f := idleFree{
+				forget: func() { got = append(got, "forget") },
+				freeOS: func() { got = append(got, "free") },
+				log:    slog.New(slog.NewTextHandler(&logged, nil)),
+			}
+			if tt.limited {
+				f.pageOut = func() (int64, error) { got = append(got, "page out"); return 1, tt.err }
+			}
+			f.run()
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+			if warned := strings.Contains(logged.String(), "page out the database's files"); warned != tt.warned {
+				t.Errorf("warned %v, want %v:\n%s", warned, tt.warned, logged.String())
+			}
+		})
+	}
+}

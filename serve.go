@@ -100,7 +100,7 @@ func (c *ServeCmd) Run(e *env) error {
 	srv := newAPIServer(cfg, a, log, metrics, metricsLn, workers)
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
 		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode, metricsAddr(metricsLn))
-	err = serveWithJobs(ctx, srv, a, workers, api, admin)
+	err = serveWithJobs(ctx, srv, a, workers, api, admin, cfg.Limits.MaxMappedBytes)
 	log.Info("onboard stopped")
 	return err
 }
@@ -143,7 +143,7 @@ func listenedAt(listen string, addr net.Addr) string {
 // in flight finish (each within the webhook timeout), and deliveries still
 // queued are sent after the next start; RFI requests due while the server
 // was down expire at the next start.
-func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api, admin net.Listener) error {
+func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api, admin net.Listener, maxMapped int64) error {
 	svc := a.svc
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	j.start(jobRegistryDocuments, func() error { return svc.RunRegistryDocuments(jobCtx) })
@@ -153,7 +153,7 @@ func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api
 	released := make(chan struct{})
 	go func() {
 		defer close(released)
-		releaseMemory(jobCtx, svc, a.store, a.log)
+		releaseMemory(jobCtx, svc, a.store, a.log, maxMapped)
 	}()
 	err := srv.Run(ctx, api, admin, 30*time.Second)
 	stopJobs()
