@@ -54,69 +54,71 @@ func TestIdleRelease(t *testing.T) {
 	}
 }
 
-// TestMappedBudget: the database's files are trimmed at each check that
-// finds more than the limit mapped in; a kernel that cannot page out, or a
-// process whose mapped files cannot be measured, stops the checks.
+// TestMappedBudget: the database's files are trimmed when the process's
+// mapped files, less what the last trim found of other files, are over
+// the limit; a kernel that cannot page out, or a process whose mapped
+// files cannot be measured, stops the checks.
 func TestMappedBudget(t *testing.T) {
 	type step struct {
-		resident    int64
+		rssFile     int64 // the process's mapped files
 		residentErr error
+		db          int64 // the database's share, as trim measures it
 		trimmed     int64 // bytes the trim pages out
 		trimErr     error
+		trim        bool // trim was called
 		paged       bool
 	}
 	cantRead := errors.New("no /proc")
 	tests := []struct {
 		name     string
 		steps    []step
-		trims    int
 		warnings int
 	}{
-		{"under and over the limit", []step{
-			{resident: 10}, {resident: 100}, {resident: 101, trimmed: 60, paged: true}, {resident: 5}, {resident: 200, trimmed: 1, paged: true},
-		}, 2, 0},
-		{"over the limit with the database's share within it", []step{
-			{resident: 150}, {resident: 150, trimmed: 10, paged: true},
-		}, 2, 0},
+		{"within and over the limit", []step{
+			{rssFile: 10}, {rssFile: 100},
+			{rssFile: 101, db: 101, trimmed: 60, trim: true, paged: true},
+			{rssFile: 5}, {rssFile: 200, db: 200, trimmed: 1, trim: true, paged: true},
+		}, 0},
+		{"other files are counted out once a trim has measured them", []step{
+			{rssFile: 150, db: 90, trim: true}, // others: 60
+			{rssFile: 160},                     // the database's share about 100
+			{rssFile: 161, db: 101, trimmed: 40, trim: true, paged: true},
+			{rssFile: 150}, // others still 60: about 90
+		}, 0},
 		{"a failure to page out is reported, and the next check tries again", []step{
-			{resident: 200, trimErr: errors.New("page out x: EIO")}, {resident: 200, trimmed: 100, paged: true},
-		}, 2, 1},
+			{rssFile: 200, db: 200, trimErr: errors.New("page out x: EIO"), trim: true},
+			{rssFile: 200, db: 200, trimmed: 100, trim: true, paged: true},
+		}, 1},
 		{"a kernel that cannot page out stops the checks", []step{
-			{resident: 200, trimErr: storage.ErrPageOutUnsupported}, {resident: 200}, {resident: 300},
-		}, 1, 1},
+			{rssFile: 200, db: 200, trimErr: storage.ErrPageOutUnsupported, trim: true}, {rssFile: 200}, {rssFile: 300},
+		}, 1},
 		{"unreadable mapped files stop the checks", []step{
-			{residentErr: cantRead}, {resident: 200},
-		}, 0, 1},
+			{residentErr: cantRead}, {rssFile: 200},
+		}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var now step
-			trims := 0
+			trimmed := false
 			var logged bytes.Buffer
 			b := &mappedBudget{
 				limit:    100,
 				keep:     50,
-				resident: func() (int64, error) { return now.resident, now.residentErr },
+				resident: func() (int64, error) { return now.rssFile, now.residentErr },
 				trim: func(limit, keep int64) (int64, int64, error) {
-					trims++
+					trimmed = true
 					if limit != 100 || keep != 50 {
 						t.Errorf("trim(%d, %d), want trim(100, 50)", limit, keep)
 					}
-					return now.resident, now.resident - now.trimmed, now.trimErr
+					return now.db, now.db - now.trimmed, now.trimErr
 				},
 				log: slog.New(slog.NewTextHandler(&logged, nil)),
 			}
-			var got, want []bool
-			for _, s := range tt.steps {
-				now = s
-				got = append(got, b.check())
-				want = append(want, s.paged)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("paged out at each check (-want +got):\n%s", diff)
-			}
-			if trims != tt.trims {
-				t.Errorf("Trim ran %d times, want %d", trims, tt.trims)
+			for i, s := range tt.steps {
+				now, trimmed = s, false
+				if paged := b.check(); paged != s.paged || trimmed != s.trim {
+					t.Errorf("check %d: paged %v, trim called %v; want %v, %v", i, paged, trimmed, s.paged, s.trim)
+				}
 			}
 			if n := strings.Count(logged.String(), "mapped files are not kept under their limit"); n != tt.warnings {
 				t.Errorf("%d warnings, want %d:\n%s", n, tt.warnings, logged.String())

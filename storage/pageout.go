@@ -34,7 +34,8 @@ const madvPageout = 21
 
 // ErrPageOutUnsupported is returned by PageOut when the kernel has no
 // MADV_PAGEOUT (Linux before 5.4) or no /proc/self/maps.
-var ErrPageOutUnsupported = errors.New("storage: this kernel cannot page out mapped files (MADV_PAGEOUT needs Linux 5.4)")
+var ErrPageOutUnsupported = errors.New(
+	"storage: this kernel cannot page out mapped files (MADV_PAGEOUT needs Linux 5.4)")
 
 // PageOut asks the kernel to reclaim the pages of the database's files
 // mapped into this process (tables, value log, memtable logs), and returns
@@ -94,7 +95,9 @@ func trimPlan(ms []mapping, limit, keep int64) []mapping {
 		return nil
 	}
 	ms = slices.Clone(ms)
-	slices.SortStableFunc(ms, func(a, b mapping) int { return cmp.Compare(pageOutOrder(a.path), pageOutOrder(b.path)) })
+	slices.SortStableFunc(ms, func(a, b mapping) int {
+		return cmp.Compare(pageOutOrder(a.path), pageOutOrder(b.path))
+	})
 	var plan []mapping
 	for _, m := range ms {
 		if left <= keep {
