@@ -109,11 +109,17 @@ func runPhaseUntil(name string, concurrency int, d, limit time.Duration, ready f
 				return
 			case <-t.C:
 			}
-			if ready == nil || ready() || time.Since(start) >= d+limit {
+			if ready == nil || ready() {
 				stop.Store(true)
 				return
 			}
+			// Not ready: the phase runs on, unless the limit has passed
+			// (which a timer that fired late may find at its first look).
 			extended.Store(true)
+			if time.Since(start) >= d+limit {
+				stop.Store(true)
+				return
+			}
 			t.Reset(phasePoll)
 		}
 	}()

@@ -28,6 +28,9 @@ func TestRunPhaseUntil(t *testing.T) {
 		{name: "ready at once", d: d, limit: time.Minute, readyAfter: 1, do: work, wantAtLeast: d, wantBelow: time.Minute},
 		{name: "ready at the third poll", d: d, limit: time.Minute, readyAfter: 3, do: work, wantExtended: true, wantAtLeast: d + 2*phasePoll, wantBelow: time.Minute},
 		{name: "never ready", d: d, limit: 50 * time.Millisecond, readyAfter: -1, do: work, wantExtended: true, wantAtLeast: d + 50*time.Millisecond, wantBelow: time.Minute},
+		// The limit is past at the first look, as when the timer fires
+		// late on a loaded machine: still not ready, so extended.
+		{name: "never ready, limit past at once", d: d, limit: 0, readyAfter: -1, do: work, wantExtended: true, wantAtLeast: d, wantBelow: time.Minute},
 		{name: "used up", d: time.Minute, limit: time.Minute, readyAfter: -1, do: func(_, i int) error {
 			if i >= 3 {
 				return errUsedUp
