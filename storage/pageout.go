@@ -111,21 +111,6 @@ func trimPlan(ms []mapping, limit, keep int64) []mapping {
 	return plan
 }
 
-// Mapped is how many bytes of the database's files are resident in this
-// process's mappings, from /proc/self/smaps (which walks every mapping's
-// page table: about a millisecond for a few hundred mappings).
-func (s *Store) Mapped() (int64, error) {
-	smaps, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrPageOutUnsupported, err)
-	}
-	var total int64
-	for _, m := range residentUnder(smaps, s.dir) {
-		total += m.resident
-	}
-	return total, nil
-}
-
 // pageOut advises the kernel to reclaim m's pages.
 func pageOut(m mapping) error {
 	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, madvPageout)

@@ -101,9 +101,6 @@ func TestPageOut(t *testing.T) {
 	if before < n*size/2 {
 		t.Fatalf("%d KiB of the database's files resident after writing and reading %d KiB: the test measures nothing", before>>10, n*size>>10)
 	}
-	if mapped, err := s.Mapped(); err != nil || mapped < before/2 || mapped > 2*before {
-		t.Errorf("Mapped() = %d KiB, %v; /proc/self/smaps says %d KiB", mapped>>10, err, before>>10)
-	}
 	advised, err := s.PageOut()
 	if errors.Is(err, ErrPageOutUnsupported) {
 		t.Skip(err)
@@ -118,9 +115,6 @@ func TestPageOut(t *testing.T) {
 	}
 	if after > before/4 {
 		t.Errorf("%d KiB still resident of %d", after>>10, before>>10)
-	}
-	if mapped, err := s.Mapped(); err != nil || mapped > before/4 {
-		t.Errorf("Mapped() = %d KiB, %v after paging out; %d KiB before", mapped>>10, err, before>>10)
 	}
 	readAll()
 
