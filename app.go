@@ -27,7 +27,7 @@ type app struct {
 	sessions *server.SignedSessions // the applicant form's sessions, under the session key
 	backup   *dataBackup            // onboard backup of this data directory
 	sweeper  *blobSweeper           // removes blobs no record refers to
-	log      *slog.Logger
+	log      *slog.Logger           // serve's, for the background work that has no request to answer
 }
 
 // close closes the store, reporting a failure on stderr.
