@@ -83,21 +83,41 @@ func (s *Service) updateOwnApplication(ctx context.Context, k *APIKey, id string
 // application loads an application of k's organization; another
 // organization's application is reported as not found.
 func (s *Service) application(ctx context.Context, k *APIKey, id string) (*Application, error) {
+	var app *Application
+	err := s.readApplication(ctx, k, id, func(shared *Application) error {
+		app = shared.Clone()
+		return nil
+	})
+	return app, err
+}
+
+// readApplication calls read with an application of k's organization as
+// the store shares it (Store.ReadApplication): read must not change it or
+// keep any part of it. Another organization's application is reported as
+// not found; read's error is answered unchanged.
+func (s *Service) readApplication(ctx context.Context, k *APIKey, id string, read func(*Application) error) error {
 	// Only the canonical form the API hands out names an application, so
 	// that one resource has one path.
 	u, err := uuid.Parse(id)
 	if err != nil || u.String() != id {
-		return nil, ErrApplicationNotFound
+		return ErrApplicationNotFound
 	}
-	app, err := s.store.Application(ctx, u.String())
-	if errors.Is(err, ErrNotFound) {
-		return nil, ErrApplicationNotFound
+	var readErr error
+	err = s.store.ReadApplication(ctx, id, func(app *Application) error {
+		if app.OrgID != k.OrgID {
+			readErr = ErrApplicationNotFound
+		} else {
+			readErr = read(app)
+		}
+		return readErr
+	})
+	switch {
+	case readErr != nil:
+		return readErr
+	case errors.Is(err, ErrNotFound):
+		return ErrApplicationNotFound
+	case err != nil:
+		return fmt.Errorf("load application: %w", err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("load application: %w", err)
-	}
-	if app.OrgID != k.OrgID {
-		return nil, ErrApplicationNotFound
-	}
-	return app, nil
+	return nil
 }

@@ -69,6 +69,10 @@ type Store interface {
 	CreateApplication(ctx context.Context, app *Application, ch Changes) error
 	// Application returns the application with id.
 	Application(ctx context.Context, id string) (*Application, error)
+	// ReadApplication calls read with the application with id without
+	// copying it: read must not change it or keep any part of it once it
+	// returns, since other readers may share it. It answers read's error.
+	ReadApplication(ctx context.Context, id string, read func(*Application) error) error
 	// ApplicationBySlug returns the application one of whose participants
 	// has the link slug.
 	ApplicationBySlug(ctx context.Context, slug string) (*Application, error)

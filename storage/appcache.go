@@ -52,7 +52,9 @@ func newAppCache(budget int) *appCache {
 	return &appCache{budget: budget, entries: map[uuid.UUID]cachedApp{}}
 }
 
-// get returns a clone of the application id decoded from version, or nil.
+// get returns the application id decoded from version, or nil. It is the
+// cache's own, shared with every other reader: the caller must not change
+// it.
 func (c *appCache) get(id uuid.UUID, version uint64) *onboarding.Application {
 	c.mu.Lock()
 	e, ok := c.entries[id]
@@ -60,7 +62,7 @@ func (c *appCache) get(id uuid.UUID, version uint64) *onboarding.Application {
 	if !ok || e.version != version {
 		return nil
 	}
-	return e.app.Clone()
+	return e.app
 }
 
 // put keeps app, decoded from version of id's record of size bytes, unless
@@ -147,29 +149,41 @@ func (s *Store) readApplication(txn *badger.Txn, id uuid.UUID, evict bool) (*onb
 // readApplicationVersion reads application id in txn as readApplication
 // does, and answers the version of the record read too.
 func (s *Store) readApplicationVersion(txn *badger.Txn, id uuid.UUID, evict bool) (*onboarding.Application, uint64, error) {
+	app, version, shared, err := s.readSharedApplication(txn, id, evict)
+	if shared {
+		app = app.Clone()
+	}
+	return app, version, err
+}
+
+// readSharedApplication reads application id in txn as readApplication
+// does, without copying: when shared is set, the application is the one
+// the cache keeps, which every reader shares, and must not be changed.
+func (s *Store) readSharedApplication(txn *badger.Txn, id uuid.UUID, evict bool) (app *onboarding.Application, version uint64, shared bool, err error) {
 	item, err := txn.Get(appKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, 0, onboarding.ErrNotFound
+		return nil, 0, false, onboarding.ErrNotFound
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
-	version := item.Version()
+	version = item.Version()
 	if app := s.apps.get(id, version); app != nil {
-		return app, version, nil
+		return app, version, true, nil
 	}
-	app := new(onboarding.Application)
+	app = new(onboarding.Application)
 	var size int
 	if err := item.Value(func(b []byte) error {
 		size = jsonSize(b)
 		return decode(b, app)
 	}); err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	if s.apps.room(size, evict) {
-		s.apps.put(id, version, size, app.Clone(), evict)
+		s.apps.put(id, version, size, app, evict)
+		return app, version, true, nil
 	}
-	return app, version, nil
+	return app, version, false, nil
 }
 
 // keepWritten keeps app, which the caller has just committed under the

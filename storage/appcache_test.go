@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -126,6 +127,48 @@ func TestAppCache(t *testing.T) {
 	}
 	if got, err := s.Application(ctx, app.ID); err != nil || string(got.Data.Fields["industry"]) != `"software"` || !s.cached(app.ID) {
 		t.Errorf("read after ForgetCached: %v, %v; cached again %v", got, err, s.cached(app.ID))
+	}
+}
+
+// TestReadApplication: the shared read answers the stored application,
+// the one the cache keeps once it is read, and read's own error; a missing
+// application is ErrNotFound and read is not called.
+func TestReadApplication(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
+		t.Fatal(err)
+	}
+	var reads []*onboarding.Application
+	for range 2 {
+		if err := s.ReadApplication(ctx, app.ID, func(a *onboarding.Application) error {
+			reads = append(reads, a)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := cmp.Diff(app, reads[0]); d != "" {
+		t.Errorf("read (-stored +read):\n%s", d)
+	}
+	if reads[0] != reads[1] {
+		t.Error("the second read copied the application the first one kept")
+	}
+	// A copying read answers a copy of that same application.
+	if copied, err := s.Application(ctx, app.ID); err != nil || copied == reads[1] {
+		t.Errorf("Application = %p, %v; want a copy of %p", copied, err, reads[1])
+	}
+
+	errRead := errors.New("read failed")
+	if err := s.ReadApplication(ctx, app.ID, func(*onboarding.Application) error { return errRead }); err != errRead {
+		t.Errorf("ReadApplication with a failing read = %v, want %v", err, errRead)
+	}
+	called := false
+	err := s.ReadApplication(ctx, uuid.NewString(), func(*onboarding.Application) error { called = true; return nil })
+	if !errors.Is(err, onboarding.ErrNotFound) || called {
+		t.Errorf("ReadApplication of a missing application = %v (read called: %v), want ErrNotFound", err, called)
 	}
 }
 

@@ -74,6 +74,25 @@ func (s *Store) Application(_ context.Context, id string) (*onboarding.Applicati
 	return app, nil
 }
 
+// ReadApplication calls read with the application with id, as Application
+// returns it but without copying it: it may be the one the cache keeps,
+// shared with every other reader, so read must not change it or keep any
+// part of it once it returns. It answers read's error.
+func (s *Store) ReadApplication(_ context.Context, id string, read func(*onboarding.Application) error) error {
+	u, err := parseAppID(id)
+	if err != nil {
+		return err
+	}
+	var app *onboarding.Application
+	if err := s.view(func(txn *badger.Txn) error {
+		app, _, _, err = s.readSharedApplication(txn, u, true)
+		return err
+	}); err != nil {
+		return err
+	}
+	return read(app)
+}
+
 // UpdateApplication applies change to the stored application, rewrites the
 // index entries that changed, appends the activity entries and writes the
 // events (queued for the endpoints that want them), all in one transaction:
