@@ -99,12 +99,22 @@ func parseLimit(raw string) (int, error) {
 	return n, nil
 }
 
-// GetApplication returns an application of k's organization.
-func (s *Service) GetApplication(ctx context.Context, k *APIKey, id string) (*Application, error) {
+// ApplicationJSON appends to dst an application of k's organization as
+// get-application answers it (spec 4.4): its view, with fresh download
+// links, encoded. The application is read as the store shares it, not
+// copied.
+func (s *Service) ApplicationJSON(ctx context.Context, k *APIKey, id string, dst []byte) ([]byte, error) {
 	if err := Authorize(k, ScopeApplicationsRead); err != nil {
 		return nil, err
 	}
-	return s.application(ctx, k, id)
+	err := s.readApplication(ctx, k, id, func(app *Application) error {
+		view, err := s.View(app, ViewOptions{Links: true})
+		if err == nil {
+			dst, err = view.AppendJSON(dst)
+		}
+		return err
+	})
+	return dst, err
 }
 
 // FieldCatalog returns the form of an application of k's organization; its

@@ -71,15 +71,11 @@ func (s *Server) listApplications(c echo.Context) error {
 
 // getApplication handles GET /api/external/applications/:id (spec 4.4).
 func (s *Server) getApplication(c echo.Context) error {
-	app, err := s.svc.GetApplication(c.Request().Context(), apiKey(c), c.Param("id"))
+	b, err := s.svc.ApplicationJSON(c.Request().Context(), apiKey(c), c.Param("id"), make([]byte, 0, 4096))
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.View(app, onboarding.ViewOptions{Links: true})
-	if err != nil {
-		return err
-	}
-	return writeJSON(c, http.StatusOK, view)
+	return writeRawJSON(c, http.StatusOK, b)
 }
 
 // getDocument handles GET /api/external/applications/:id/documents/:docId (spec 4.7).

@@ -1,8 +1,12 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -25,6 +29,9 @@ func TestGetApplication(t *testing.T) {
 	if cc := w.Header().Get("Cache-Control"); cc != "no-store" {
 		t.Errorf("Cache-Control = %q, want no-store (the payload carries personal data)", cc)
 	}
+	if cl := w.Header().Get("Content-Length"); cl != strconv.Itoa(w.Body.Len()) {
+		t.Errorf("Content-Length = %q, want %d (the body's length, not chunked)", cl, w.Body.Len())
+	}
 	golden(t, "get_application.json", w.Body.Bytes())
 
 	// Re-reading yields the same application: reads never change it.
@@ -35,6 +42,44 @@ func TestGetApplication(t *testing.T) {
 	for _, bad := range []string{uuid.NewString(), "not-a-uuid", "00000000-0000-0000-0000-000000000000",
 		strings.ToUpper(id), strings.ReplaceAll(id, "-", ""), "urn:uuid:" + id, "{" + id + "}"} {
 		wantError(t, e.do("GET", "/api/external/applications/"+bad, "acme", ""), http.StatusNotFound, errBody("Application not found"))
+	}
+}
+
+// TestGetWhileUpdating reads an application from several goroutines while
+// it is PATCHed: reads share the cached application (Store.ReadApplication),
+// so under -race this fails if rendering writes to it or an update changes
+// the copy readers share. Every read answers a whole application, and the
+// read after the last PATCH shows it.
+func TestGetWhileUpdating(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.create(t, "acme", "")
+	const readers, reads, patches = 4, 25, 25
+	var wg sync.WaitGroup
+	failures := make(chan string, readers*reads+patches)
+	for range readers {
+		wg.Go(func() {
+			for range reads {
+				if w := e.do("GET", "/api/external/applications/"+id, "acme", ""); w.Code != http.StatusOK || !json.Valid(w.Body.Bytes()) {
+					failures <- fmt.Sprintf("GET = %d %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range patches {
+			if w := e.do("PATCH", "/api/external/applications/"+id, "acme", fmt.Sprintf(`{"fields":{"business_description":"Edit %d"}}`, i)); w.Code != http.StatusOK {
+				failures <- fmt.Sprintf("PATCH = %d %s", w.Code, w.Body)
+			}
+		}
+	})
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		t.Error(f)
+	}
+	fields := decode(t, e.do("GET", "/api/external/applications/"+id, "acme", ""))["data"].(map[string]any)["fields"].(map[string]any)
+	if got, want := fields["business_description"], fmt.Sprintf("Edit %d", patches-1); got != want {
+		t.Errorf("business_description after the PATCHes = %v, want %q", got, want)
 	}
 }
 

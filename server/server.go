@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -202,7 +203,10 @@ func writeJSON(c echo.Context, status int, v any) error {
 	return writeRawJSON(c, status, b)
 }
 
-// writeRawJSON sends bytes that are already JSON.
+// writeRawJSON sends bytes that are already JSON, with their
+// Content-Length: net/http would otherwise send a body of more than 2 KiB
+// chunked.
 func writeRawJSON(c echo.Context, status int, b []byte) error {
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(b)))
 	return c.Blob(status, echo.MIMEApplicationJSON, b)
 }

@@ -1,0 +1,273 @@
+package onboarding
+
+import (
+	"bytes"
+	crand "crypto/rand"
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+	"github.com/google/go-cmp/cmp"
+	"github.com/oklog/ulid/v2"
+)
+
+// reflectJSON encodes v by reflection, in the API's mode.
+func reflectJSON(v *ApplicationView) ([]byte, error) {
+	return jsonv2.Marshal(v, jsonv1.DefaultOptionsV1())
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// fullView is a view with every member of every view type set, each
+// string holding something the encoder escapes.
+func fullView() ApplicationView {
+	doc := func(name string) DocumentView {
+		return DocumentView{
+			FileID: "f-" + name, FileName: name + " <scan>.pdf", FileType: "application/pdf",
+			UploadedAt: "2026-11-21T09:30:00.000Z", Status: DocumentForced, AcceptanceReason: "baseline_passed",
+			UserOverrideReason: "Checked \"by phone\" & post", OverriddenAt: ptr("2026-11-21T09:31:00.000Z"),
+			DownloadURL: "https://onboard.test/files/f?expires=1&signature=x&type=application%2Fpdf",
+		}
+	}
+	docs := map[string]DocumentView{"proof_of_address": doc("bill"), "bank_statement": doc("statement"), "ümlaut": doc("u")}
+	docs2 := map[string]DocumentView{"person_id_document": doc("passport")}
+	return ApplicationView{
+		ID: "a1", ConfigID: "default", Status: StatusReview, Link: "https://onboard.test/a/x?auth_code=1&y=2",
+		Data: DataView{
+			Fields: map[string]json.RawMessage{
+				"company_name": json.RawMessage(`"Northwind \u003cTrading\u003e"`),
+				"industry":     json.RawMessage(`"software"`),
+				"turnover":     json.RawMessage(`{"amount":1250000,"currency":"GBP"}`),
+				"spaced":       json.RawMessage(`{ "a" : [1, 2] }`),
+				"html":         json.RawMessage(`"a<b>&c"`),
+				"unicode":      json.RawMessage(`"Zoë \u2028"`),
+			},
+			People: []PersonView{{
+				ID: "p1", Source: SourceRegistry, Roles: []PersonRole{PersonDirector, PersonUBO}, FullName: "Zoë O'Brien\u2028",
+				FirstName: "Zoë", LastName: "O'Brien", Email: "zoe@example.com", PhoneNumber: "+44 20 7946 0958",
+				DateOfBirth: "1979-03", Nationality: "GB",
+				HomeAddress: &Address{Line1: "1 High St", Line2: "Flat\t2", City: "London", Region: "Greater London", Postcode: "SW1A 1AA", Country: "GB"},
+				Documents:   docs2,
+			}},
+			Entities: []EntityView{{ID: "e1", Source: SourceUserAdded, Name: "Holdco \x01 Ltd", Type: EntityType("company"), Country: "IE", Documents: docs2}},
+			Ownership: []OwnershipView{{
+				ID: "o1", OwnerType: PartyType("person"), OwnerID: "p1", OwnedType: PartyType("entity"), OwnedID: "e1",
+				Percentage: 33.333333333333336, PercentageBand: "25-50", IsDirect: true, IsNominee: true,
+			}},
+			Documents: docs,
+			Meta: MetaView{
+				PrimaryContact:       &ContactView{Name: ptr("Jane <Smith>"), Email: "jane@example.com", Role: "Finance & Ops"},
+				RegistrySources:      []RegistrySource{RegistrySource("uk_registry")},
+				WebsiteFavicon:       "https://example.com/favicon.ico?a=1&b=2",
+				WebExtractedIndustry: "software",
+			},
+		},
+		Participants: []ParticipantView{{Email: "jane@example.com", Name: ptr("Jane"), Role: ParticipantRole("primary"), Link: "https://onboard.test/a/x"}},
+		RegistryDocuments: &[]RegistryDocumentView{{
+			ID: "r1", Source: RegistrySource("uk_registry"), DocumentType: "confirmation_statement",
+			FilingDate: ptr("2026-04-20"), FetchedAt: ptr("2026-11-21T09:30:00.000Z"),
+			DownloadURL: "https://onboard.test/files/r?disposition=attachment&expires=1",
+		}},
+		RegistryDocumentsStatus: RegistryDocumentsComplete,
+		CreatedAt:               "2026-11-21T09:30:00.000Z",
+		UpdatedAt:               "2026-11-21T09:30:00.001Z",
+		SubmittedAt:             ptr("2026-11-21T09:35:00.000Z"),
+		CompletedAt:             ptr("2026-11-21T09:40:00.000Z"),
+		Decisions: []DecisionView{{
+			ID: "d1", Type: DecisionType("application.referred"), Timestamp: "2026-11-21T09:40:00.000Z",
+			RecordedAt: "2026-11-21T09:40:00.001Z", Data: json.RawMessage(`{"reason":"needs <review>"}`), APIKeyName: "ops & risk",
+		}},
+	}
+}
+
+// unsetMembers lists the paths of v's members that hold their zero value,
+// looking into structs, pointers, slice elements and map values.
+func unsetMembers(path string, v reflect.Value) []string {
+	if v.IsZero() {
+		return []string{path}
+	}
+	var out []string
+	switch v.Kind() {
+	case reflect.Pointer:
+		out = unsetMembers(path, v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			out = append(out, unsetMembers(path+"."+v.Type().Field(i).Name, v.Field(i))...)
+		}
+	case reflect.Slice:
+		if v.Len() == 0 {
+			return []string{path}
+		}
+		if v.Type().Elem().Kind() != reflect.Uint8 { // not a raw value
+			for i := range v.Len() {
+				out = append(out, unsetMembers(path+"[]", v.Index(i))...)
+			}
+		}
+	case reflect.Map:
+		if v.Len() == 0 {
+			return []string{path}
+		}
+		for it := v.MapRange(); it.Next(); {
+			out = append(out, unsetMembers(path+"{}", it.Value())...)
+		}
+	}
+	return out
+}
+
+func TestViewJSONMatchesReflection(t *testing.T) {
+	full := fullView()
+	if unset := unsetMembers("view", reflect.ValueOf(full)); len(unset) > 0 {
+		t.Fatalf("fullView leaves members unset, so their encoding is not compared: %v", unset)
+	}
+	noDocuments := fullView()
+	noDocuments.RegistryDocuments = &[]RegistryDocumentView{}
+	for name, v := range map[string]ApplicationView{
+		"every member set":         full,
+		"nothing set":              {},
+		"empty slices and maps":    {Participants: []ParticipantView{}, Decisions: []DecisionView{}, Data: DataView{Fields: map[string]json.RawMessage{}, People: []PersonView{}, Documents: map[string]DocumentView{}}},
+		"no registry document yet": noDocuments,
+		"meta with industry only":  {Data: DataView{Meta: MetaView{WebExtractedIndustry: "x"}}},
+		"meta with favicon only":   {Data: DataView{Meta: MetaView{WebsiteFavicon: "x"}}},
+		"meta with sources only":   {Data: DataView{Meta: MetaView{RegistrySources: []RegistrySource{"ie_registry"}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			want, err := reflectJSON(&v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := v.AppendJSON([]byte("prefix"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(bytes.TrimPrefix(got, []byte("prefix")))); diff != "" || !bytes.HasPrefix(got, []byte("prefix")) {
+				t.Errorf("AppendJSON differs from the reflecting encoder (-reflection +AppendJSON):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestViewJSONErrors(t *testing.T) {
+	for name, v := range map[string]ApplicationView{
+		"NaN percentage":      {Data: DataView{Ownership: []OwnershipView{{Percentage: math.NaN()}}}},
+		"infinite percentage": {Data: DataView{Ownership: []OwnershipView{{Percentage: math.Inf(1)}}}},
+		"invalid raw field":   {Data: DataView{Fields: map[string]json.RawMessage{"x": json.RawMessage(`{"a":`)}}},
+		"invalid raw data":    {Decisions: []DecisionView{{Data: json.RawMessage(`nul`)}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := reflectJSON(&v); err == nil {
+				t.Fatal("the reflecting encoder accepts it: the case tests nothing")
+			}
+			if b, err := v.AppendJSON(nil); err == nil {
+				t.Errorf("AppendJSON = %s, want an error", b)
+			}
+		})
+	}
+}
+
+// FuzzViewJSON puts arbitrary strings, a raw value and a number in a view
+// and checks that AppendJSON writes what the reflecting encoder writes, or
+// fails where it fails.
+func FuzzViewJSON(f *testing.F) {
+	for _, seed := range []struct {
+		s, key string
+		raw    []byte
+		pct    float64
+	}{
+		{"Northwind", "industry", []byte(`"software"`), 75},
+		{"a<b>&c\"d\\e", "k&", []byte(`{"a":[1,2.50,-0,1e400]}`), 1e-7},
+		{"\x00\x1f\x7f\b\f\n\r\t", "", []byte(` "x" `), 1e21},
+		{"Zoë \u2028\u2029 \ufffd", "ü", []byte(`"\u0041\ud800"`), math.Copysign(0, -1)},
+		{"\xff\xfe\xed\xa0\x80", "\xff", []byte("\"\xff\""), 123456789.125},
+		{"https://onboard.test/files/x?a=1&b=2", "z", []byte(`{`), 0.1},
+		{"", "a\u2028", []byte(`null`), 5e-324},
+	} {
+		f.Add(seed.s, seed.key, seed.raw, seed.pct)
+	}
+	f.Fuzz(func(t *testing.T, s, key string, raw []byte, pct float64) {
+		v := fullView()
+		v.ID, v.Link, v.CreatedAt = s, s, s
+		v.Data.Fields[key] = raw
+		v.Data.Documents[key] = DocumentView{FileName: s, UserOverrideReason: s}
+		v.Data.People[0].FullName, v.Data.People[0].Email = s, s
+		v.Data.People[0].HomeAddress.Line2 = s
+		v.Data.Ownership[0].Percentage = pct
+		v.Data.Meta.WebsiteFavicon = s
+		v.Participants[0].Name = &s
+		v.Decisions[0].Data = raw
+		want, wantErr := reflectJSON(&v)
+		got, err := v.AppendJSON(nil)
+		switch {
+		case (err == nil) != (wantErr == nil):
+			t.Fatalf("AppendJSON error %v, the reflecting encoder's %v", err, wantErr)
+		case err == nil && !bytes.Equal(got, want):
+			t.Fatalf("AppendJSON differs from the reflecting encoder (-reflection +AppendJSON):\n%s", cmp.Diff(string(want), string(got)))
+		}
+	})
+}
+
+// TestEventBodyMatchesReflection checks that an event's body, assembled
+// from its encoded data, is the wire format of DESIGN §5.7 as the
+// reflecting encoder writes it.
+func TestEventBodyMatchesReflection(t *testing.T) {
+	s := &Service{seq: ulid.Monotonic(crand.Reader, 0)}
+	at := time.Date(2026, 11, 21, 9, 30, 0, 123e6, time.UTC)
+	for name, data := range map[string]any{
+		"application": fullView(),
+		"other data":  map[string]any{"text": "a<b>&c\u2028", "n": 1.5},
+		"null":        nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, err := s.newEvent(EventApplicationReferred, "acme", "subject", at, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := jsonv2.Marshal(struct {
+				ID        string    `json:"id"`
+				Type      EventType `json:"type"`
+				Timestamp string    `json:"timestamp"`
+				Data      any       `json:"data"`
+			}{e.ID, EventApplicationReferred, "2026-11-21T09:30:00.123Z", data}, jsonv1.DefaultOptionsV1())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(e.Body)); diff != "" {
+				t.Errorf("event body (-reflection +newEvent):\n%s", diff)
+			}
+		})
+	}
+}
+
+// BenchmarkViewJSON encodes the view with every member set, its stored
+// values as the service stores them (compact, nothing escaped), by hand
+// and by reflection.
+func BenchmarkViewJSON(b *testing.B) {
+	v := fullView()
+	v.Data.Fields = map[string]json.RawMessage{
+		"company_name":       json.RawMessage(`"NORTHWIND TRADING LIMITED"`),
+		"company_number":     json.RawMessage(`"10000001"`),
+		"incorporation_date": json.RawMessage(`"2018-04-16"`),
+		"registered_address": json.RawMessage(`{"line1":"Unit 2, 14 Harbour Road","city":"Bristol","postcode":"BS1 6XX","country":"GB"}`),
+		"annual_turnover":    json.RawMessage(`{"amount":1250000,"currency":"GBP"}`),
+	}
+	v.Decisions[0].Data = json.RawMessage(`{"reason":"Checked"}`)
+	b.Run("AppendJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := v.AppendJSON(make([]byte, 0, 4096)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("reflection", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := reflectJSON(&v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
