@@ -3,6 +3,7 @@ package onboarding_test
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -316,5 +317,30 @@ func TestViewWithoutSensitiveFailsClosed(t *testing.T) {
 	}
 	if got := string(view.Data.Fields["tax_id"]); got != `"GB123456789"` {
 		t.Errorf("tax_id = %s", got)
+	}
+}
+
+// TestTimestamp holds Timestamp to the layout it writes by hand, at the
+// edges of its fields, outside the years it writes, in other zones and at
+// random instants.
+func TestTimestamp(t *testing.T) {
+	times := []time.Time{
+		{},
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 21, 9, 30, 0, 123456789, time.UTC),
+		time.Date(2026, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(2026, 3, 29, 1, 30, 0, 1e6, time.FixedZone("CEST", 2*3600)),
+		time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(0, 0),
+	}
+	for range 1000 {
+		times = append(times, time.Unix(0, rand.Int64N(1<<62)).In(time.FixedZone("", rand.IntN(48*3600)-24*3600)))
+	}
+	for _, at := range times {
+		if got, want := onboarding.Timestamp(at), at.UTC().Format(onboarding.TimestampLayout); got != want {
+			t.Errorf("Timestamp(%v) = %s, want %s", at, got, want)
+		}
 	}
 }
