@@ -210,7 +210,7 @@ func (x *Export) writeApplication(ctx context.Context, sink ExportSink, rows *cs
 		if err != nil {
 			return err
 		}
-		line, err := json.Marshal(view)
+		line, err := view.AppendJSON(nil)
 		if err != nil {
 			return fmt.Errorf("export application %s: %w", app.ID, err)
 		}
