@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,17 +16,28 @@ import (
 // BenchmarkCreateApplication stores applications with their activity entry
 // and no event: the cost BenchmarkCreateApplicationWithEvent compares to.
 func BenchmarkCreateApplication(b *testing.B) {
-	benchmarkCreate(b, false)
+	benchmarkCreate(b, false, false)
 }
 
 // BenchmarkCreateApplicationWithEvent stores applications with their
 // activity entry and an application.created event, queued for the
 // organization's one endpoint in the same transaction.
 func BenchmarkCreateApplicationWithEvent(b *testing.B) {
-	benchmarkCreate(b, true)
+	benchmarkCreate(b, true, false)
 }
 
-func benchmarkCreate(b *testing.B, withEvent bool) {
+// BenchmarkCreateApplicationWithEventGrouped is
+// BenchmarkCreateApplicationWithEvent from 32 goroutines at once, as the
+// API's clients write: the creates share group commits, whose serial part
+// queues each one's event for the endpoint.
+func BenchmarkCreateApplicationWithEventGrouped(b *testing.B) {
+	b.SetParallelism(16) // 32 goroutines on 2 cores
+	benchmarkCreate(b, true, true)
+}
+
+// benchmarkCreate creates applications one after the other, or from the
+// benchmark's parallel goroutines when grouped.
+func benchmarkCreate(b *testing.B, withEvent, grouped bool) {
 	ctx := context.Background()
 	s, err := Open(b.TempDir(), Options{})
 	if err != nil {
@@ -32,7 +45,9 @@ func benchmarkCreate(b *testing.B, withEvent bool) {
 	}
 	defer s.Close()
 	now := time.Now().UTC()
-	entropy := ulid.Monotonic(ulid.DefaultEntropy(), 0)
+	// Not over ulid.DefaultEntropy, whose Read is not locked: newApp
+	// draws from it on other goroutines.
+	entropy := ulid.Monotonic(rand.Reader, 0)
 	if withEvent {
 		ep := &onboarding.Endpoint{ID: "we_" + ulid.MustNew(ulid.Timestamp(now), entropy).String(), OrgID: "acme",
 			URL: "https://hooks.example.com/", Enabled: true, CreatedAt: now}
@@ -40,18 +55,38 @@ func benchmarkCreate(b *testing.B, withEvent bool) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
+	var mu sync.Mutex // entropy and the count of applications
+	n := 0
+	create := func() error {
+		mu.Lock()
+		i := n
+		n++
+		id := "evt_" + ulid.MustNew(ulid.Timestamp(now), entropy).String()
+		mu.Unlock()
 		app := newApp(b, "acme", i, onboarding.StatusCreated)
 		ch := onboarding.Changes{Log: []onboarding.Activity{{At: now, Action: onboarding.ActionCreated}}}
 		if withEvent {
-			id := "evt_" + ulid.MustNew(ulid.Timestamp(now), entropy).String()
 			ch.Events = []*onboarding.Event{{ID: id, Type: onboarding.EventApplicationCreated, OrgID: "acme", Subject: app.ID, At: now,
 				Body: json.RawMessage(`{"id":"` + id + `","type":"application.created","data":{}}`)}}
 		}
-		if err := s.CreateApplication(ctx, app, ch); err != nil {
-			b.Fatal(err)
-		}
+		return s.CreateApplication(ctx, app, ch)
 	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	if !grouped {
+		for b.Loop() {
+			if err := create(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := create(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

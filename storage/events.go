@@ -16,8 +16,8 @@ import (
 // writeEvents stores events and their index entries, expiring after
 // onboarding.EventRetention, and queues each for every endpoint of its
 // organization that wants it: the transactional outbox. The organization's
-// endpoints are read once per organization; with none, that is one short
-// prefix seek. Once the transaction is over, the caller lowers the due
+// endpoints are read once per organization, by id from the endpoint index
+// kept in memory (endpointindex.go); with none, nothing is read. Once the transaction is over, the caller lowers the due
 // floor to eventDues(events).
 func (s *Store) writeEvents(txn *badger.Txn, events []*onboarding.Event) error {
 	recs, err := encodeEvents(events)
@@ -57,7 +57,7 @@ func (s *Store) writeEventRecords(txn *badger.Txn, er eventRecords) error {
 		eps, read := endpoints[e.OrgID]
 		if !read {
 			var err error
-			if eps, err = orgEndpoints(txn, e.OrgID); err != nil {
+			if eps, err = s.orgEndpoints(txn, e.OrgID); err != nil {
 				return err
 			}
 			endpoints[e.OrgID] = eps

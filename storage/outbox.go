@@ -429,7 +429,7 @@ func (s *Store) Redeliver(ctx context.Context, eventID, endpointID string, at ti
 				targets = append(targets, &ep)
 			}
 		} else {
-			eps, err := orgEndpoints(txn, e.OrgID)
+			eps, err := s.orgEndpoints(txn, e.OrgID)
 			if err != nil {
 				return err
 			}

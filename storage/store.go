@@ -71,6 +71,9 @@ type Store struct {
 
 	// apps keeps decoded applications for the next read (appcache.go).
 	apps *appCache
+	// endpoints holds each organization's webhook endpoint ids
+	// (endpointindex.go).
+	endpoints *endpointIndex
 
 	// updates queues application updates for groupLoop (groupcommit.go);
 	// groupClosed, set by Close under groupMu, stops new ones.
@@ -129,6 +132,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, dir: real, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
 	if err := s.checkSchema(); err != nil {
+		db.Close()
+		lock.Close()
+		return nil, err
+	}
+	if s.endpoints, err = loadEndpointIndex(db); err != nil {
 		db.Close()
 		lock.Close()
 		return nil, err

@@ -10,12 +10,15 @@ import (
 	"onboard/onboarding"
 )
 
-// CreateEndpoint stores a new endpoint and its organization index entry.
+// CreateEndpoint stores a new endpoint and its organization index entry,
+// in the database and in memory (endpointIndex).
 func (s *Store) CreateEndpoint(ctx context.Context, ep *onboarding.Endpoint) error {
 	rec, err := encode(ep)
 	if err != nil {
 		return err
 	}
+	// Known before the commit (endpointIndex says why).
+	s.endpoints.add(ep.OrgID, ep.ID)
 	return s.update(ctx, func(txn *badger.Txn) error {
 		key := endpointKey(ep.ID)
 		if _, err := txn.Get(key); err == nil {
@@ -46,7 +49,7 @@ func (s *Store) Endpoints(_ context.Context, orgID string) ([]*onboarding.Endpoi
 	err := s.view(func(txn *badger.Txn) error {
 		var err error
 		if orgID != "" {
-			out, err = orgEndpoints(txn, orgID)
+			out, err = s.orgEndpoints(txn, orgID)
 			return err
 		}
 		prefix := []byte(prefixEndpoint)
@@ -65,27 +68,6 @@ func (s *Store) Endpoints(_ context.Context, orgID string) ([]*onboarding.Endpoi
 	})
 	if err != nil {
 		return nil, err
-	}
-	return out, nil
-}
-
-// orgEndpoints reads org's endpoints through its index, in id order. With
-// none it costs one seek.
-func orgEndpoints(txn *badger.Txn, org string) ([]*onboarding.Endpoint, error) {
-	prefix := orgEndpointPrefix(org)
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = prefix
-	opts.PrefetchValues = false
-	it := txn.NewIterator(opts)
-	defer it.Close()
-	var out []*onboarding.Endpoint
-	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-		id := string(it.Item().Key()[len(prefix):])
-		var ep onboarding.Endpoint
-		if err := getRecord(txn, endpointKey(id), &ep); err != nil {
-			return nil, fmt.Errorf("endpoint index → %s: %w", id, err)
-		}
-		out = append(out, &ep)
 	}
 	return out, nil
 }
@@ -177,6 +159,7 @@ func hasQueue(txn *badger.Txn, endpointID string) bool {
 // its queued deliveries without log lines, a batch per transaction, before
 // it returns. Its delivery log lines stay until they expire.
 func (s *Store) DeleteEndpoint(ctx context.Context, id string) error {
+	var org string
 	err := s.update(ctx, func(txn *badger.Txn) error {
 		var ep onboarding.Endpoint
 		if err := getRecord(txn, endpointKey(id), &ep); err != nil {
@@ -185,10 +168,12 @@ func (s *Store) DeleteEndpoint(ctx context.Context, id string) error {
 		if err := txn.Delete(endpointKey(id)); err != nil {
 			return err
 		}
+		org = ep.OrgID
 		return txn.Delete(orgEndpointKey(ep.OrgID, id))
 	})
 	if err != nil {
 		return err
 	}
+	s.endpoints.remove(org, id) // only once the delete has committed
 	return s.drainEndpointQueue(ctx, id, s.now())
 }
