@@ -137,10 +137,7 @@ func TestReadApplication(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
+	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
 	var reads []*onboarding.Application
 	for range 2 {
 		if err := s.ReadApplication(ctx, app.ID, func(a *onboarding.Application) error {
@@ -233,10 +230,7 @@ func TestAppCacheBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
+	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
 	for range 2 {
 		got, err := s.Application(ctx, app.ID)
 		if err != nil {
@@ -258,10 +252,7 @@ func TestAppCacheConcurrent(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
+	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
 	const writers, readers, writes = 4, 4, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*writes+readers*writes)

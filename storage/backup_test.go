@@ -308,10 +308,7 @@ func TestBackupKeepsLatestVersionOnly(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusInProgress)
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
+	app := storedApp(t, s, "acme", 1, onboarding.StatusInProgress)
 	for i := range 20 {
 		if _, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 			a.Data.Fields["company_name"] = json.RawMessage(fmt.Sprintf(`"NAME %d"`, i))

@@ -32,6 +32,17 @@ func openTestStore(t *testing.T, dir string) *Store {
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
+// storedApp creates application i of org, with status, in s (with no
+// activity entries or events) and returns it.
+func storedApp(t *testing.T, s *Store, org string, i int, status onboarding.Status) *onboarding.Application {
+	t.Helper()
+	app := newApp(t, org, i, status)
+	if err := s.CreateApplication(context.Background(), app, onboarding.Changes{}); err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
 // newApp builds an application created at t0+i seconds.
 func newApp(t testing.TB, org string, i int, status onboarding.Status) *onboarding.Application {
 	t.Helper()
@@ -359,10 +370,7 @@ func TestConcurrentUpdatesAllApply(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
+	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
 	const writers = 16
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
