@@ -47,6 +47,7 @@ type listRun struct {
 	startup       startup
 	afterStart    procMemory
 	list, byState opResult
+	stop          time.Duration // from SIGTERM to exit
 }
 
 // TestScaleList compares the partner list's latency (GET
@@ -55,10 +56,12 @@ type listRun struct {
 // measures serve's startup on the large directory. The directories are
 // seeded in this process through Service.CreateApplication (the fastest
 // honest route: the real create, many at once, so the store groups their
-// synced commits), without registry documents; the measurements run the
-// built binary over loopback, one request at a time, alternating between
-// the two directories ONBOARD_SCALE_ROUNDS times (3 by default). The
-// checks use each size's best round, as the machine may be shared.
+// synced commits), without registry documents. Each round then starts the
+// built binary on both directories and measures them together over
+// loopback, one request at a time, alternating between the two servers
+// request by request, so that whatever else the machine is doing slows
+// both alike; the checks use each size's best of ONBOARD_SCALE_ROUNDS
+// rounds (3 by default).
 // ONBOARD_SCALE_DIR keeps the seeded directories there for the next run
 // (a million applications take about 4 GB; delete them when done);
 // otherwise they are temporary.
@@ -88,11 +91,10 @@ func TestScaleList(t *testing.T) {
 
 	runs := make([][]listRun, len(dirs))
 	for r := range rounds {
-		for i, d := range dirs {
-			run := measureList(t, d)
+		for i, run := range measureLists(t, dirs) {
 			runs[i] = append(runs[i], run)
-			t.Logf("round %d, %d applications: start-up /healthz %v, /readyz %v; after start %v", r+1, run.apps,
-				run.startup.healthz.Round(time.Millisecond), run.startup.readyz.Round(time.Millisecond), run.afterStart)
+			t.Logf("round %d, %d applications: start-up /healthz %v, /readyz %v; after start %v; stop %v", r+1, run.apps,
+				run.startup.healthz.Round(time.Millisecond), run.startup.readyz.Round(time.Millisecond), run.afterStart, run.stop.Round(time.Millisecond))
 			for _, op := range []opResult{run.list, run.byState} {
 				t.Logf("round %d, %d applications: %s: %d requests, p50 %.2f ms, p90 %.2f ms, p99 %.2f ms",
 					r+1, run.apps, op.Name, op.Requests, op.P50, op.P90, op.P99)
@@ -138,57 +140,93 @@ func best(runs []listRun) listRun {
 	return b
 }
 
-// listDuration is how long each list is measured per start.
+// listDuration is how long each list is measured per start, on each
+// directory.
 const listDuration = 5 * time.Second
 
-// measureList starts the binary on d, times its startup, checks that the
-// list answers a full page, and measures the list and the list of sent
-// applications, one request at a time, after a warm-up.
-func measureList(t *testing.T, d scaleDir) listRun {
+// measureLists starts the binary on each of dirs in turn, timing each
+// start, checks that each list answers a full page, and measures the list
+// and the list of sent applications, one request at a time, after a
+// warm-up: the servers take turns, request by request (in an order that
+// alternates, so that neither always follows the other), for
+// listDuration each. It stops them in turn at the end.
+func measureLists(t *testing.T, dirs []scaleDir) []listRun {
 	t.Helper()
-	p, s := startTimed(t, "--config", d.config, "--data-dir", d.data)
-	run := listRun{apps: d.apps, startup: s, afterStart: p.memory(t)}
-	client := newBenchClient(1)
-	auth := http.Header{"Authorization": {"Bearer " + d.key}}
-	get := func(query string) benchRequest {
-		return benchRequest{method: http.MethodGet, url: p.base + "/api/external/applications?" + query, header: auth, want: http.StatusOK}
+	procs := make([]*serveProc, len(dirs))
+	runs := make([]listRun, len(dirs))
+	for i, d := range dirs {
+		p, s := startTimed(t, "--config", d.config, "--data-dir", d.data)
+		procs[i], runs[i] = p, listRun{apps: d.apps, startup: s, afterStart: p.memory(t)}
 	}
-	_, body, err := send(client, get("limit=50"))
-	if err != nil {
-		t.Fatal(err)
+	client := newBenchClient(len(dirs))
+	list := func(i int, query string) benchRequest {
+		return benchRequest{
+			method: http.MethodGet, url: procs[i].base + "/api/external/applications?" + query,
+			header: http.Header{"Authorization": {"Bearer " + dirs[i].key}}, want: http.StatusOK,
+		}
 	}
-	var page struct {
-		Applications []json.RawMessage `json:"applications"`
-		HasMore      bool              `json:"has_more"`
-	}
-	if err := json.Unmarshal(body, &page); err != nil {
-		t.Fatal(err)
-	}
-	if len(page.Applications) != 50 || !page.HasMore {
-		t.Fatalf("list: %d applications, has_more %v; want 50 and more", len(page.Applications), page.HasMore)
+	for i := range dirs {
+		_, body, err := send(client, list(i, "limit=50"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Applications []json.RawMessage `json:"applications"`
+			HasMore      bool              `json:"has_more"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Applications) != 50 || !page.HasMore {
+			t.Fatalf("list of %d: %d applications, has_more %v; want 50 and more", dirs[i].apps, len(page.Applications), page.HasMore)
+		}
 	}
 	for _, q := range []struct {
-		dst         *opResult
 		name, query string
-	}{{&run.list, "list", "limit=50"}, {&run.byState, "list status=sent", "limit=50&status=sent"}} {
-		req := get(q.query)
+		dst         func(*listRun) *opResult
+	}{
+		{"list", "limit=50", func(r *listRun) *opResult { return &r.list }},
+		{"list status=sent", "limit=50&status=sent", func(r *listRun) *opResult { return &r.byState }},
+	} {
+		reqs := make([]benchRequest, len(dirs))
+		for i := range dirs {
+			reqs[i] = list(i, q.query)
+		}
 		for range 200 {
-			if _, _, err := send(client, req); err != nil {
-				t.Fatal(err)
+			for i := range dirs {
+				if _, _, err := send(client, reqs[i]); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-		*q.dst = runPhase(q.name, 1, listDuration, func(int, int) error {
-			_, _, err := send(client, req)
-			return err
-		})
-		if q.dst.Failures > 0 {
-			t.Fatalf("%s: %d failures, the first: %s", q.name, q.dst.Failures, q.dst.FirstErr)
+		latencies := make([][]time.Duration, len(dirs))
+		start := time.Now()
+		for turn := 0; time.Since(start) < time.Duration(len(dirs))*listDuration; turn++ {
+			for k := range dirs {
+				i := k
+				if turn%2 == 1 {
+					i = len(dirs) - 1 - k
+				}
+				t0 := time.Now()
+				if _, _, err := send(client, reqs[i]); err != nil {
+					t.Fatalf("%s of %d: %v", q.name, dirs[i].apps, err)
+				}
+				latencies[i] = append(latencies[i], time.Since(t0))
+			}
+		}
+		elapsed := time.Since(start)
+		for i := range dirs {
+			*q.dst(&runs[i]) = summarize(q.name, latencies[i], 0, elapsed, nil)
 		}
 	}
-	if code := p.stop(t); code != 0 {
-		t.Errorf("serve exit code %d, want 0", code)
+	for i, p := range procs {
+		stopping := time.Now()
+		if code := p.stop(t); code != 0 {
+			t.Errorf("serve on %d applications: exit code %d, want 0", dirs[i].apps, code)
+		}
+		runs[i].stop = time.Since(stopping)
 	}
-	return run
+	return runs
 }
 
 // TestScaleMemory measures the resident set of the built binary (VmRSS
