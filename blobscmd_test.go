@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -81,9 +82,15 @@ func TestBlobsSweep(t *testing.T) {
 		t.Fatal("the submitted application stored no files")
 	}
 
+	// Every file is recent: nothing to remove, and the records are not read.
+	r := mustRun(t, "blobs", "sweep", "--data-dir", data)
+	if want := fmt.Sprintf("%d files, 0 removed (no record refers to them), %[1]d newer than 1h0m0s left alone\n", len(referenced)); r.stdout != want {
+		t.Errorf("sweep of recent files printed %q, want %q", r.stdout, want)
+	}
+
 	old := plantBlob(t, data, time.Now().Add(-2*time.Hour))
 	recent := plantBlob(t, data, time.Now().Add(-time.Minute))
-	r := mustRun(t, "blobs", "sweep", "--data-dir", data)
+	r = mustRun(t, "blobs", "sweep", "--data-dir", data)
 	want := len(referenced) + 2
 	wantOut := strconv.Itoa(want) + " files, 1 removed (no record refers to them), " + strconv.Itoa(len(referenced)+1) + " newer than 1h0m0s left alone\n"
 	if got := r.stdout; got != wantOut {

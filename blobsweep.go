@@ -62,6 +62,9 @@ func (b *blobSweeper) sweep(ctx context.Context, grace time.Duration) (sweepResu
 	if err != nil {
 		return res, err
 	}
+	if len(old) == 0 {
+		return res, nil // nothing old enough to remove: no need to read every record
+	}
 	refs, err := b.store.BlobReferences(ctx)
 	if err != nil {
 		return res, err

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/pb"
-
-	"onboard/onboarding"
 )
 
 // Backup and restore of the records (onboard backup and restore, DESIGN §4).
@@ -110,30 +107,6 @@ func (c *snapshotChooser) keyToList(key []byte, it *badger.Iterator, _ int) (*pb
 // noteBlobs adds the blobs the record at key refers to.
 func (c *snapshotChooser) noteBlobs(key, value []byte) error {
 	return noteBlobRefs(c.blobs, key, value)
-}
-
-// noteBlobRefs adds to set the blobs the record at key (with value) refers
-// to: an application's or an RFI request's; other records refer to none.
-func noteBlobRefs(set map[string]bool, key, value []byte) error {
-	var refs []string
-	switch {
-	case bytes.HasPrefix(key, []byte(prefixApp)):
-		var a onboarding.Application
-		if err := decode(value, &a); err != nil {
-			return err
-		}
-		refs = a.BlobIDs()
-	case bytes.HasPrefix(key, []byte(prefixRFI)):
-		var r onboarding.RFIRequest
-		if err := decode(value, &r); err != nil {
-			return err
-		}
-		refs = r.BlobIDs()
-	}
-	for _, id := range refs {
-		set[id] = true
-	}
-	return nil
 }
 
 // Restore loads records that Backup wrote, read from r, into a new
