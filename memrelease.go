@@ -119,7 +119,15 @@ type mappedBudget struct {
 	// share, and trim is not called while that is within limit.
 	others int64
 	off    bool // the kernel cannot page out, or the process's RSS cannot be read
+	// failures counts the trims that failed in a row: the first is
+	// warned of, then every warnAgainEvery-th, and the first success
+	// after them is logged, instead of a warning every mappedCheck.
+	failures int
 }
+
+// warnAgainEvery is how many failed trims in a row pass (ten minutes of
+// mappedCheck) before a persisting failure is warned of again.
+const warnAgainEvery = 600
 
 // check is one comparison; it reports whether it paged anything out.
 func (b *mappedBudget) check() bool {
@@ -137,9 +145,16 @@ func (b *mappedBudget) check() bool {
 	}
 	before, after, err := b.trim(b.limit, b.keep)
 	if err != nil {
-		b.log.Warn("mapped files are not kept under their limit", "err", err)
+		b.failures++
+		if b.failures == 1 || b.failures%warnAgainEvery == 0 {
+			b.log.Warn("mapped files are not kept under their limit", "err", err, "failed_checks", b.failures)
+		}
 		b.off = errors.Is(err, storage.ErrPageOutUnsupported)
 		return false
+	}
+	if b.failures > 0 {
+		b.log.Info("mapped files are kept under their limit again", "failed_checks", b.failures)
+		b.failures = 0
 	}
 	b.others = max(n-before, 0)
 	return after < before

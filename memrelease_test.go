@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,32 +70,32 @@ func TestMappedBudget(t *testing.T) {
 		paged       bool
 	}
 	cantRead := errors.New("no /proc")
+	eio := step{rssFile: 200, db: 200, trimErr: errors.New("page out x: EIO"), trim: true}
+	recovered := step{rssFile: 200, db: 200, trimmed: 100, trim: true, paged: true}
 	tests := []struct {
-		name     string
-		steps    []step
-		warnings int
+		name            string
+		steps           []step
+		warnings, again int
 	}{
 		{"within and over the limit", []step{
 			{rssFile: 10}, {rssFile: 100},
 			{rssFile: 101, db: 101, trimmed: 60, trim: true, paged: true},
 			{rssFile: 5}, {rssFile: 200, db: 200, trimmed: 1, trim: true, paged: true},
-		}, 0},
+		}, 0, 0},
 		{"other files are counted out once a trim has measured them", []step{
 			{rssFile: 150, db: 90, trim: true}, // others: 60
 			{rssFile: 160},                     // the database's share about 100
 			{rssFile: 161, db: 101, trimmed: 40, trim: true, paged: true},
 			{rssFile: 150}, // others still 60: about 90
-		}, 0},
-		{"a failure to page out is reported, and the next check tries again", []step{
-			{rssFile: 200, db: 200, trimErr: errors.New("page out x: EIO"), trim: true},
-			{rssFile: 200, db: 200, trimmed: 100, trim: true, paged: true},
-		}, 1},
+		}, 0, 0},
+		{"a failure to page out is reported, and the next check tries again", []step{eio, recovered}, 1, 1},
+		{"failures in a row are reported once, then every warnAgainEvery", append(slices.Repeat([]step{eio}, 2*warnAgainEvery+1), recovered, eio), 4, 1},
 		{"a kernel that cannot page out stops the checks", []step{
 			{rssFile: 200, db: 200, trimErr: storage.ErrPageOutUnsupported, trim: true}, {rssFile: 200}, {rssFile: 300},
-		}, 1},
+		}, 1, 0},
 		{"unreadable mapped files stop the checks", []step{
 			{residentErr: cantRead}, {rssFile: 200},
-		}, 1},
+		}, 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +123,9 @@ func TestMappedBudget(t *testing.T) {
 			}
 			if n := strings.Count(logged.String(), "mapped files are not kept under their limit"); n != tt.warnings {
 				t.Errorf("%d warnings, want %d:\n%s", n, tt.warnings, logged.String())
+			}
+			if n := strings.Count(logged.String(), "mapped files are kept under their limit again"); n != tt.again {
+				t.Errorf("%d recoveries logged, want %d:\n%s", n, tt.again, logged.String())
 			}
 		})
 	}
