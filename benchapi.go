@@ -34,7 +34,7 @@ func newBenchAPI(client *http.Client, srv *benchServer) *benchAPI {
 // call makes one API request and decodes its JSON answer into out (when
 // not nil).
 func (a *benchAPI) call(method, path, body string, want int, out any) error {
-	req := benchRequest{method: method, url: a.base + "/api/external" + path, header: a.auth, want: want}
+	req := benchRequest{method: method, url: a.base + "/api/external" + path, header: a.auth, want: want, keepBody: out != nil}
 	if body != "" {
 		req.body, req.contentType = []byte(body), "application/json"
 	}
@@ -125,7 +125,7 @@ func (a *benchAPI) signIn(link, code string) (*benchApplicant, error) {
 		return nil, err
 	}
 	ap.keep(resp)
-	resp, page, err := send(a.client, benchRequest{method: "GET", url: link, header: ap.header(), want: http.StatusOK})
+	resp, page, err := send(a.client, benchRequest{method: "GET", url: link, header: ap.header(), want: http.StatusOK, keepBody: true})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,10 @@ package main
 
 import (
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,5 +88,57 @@ func TestRunPhaseCountsFailures(t *testing.T) {
 	})
 	if r.Requests != 2 || r.Failures != 1 || r.FirstErr != "boom" || !r.Exhausted {
 		t.Errorf("%+v; want 2 requests, 1 failure (boom), used up", r)
+	}
+}
+
+// TestSend checks what send returns: the body only when asked for, the
+// connection reused either way, and a wrong status as an error that
+// quotes the first 200 bytes of the answer.
+func TestSend(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 300)
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/missing" {
+			http.Error(w, long, http.StatusNotFound)
+			return
+		}
+		_, _ = w.Write([]byte(strings.Repeat("b", 10_000)))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	client := newBenchClient(1)
+
+	tests := []struct {
+		name     string
+		path     string
+		keepBody bool
+		wantBody int
+		wantErr  string
+	}{
+		{name: "body kept", path: "/", keepBody: true, wantBody: 10_000},
+		{name: "body dropped", path: "/", wantBody: 0},
+		{name: "wrong status", path: "/missing", wantErr: "GET /missing: 404, want 200: " + long[:200]},
+	}
+	for _, tt := range tests {
+		_, body, err := send(client, benchRequest{method: "GET", url: srv.URL + tt.path, want: http.StatusOK, keepBody: tt.keepBody})
+		switch {
+		case tt.wantErr != "":
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("%s: error %v, want %q", tt.name, err, tt.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case len(body) != tt.wantBody:
+			t.Errorf("%s: %d bytes of body, want %d", tt.name, len(body), tt.wantBody)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for %d requests, want 1: the body was not read in full", n, len(tests))
 	}
 }

@@ -219,7 +219,7 @@ func mixedLoad(base, key string, clients int, d time.Duration) opResult {
 	auth := http.Header{"Authorization": {"Bearer " + key}}
 	apps := make([][]string, clients)
 	create := benchRequest{method: http.MethodPost, url: base + "/api/external/applications", body: []byte(createBody),
-		contentType: "application/json", header: auth, want: http.StatusCreated}
+		contentType: "application/json", header: auth, want: http.StatusCreated, keepBody: true}
 	list := benchRequest{method: http.MethodGet, url: base + "/api/external/applications?limit=50", header: auth, want: http.StatusOK}
 	return runPhase("mixed", clients, d, func(w, i int) error {
 		if i%4 == 0 || len(apps[w]) == 0 {

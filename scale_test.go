@@ -152,7 +152,9 @@ func measureLists(t *testing.T, dirs []scaleDir) []listRun {
 		}
 	}
 	for i := range dirs {
-		_, body, err := send(client, list(i, "limit=50"))
+		first := list(i, "limit=50")
+		first.keepBody = true
+		_, body, err := send(client, first)
 		if err != nil {
 			t.Fatal(err)
 		}
