@@ -71,10 +71,13 @@ func (s *Server) listApplications(c echo.Context) error {
 
 // getApplication handles GET /api/external/applications/:id (spec 4.4).
 func (s *Server) getApplication(c echo.Context) error {
-	b, err := s.svc.ApplicationJSON(c.Request().Context(), apiKey(c), c.Param("id"), make([]byte, 0, 4096))
+	buf := s.answers.get()
+	defer s.answers.put(buf)
+	b, err := s.svc.ApplicationJSON(c.Request().Context(), apiKey(c), c.Param("id"), *buf)
 	if err != nil {
 		return err
 	}
+	*buf = b // grown, when the application needed more
 	return writeRawJSON(c, http.StatusOK, b)
 }
 

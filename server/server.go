@@ -90,6 +90,7 @@ type Server struct {
 	sessionTimeout time.Duration
 
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
+	answers  answerBuffers
 
 	routePatterns  map[string]bool // every registered route's pattern: the route labels
 	headRoutes     map[string]bool // the patterns of the routes registered for HEAD
