@@ -54,9 +54,9 @@ const sigLen = 43
 type Signer struct {
 	key []byte
 	now func() time.Time
-	// macs holds HMAC-SHA256 states keyed with key, reset between uses: a
-	// new one hashes the key's two pads first, which was a third of a
-	// link's cost (a get signs one link per document).
+	// macs holds HMAC-SHA256 states keyed with key (*macState), reset
+	// between uses: a new one hashes the key's two pads first, which was a
+	// third of a link's cost (a get signs one link per document).
 	macs sync.Pool
 }
 
@@ -72,15 +72,18 @@ func NewSigner(key []byte, now func() time.Time) (*Signer, error) {
 		now = time.Now
 	}
 	s := &Signer{key: append([]byte(nil), key...), now: now}
-	s.macs.New = func() any { return hmac.New(sha256.New, s.key) }
+	s.macs.New = func() any {
+		return &macState{mac: hmac.New(sha256.New, s.key), msg: make([]byte, 0, newMessageSize)}
+	}
 	return s, nil
 }
 
-// SignedPath returns "/files/{id}?..." (relative to the public URL), a GET
-// download of blob id served as d says, valid until now+ttl, truncated to the
+// SignedLink returns base followed by "/files/{id}?...": with the public URL
+// as base, a link; with "", the path relative to it. It is a GET download
+// of blob id served as d says, valid until now+ttl, truncated to the
 // second. The query carries disposition, expires, filename, type and
 // signature, sorted by key and escaped as url.Values.Encode does.
-func (s *Signer) SignedPath(id string, d onboarding.Download, ttl time.Duration) string {
+func (s *Signer) SignedLink(base, id string, d onboarding.Download, ttl time.Duration) string {
 	expires := s.now().Add(ttl).Unix()
 	disp := dispAttachment
 	if d.Inline {
@@ -90,8 +93,9 @@ func (s *Signer) SignedPath(id string, d onboarding.Download, ttl time.Duration)
 	s.sign(sig[:], "GET", id, expires, disp, d.FileName, d.ContentType)
 
 	var b strings.Builder
-	b.Grow(len("/files/?disposition=attachment&expires=&filename=&signature=&type=") +
+	b.Grow(len(base) + len("/files/?disposition=attachment&expires=&filename=&signature=&type=") +
 		len(id) + 20 + 3*len(d.FileName) + 3*len(d.ContentType) + sigLen)
+	b.WriteString(base)
 	b.WriteString("/files/")
 	b.WriteString(url.PathEscape(id))
 	// Keys in sorted order, as url.Values.Encode writes them.
@@ -182,10 +186,8 @@ func (s *Signer) Verify(method, id string, q url.Values) (onboarding.Download, e
 
 // sign writes to dst (sigLen bytes) the encoded signature of a link.
 func (s *Signer) sign(dst []byte, method, id string, expires int64, disp, name, ctype string) {
-	// One buffer for the message and the MAC, which escape to the heap
-	// through the hash.Hash interface: one allocation instead of two.
-	var buf [sha256.Size + 256]byte
-	msg := buf[sha256.Size:sha256.Size]
+	st := s.macs.Get().(*macState)
+	msg := st.msg[:0]
 	msg = appendField(msg, linkContext)
 	msg = appendField(msg, method)
 	msg = appendField(msg, id)
@@ -194,12 +196,31 @@ func (s *Signer) sign(dst []byte, method, id string, expires int64, disp, name, 
 	msg = appendField(msg, name)
 	msg = appendField(msg, ctype)
 
-	mac := s.macs.Get().(hash.Hash)
-	mac.Reset()
-	mac.Write(msg)
-	base64.RawURLEncoding.Encode(dst, mac.Sum(buf[:0]))
-	s.macs.Put(mac)
+	st.mac.Reset()
+	st.mac.Write(msg)
+	base64.RawURLEncoding.Encode(dst, st.mac.Sum(st.sum[:0]))
+	if cap(msg) <= maxKeptMessage {
+		st.msg = msg // grown for a long file name: kept for the next
+	}
+	s.macs.Put(st)
 }
+
+// macState is an HMAC-SHA256 keyed with the Signer's key and the buffers
+// of one signature, reused together: passed to the hash.Hash interface,
+// buffers on the stack would escape to the heap, an allocation for each
+// link.
+type macState struct {
+	mac hash.Hash
+	msg []byte
+	sum [sha256.Size]byte
+}
+
+// newMessageSize is the capacity of a new macState's message buffer: the
+// signed fields of a link with a file name of about 150 bytes.
+const newMessageSize = 256
+
+// maxKeptMessage bounds the message buffers kept for reuse.
+const maxKeptMessage = 4 << 10
 
 // appendField appends f to msg preceded by its length, so that the fields
 // of the signed message cannot be shifted into one another.

@@ -28,7 +28,7 @@ func FuzzVerify(f *testing.F) {
 		{FileName: "Fáilte – photo.png", ContentType: "image/png", Inline: true},
 		{FileName: "a&b=c+d%20 ?#;", ContentType: ""},
 	} {
-		p := s.SignedPath(id, d, time.Hour)
+		p := s.SignedLink("", id, d, time.Hour)
 		q := p[strings.IndexByte(p, '?')+1:]
 		genuine[mustParseQuery(f, q).Get("signature")] = d
 		f.Add("GET", id, q)

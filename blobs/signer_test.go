@@ -68,18 +68,18 @@ func TestNewSigner(t *testing.T) {
 	}
 	key[0] ^= 0xff
 	id := uuid.NewString()
-	gotID, q := splitPath(t, s.SignedPath(id, onboarding.Download{FileName: "a.pdf"}, time.Minute))
+	gotID, q := splitPath(t, s.SignedLink("", id, onboarding.Download{FileName: "a.pdf"}, time.Minute))
 	if _, err := s.Verify("GET", gotID, q); err != nil {
 		t.Errorf("Verify of a fresh link with the real clock: %v", err)
 	}
 }
 
-func TestSignedPathFormat(t *testing.T) {
+func TestSignedLinkFormat(t *testing.T) {
 	c := &clock{t0}
 	s := newSigner(t, c)
 	id := uuid.NewString()
 	d := onboarding.Download{FileName: "Fáilte – a&b=c+d%20 ?.pdf", ContentType: "application/pdf; charset=x", Inline: true}
-	p := s.SignedPath(id, d, 15*time.Minute)
+	p := s.SignedLink("", id, d, 15*time.Minute)
 
 	u, err := url.Parse(p)
 	if err != nil {
@@ -110,9 +110,13 @@ func TestSignedPathFormat(t *testing.T) {
 	if strings.Contains(p, "–") || strings.Contains(p, " ") {
 		t.Errorf("signed path %q is not fully escaped", p)
 	}
+	// With a base, the link is the base followed by the same path.
+	if got := s.SignedLink("https://onboard.example", id, d, 15*time.Minute); got != "https://onboard.example"+p {
+		t.Errorf("with a base: %q, want %q", got, "https://onboard.example"+p)
+	}
 }
 
-func TestSignedPathRoundTrip(t *testing.T) {
+func TestSignedLinkRoundTrip(t *testing.T) {
 	downloads := []onboarding.Download{
 		{FileName: "report.pdf", ContentType: "application/pdf"},
 		{FileName: "report.pdf", ContentType: "application/pdf", Inline: true},
@@ -126,13 +130,13 @@ func TestSignedPathRoundTrip(t *testing.T) {
 	s := newSigner(t, c)
 	for _, d := range downloads {
 		id := uuid.NewString()
-		gotID, q := splitPath(t, s.SignedPath(id, d, time.Hour))
+		gotID, q := splitPath(t, s.SignedLink("", id, d, time.Hour))
 		if gotID != id {
 			t.Errorf("path id = %q; want %q", gotID, id)
 		}
 		got, err := s.Verify("GET", gotID, q)
 		if err != nil {
-			t.Errorf("Verify(SignedPath(%+v)): %v", d, err)
+			t.Errorf("Verify(SignedLink(%+v)): %v", d, err)
 			continue
 		}
 		if diff := cmp.Diff(d, got); diff != "" {
@@ -235,7 +239,7 @@ func TestVerify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &clock{t0}
 			s := newSigner(t, c)
-			_, q := splitPath(t, s.SignedPath(id, d, ttl))
+			_, q := splitPath(t, s.SignedLink("", id, d, ttl))
 			if tt.edit != nil {
 				tt.edit(q)
 			}
@@ -281,7 +285,7 @@ func TestExpiryTruncatedToSecond(t *testing.T) {
 	c := &clock{start}
 	s := newSigner(t, c)
 	id := uuid.NewString()
-	_, q := splitPath(t, s.SignedPath(id, onboarding.Download{}, time.Minute))
+	_, q := splitPath(t, s.SignedLink("", id, onboarding.Download{}, time.Minute))
 	if got, want := q.Get("expires"), strconv.FormatInt(t0.Add(time.Minute).Unix(), 10); got != want {
 		t.Errorf("expires = %s; want %s (start+ttl truncated)", got, want)
 	}
@@ -295,13 +299,13 @@ func TestExpiryTruncatedToSecond(t *testing.T) {
 	}
 }
 
-func BenchmarkSignedPath(b *testing.B) {
+func BenchmarkSignedLink(b *testing.B) {
 	s := newSigner(b, &clock{t0})
 	id := uuid.NewString()
 	d := onboarding.Download{FileName: "Fáilte – report.pdf", ContentType: "application/pdf"}
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = s.SignedPath(id, d, time.Hour)
+		_ = s.SignedLink("", id, d, time.Hour)
 	}
 }
 
@@ -309,7 +313,7 @@ func BenchmarkVerify(b *testing.B) {
 	s := newSigner(b, &clock{t0})
 	id := uuid.NewString()
 	d := onboarding.Download{FileName: "Fáilte – report.pdf", ContentType: "application/pdf"}
-	u, err := url.Parse(s.SignedPath(id, d, time.Hour))
+	u, err := url.Parse(s.SignedLink("", id, d, time.Hour))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -322,10 +326,10 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
-// FuzzSignedPath checks, for any file name and content type, that the query
+// FuzzSignedLink checks, for any file name and content type, that the query
 // is exactly url.Values' encoding and that the link verifies to the same
 // download.
-func FuzzSignedPath(f *testing.F) {
+func FuzzSignedLink(f *testing.F) {
 	f.Add("report.pdf", "application/pdf", false)
 	f.Add("Fáilte – report.pdf", "image/png", true)
 	f.Add("a&b=c+d%20 ?#;/\\\"'\x00\xff", "text/plain; charset=utf-8", false)
@@ -337,7 +341,7 @@ func FuzzSignedPath(f *testing.F) {
 	id := uuid.NewString()
 	f.Fuzz(func(t *testing.T, name, ctype string, inline bool) {
 		d := onboarding.Download{FileName: name, ContentType: ctype, Inline: inline}
-		p := s.SignedPath(id, d, time.Hour)
+		p := s.SignedLink("", id, d, time.Hour)
 		u, err := url.Parse(p)
 		if err != nil {
 			t.Fatalf("url.Parse(%q): %v", p, err)
@@ -348,7 +352,7 @@ func FuzzSignedPath(f *testing.F) {
 		}
 		got, err := s.Verify("GET", id, q)
 		if err != nil {
-			t.Fatalf("Verify(SignedPath(%+v)): %v", d, err)
+			t.Fatalf("Verify(SignedLink(%+v)): %v", d, err)
 		}
 		if diff := cmp.Diff(d, got); diff != "" {
 			t.Errorf("download (-want +got):\n%s", diff)

@@ -34,9 +34,10 @@ type BlobFile interface {
 
 // LinkSigner makes expiring download links for blobs.
 type LinkSigner interface {
-	// SignedPath returns the path and query (relative to the public URL,
-	// starting with "/") of a GET download of blob id as d says, valid for ttl.
-	SignedPath(id string, d Download, ttl time.Duration) string
+	// SignedLink returns base followed by the path and query (starting
+	// with "/") of a GET download of blob id as d says, valid for ttl: a
+	// link with the public URL as base, a path relative to it with "".
+	SignedLink(base, id string, d Download, ttl time.Duration) string
 	// Verify checks the query of a signed link to blob id for method and
 	// returns how to serve it; an error means a bad or expired link.
 	Verify(method, id string, q url.Values) (Download, error)

@@ -37,7 +37,7 @@ func (s *Service) DocumentURL(d *Document, ttl time.Duration) string {
 	if ctype == "" {
 		ctype = defaultDocumentType
 	}
-	return s.publicURL + s.links.SignedPath(d.BlobID, Download{FileName: d.FileName, ContentType: ctype}, ttl)
+	return s.links.SignedLink(s.publicURL, d.BlobID, Download{FileName: d.FileName, ContentType: ctype}, ttl)
 }
 
 // DocumentLink is what get document answers (spec 4.7).

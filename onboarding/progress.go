@@ -87,5 +87,5 @@ func (s *Service) RegistryDocumentPath(d *RegistryDocument) string {
 	if s.links == nil || d.BlobID == "" {
 		return ""
 	}
-	return s.links.SignedPath(d.BlobID, Download{FileName: d.FileName, ContentType: "application/pdf"}, applicantLinkTTL)
+	return s.links.SignedLink("", d.BlobID, Download{FileName: d.FileName, ContentType: "application/pdf"}, applicantLinkTTL)
 }

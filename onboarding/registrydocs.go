@@ -268,5 +268,5 @@ func (s *Service) RegistryDocumentURL(d RegistryDocument) string {
 	if name == "" {
 		name = d.DocumentType + ".pdf"
 	}
-	return s.publicURL + s.links.SignedPath(d.BlobID, Download{FileName: name, ContentType: "application/pdf"}, RegistryDocumentLinkTTL)
+	return s.links.SignedLink(s.publicURL, d.BlobID, Download{FileName: name, ContentType: "application/pdf"}, RegistryDocumentLinkTTL)
 }

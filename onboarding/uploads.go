@@ -245,7 +245,7 @@ func (s *Service) DocumentDownloadPath(d *Document) string {
 	if s.links == nil || d.BlobID == "" {
 		return ""
 	}
-	return s.links.SignedPath(d.BlobID, Download{FileName: d.FileName, ContentType: d.FileType}, applicantLinkTTL)
+	return s.links.SignedLink("", d.BlobID, Download{FileName: d.FileName, ContentType: d.FileType}, applicantLinkTTL)
 }
 
 // applicantLinkTTL is how long the form's links to the applicant's own

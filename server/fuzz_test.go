@@ -389,7 +389,7 @@ func FuzzDownload(f *testing.F) {
 		f.Fatal(err)
 	}
 	signer := newTestSigner(f, e.clock)
-	link := signer.SignedPath(blobID, onboarding.Download{FileName: "report.pdf", ContentType: "application/pdf"}, time.Hour)
+	link := signer.SignedLink("", blobID, onboarding.Download{FileName: "report.pdf", ContentType: "application/pdf"}, time.Hour)
 	query := link[strings.IndexByte(link, '?')+1:]
 	f.Add(blobID, query)
 	f.Add(blobID, strings.Replace(query, "attachment", "inline", 1))
