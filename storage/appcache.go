@@ -27,8 +27,9 @@ const defaultAppCacheBytes = 8 << 20
 // right for as long as reads find its version: a write needs no
 // invalidation, it merely leaves the entry unused until a read replaces it
 // or it is evicted. UpdateApplication puts what it wrote under its new
-// version (keepWritten), so the next update of the application decodes
-// nothing. Entries are never handed out: readers get clones, which they
+// version (keepWritten), and the next update of the application starts
+// from that entry without reading the database (latest): its group's
+// version check catches an entry that is not the latest. Entries are never handed out: readers get clones, which they
 // may change.
 //
 // Entries are evicted at random (Go's map iteration order) once the budget
@@ -63,6 +64,20 @@ func (c *appCache) get(id uuid.UUID, version uint64) *onboarding.Application {
 		return nil
 	}
 	return e.app
+}
+
+// latest returns the application id as the cache holds it, with the
+// version it was decoded from, whichever that is (nil when it holds none):
+// shared, as get's. Only a caller that checks the version before it
+// relies on it may use it (UpdateApplication's group does).
+func (c *appCache) latest(id uuid.UUID) (*onboarding.Application, uint64) {
+	c.mu.Lock()
+	e, ok := c.entries[id]
+	c.mu.Unlock()
+	if !ok {
+		return nil, 0
+	}
+	return e.app, e.version
 }
 
 // put keeps app, decoded from version of id's record of size bytes, unless

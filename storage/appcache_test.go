@@ -130,6 +130,90 @@ func TestAppCache(t *testing.T) {
 	}
 }
 
+// TestUpdateFromStaleCache: an update starts from the cached application
+// without reading the database; when the record has changed behind the
+// cache (written without the lock), the group's version check sends the
+// update back to read it, and the change applies to the stored record,
+// losing nothing of that write. A change that refuses the cached
+// application is tried on the stored one before its error is believed.
+func TestUpdateFromStaleCache(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
+	setField := func(id, value string) func(*onboarding.Application) (onboarding.Changes, error) {
+		return func(a *onboarding.Application) (onboarding.Changes, error) {
+			a.Data.Fields[id] = json.RawMessage(value)
+			return onboarding.Changes{}, nil
+		}
+	}
+	if _, err := s.UpdateApplication(ctx, app.ID, setField("industry", `"software"`)); err != nil {
+		t.Fatal(err)
+	}
+	if !s.cached(app.ID) {
+		t.Fatal("the update kept nothing")
+	}
+
+	// A write that neither takes the lock nor tells the cache.
+	behind, err := s.Application(ctx, app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind.Data.Fields["website"] = json.RawMessage(`"https://northwind.example"`)
+	rec, err := encode(behind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(appKey(uuid.MustParse(app.ID)), rec) }); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, refuse := range []bool{false, true} {
+		// The cache is behind again: it holds the application before
+		// the write above.
+		s.apps.clear()
+		stale := app.Clone()
+		stale.Data.Fields["industry"] = json.RawMessage(`"software"`)
+		s.apps.put(uuid.MustParse(app.ID), 1, 0, stale, true)
+
+		var seen []string // the website each call of the change found
+		got, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+			seen = append(seen, string(a.Data.Fields["website"]))
+			if refuse && a.Data.Fields["website"] == nil {
+				return onboarding.Changes{}, errors.New("no website")
+			}
+			return setField("industry", `"retail"`)(a)
+		})
+		if err != nil {
+			t.Fatalf("refusing the cached application %v: %v", refuse, err)
+		}
+		if d := cmp.Diff([]string{"", `"https://northwind.example"`}, seen); d != "" {
+			t.Errorf("refusing the cached application %v: the change saw websites (-want +got):\n%s", refuse, d)
+		}
+		stored, err := s.Application(ctx, app.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, a := range map[string]*onboarding.Application{"answered": got, "stored": stored} {
+			if w, i := string(a.Data.Fields["website"]), string(a.Data.Fields["industry"]); w != `"https://northwind.example"` || i != `"retail"` {
+				t.Errorf("refusing the cached application %v, %s: website %s, industry %s; want the write behind the cache and the update", refuse, name, w, i)
+			}
+		}
+	}
+
+	// Up to date again, the cache is where the next update starts.
+	var seen []string
+	if _, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+		seen = append(seen, string(a.Data.Fields["industry"]))
+		return onboarding.Changes{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{`"retail"`}, seen); d != "" {
+		t.Errorf("the next update's change saw industries (-want +got):\n%s", d)
+	}
+}
+
 // TestReadApplication: the shared read answers the stored application,
 // the one the cache keeps once it is read, and read's own error; a missing
 // application is ErrNotFound and read is not called.

@@ -101,10 +101,11 @@ func (s *Store) ReadApplication(_ context.Context, id string, read func(*onboard
 //
 // The application's lock is held throughout, so no other update of it
 // runs meanwhile. The application is read, changed and encoded on the
-// caller's goroutine, in parallel with the other callers; the group's
-// transaction only checks that the record is still the version read (it
-// is, unless something wrote it without the lock; then the update starts
-// again) and writes. The updated application is kept in the cache, with
+// caller's goroutine, in parallel with the other callers, starting from
+// the cached application when there is one; the group's transaction only
+// checks that the record is still the version read (it is, unless
+// something wrote it without the lock or the cache held an older version;
+// then the update starts again, from a read) and writes. The updated application is kept in the cache, with
 // the version its commit gave it, for the next update or read.
 func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*onboarding.Application) (onboarding.Changes, error)) (*onboarding.Application, error) {
 	u, err := parseAppID(id)
@@ -116,9 +117,22 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	defer lock.Unlock()
 	key := appKey(u)
 	for attempt := 0; attempt < maxAttempts; attempt++ {
+		// First from the cache, without a read of the database: under
+		// the lock, the application as this process last wrote it is
+		// most likely still its latest version, and the group's check
+		// below says whether it is (if not, the next attempt reads).
+		// A read would wait for whatever commit is in flight (Badger's
+		// read timestamp waits for every commit before it), about half
+		// a millisecond a PATCH under load.
 		var app *onboarding.Application
 		var version uint64
-		if err := s.view(func(txn *badger.Txn) error {
+		if attempt == 0 {
+			app, version = s.apps.latest(u)
+		}
+		cached := app != nil
+		if cached {
+			app = app.Clone()
+		} else if err := s.view(func(txn *badger.Txn) error {
 			var err error
 			app, version, err = s.readApplicationVersion(txn, u, true)
 			return err
@@ -128,6 +142,9 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 		oldIx := appIndexes(app, u)
 		oldID, oldOrg, oldSeq := app.ID, app.OrgID, app.Seq
 		ch, err := change(app)
+		if err != nil && cached {
+			continue // refused on the cached application: decide on the stored one
+		}
 		if err != nil {
 			return nil, err
 		}
