@@ -104,9 +104,10 @@ func (s *Store) ReadApplication(_ context.Context, id string, read func(*onboard
 // caller's goroutine, in parallel with the other callers, starting from
 // the cached application when there is one; the group's transaction only
 // checks that the record is still the version read (it is, unless
-// something wrote it without the lock or the cache held an older version;
-// then the update starts again, from a read) and writes. The updated application is kept in the cache, with
-// the version its commit gave it, for the next update or read.
+// something wrote it without the lock or the cache held an older
+// version; then the update starts again, from a read) and writes. The
+// updated application is kept in the cache, with the version its commit
+// gave it, for the next update or read.
 func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*onboarding.Application) (onboarding.Changes, error)) (*onboarding.Application, error) {
 	u, err := parseAppID(id)
 	if err != nil {
