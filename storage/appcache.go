@@ -29,8 +29,8 @@ const defaultAppCacheBytes = 8 << 20
 // or it is evicted. UpdateApplication puts what it wrote under its new
 // version (keepWritten), and the next update of the application starts
 // from that entry without reading the database (latest): its group's
-// version check catches an entry that is not the latest. Entries are never handed out: readers get clones, which they
-// may change.
+// version check catches an entry that is not the latest. Entries are
+// never handed out: readers get clones, which they may change.
 //
 // Entries are evicted at random (Go's map iteration order) once the budget
 // is spent, by point reads only: lists and exports fill only the room
