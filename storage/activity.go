@@ -73,16 +73,44 @@ func activityHead(txn *badger.Txn, subject uuid.UUID) (*onboarding.ActivityHead,
 // when the clock has not moved past it), is chained after the entry
 // before it, and the head moves to the last one.
 func (s *Store) appendActivity(txn *badger.Txn, subject uuid.UUID, log []onboarding.Activity) error {
+	_, err := s.appendActivityAfter(txn, subject, logHead{}, log)
+	return err
+}
+
+// logHead is the head of an application's activity log as of one version
+// of its record, when known: a nil head is a log with no entries yet.
+//
+// Only CreateApplication and UpdateApplication write an application's
+// head (vh/<appID>), each in the transaction that writes its record (a/),
+// under the application's lock (the schema 5 migration writes heads at
+// open, before anything reads them; TamperWithActivity, for tests, takes
+// the lock and drops the application from the cache). So a transaction
+// that finds the
+// record at the version a head was known for finds that head: an update
+// whose group checks the record's version needs no read of the head
+// (UpdateApplication).
+type logHead struct {
+	head  *onboarding.ActivityHead // shared: never changed once made
+	known bool
+}
+
+// appendActivityAfter is appendActivity from head, which is read in txn
+// when not known; it answers the log's head after the append (head itself
+// when log is empty).
+func (s *Store) appendActivityAfter(txn *badger.Txn, subject uuid.UUID, head logHead, log []onboarding.Activity) (logHead, error) {
 	if len(log) == 0 {
-		return nil
+		return head, nil
 	}
-	head, err := activityHead(txn, subject)
-	if err != nil {
-		return err
+	if !head.known {
+		h, err := activityHead(txn, subject)
+		if err != nil {
+			return logHead{}, err
+		}
+		head = logHead{head: h, known: true}
 	}
 	prev, last := onboarding.ActivityChainStart(subject.String()), ulid.ULID{}
-	if head != nil {
-		prev, last = head.Hash, head.Seq
+	if head.head != nil {
+		prev, last = head.head.Hash, head.head.Seq
 	}
 	for i := range log {
 		e := onboarding.LoggedActivity{Seq: s.nextULID(log[i].At), Activity: log[i], Prev: prev}
@@ -91,15 +119,16 @@ func (s *Store) appendActivity(txn *badger.Txn, subject uuid.UUID, log []onboard
 		}
 		e.Hash = onboarding.ActivityHash(prev, &e)
 		if err := setRecord(txn, activityKey(subject, e.Seq), &storedActivity{Activity: e.Activity, Prev: e.Prev, Hash: e.Hash}); err != nil {
-			return err
+			return logHead{}, err
 		}
 		prev, last = e.Hash, e.Seq
 	}
-	h, err := encodeHead(onboarding.ActivityHead{Seq: last, Hash: prev})
+	next := &onboarding.ActivityHead{Seq: last, Hash: prev}
+	h, err := encodeHead(*next)
 	if err != nil {
-		return err
+		return logHead{}, err
 	}
-	return txn.Set(activityHeadKey(subject), h)
+	return logHead{head: next, known: true}, txn.Set(activityHeadKey(subject), h)
 }
 
 // successor is the ULID just above u.

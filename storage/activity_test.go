@@ -179,6 +179,51 @@ func TestConcurrentAppendsKeepOneChain(t *testing.T) {
 	}
 }
 
+// TestUpdateFromCachedHead: an update that starts from the cache chains
+// its entries after the head the cache knows for the record's version;
+// from a stale entry (a stale head with it) and from an entry a read put
+// there (no head known), after the stored head.
+func TestUpdateFromCachedHead(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	u := uuid.MustParse(app.ID)
+	log := []onboarding.Activity{act(onboarding.ActionCreated, t0)}
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log}); err != nil {
+		t.Fatal(err)
+	}
+	update := func(step string, a onboarding.Activity) {
+		t.Helper()
+		if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
+			return onboarding.Changes{Log: []onboarding.Activity{a}}, nil
+		}); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		log = append(log, a)
+		wantChained(t, s, app.ID, log)
+	}
+	update("after a read", act("test.first", t0.Add(time.Minute)))
+	old, oldVersion, oldHead := s.apps.latest(u)
+	if old == nil || !oldHead.known || oldHead.head == nil {
+		t.Fatalf("the update kept application %v with head %+v; want both", old != nil, oldHead)
+	}
+	update("from the cache", act("test.second", t0.Add(2*time.Minute)))
+
+	s.apps.clear()
+	s.apps.put(u, oldVersion, 0, old, oldHead, true)
+	update("from a stale entry", act("test.third", t0.Add(3*time.Minute)))
+
+	s.apps.clear()
+	if _, err := s.Application(ctx, app.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, h := s.apps.latest(u); h.known {
+		t.Fatalf("a read kept a head: %+v", h)
+	}
+	update("from a read's entry", act("test.fourth", t0.Add(4*time.Minute)))
+}
+
 // TestActivityAfter pages through a log: each page follows the last entry
 // of the one before, and more says whether entries remain.
 func TestActivityAfter(t *testing.T) {

@@ -27,9 +27,11 @@ const defaultAppCacheBytes = 8 << 20
 // right for as long as reads find its version: a write needs no
 // invalidation, it merely leaves the entry unused until a read replaces it
 // or it is evicted. UpdateApplication puts what it wrote under its new
-// version (keepWritten), and the next update of the application starts
-// from that entry without reading the database (latest): its group's
-// version check catches an entry that is not the latest. Entries are
+// version (keepWritten), with the head of its activity log after that
+// commit, and the next update of the application starts from that entry
+// without reading the database (latest): its group's version check
+// catches an entry that is not the latest, and needs no read of the head
+// when the entry's version is the record's (logHead). Entries are
 // never handed out: readers get clones, which they may change.
 //
 // Entries are evicted at random (Go's map iteration order) once the budget
@@ -47,6 +49,7 @@ type cachedApp struct {
 	version uint64
 	size    int
 	app     *onboarding.Application
+	head    logHead // the activity log's head as of version, when known
 }
 
 func newAppCache(budget int) *appCache {
@@ -67,24 +70,26 @@ func (c *appCache) get(id uuid.UUID, version uint64) *onboarding.Application {
 }
 
 // latest returns the application id as the cache holds it, with the
-// version it was decoded from, whichever that is (nil when it holds none):
-// shared, as get's. Only a caller that checks the version before it
-// relies on it may use it (UpdateApplication's group does).
-func (c *appCache) latest(id uuid.UUID) (*onboarding.Application, uint64) {
+// version it was decoded from, whichever that is, and its activity log's
+// head as of that version when known (a nil application when it holds
+// none): shared, as get's. Only a caller that checks the version before
+// it relies on them may use them (UpdateApplication's group does).
+func (c *appCache) latest(id uuid.UUID) (*onboarding.Application, uint64, logHead) {
 	c.mu.Lock()
 	e, ok := c.entries[id]
 	c.mu.Unlock()
 	if !ok {
-		return nil, 0
+		return nil, 0, logHead{}
 	}
-	return e.app, e.version
+	return e.app, e.version, e.head
 }
 
-// put keeps app, decoded from version of id's record of size bytes, unless
-// a later version is kept already, it is larger than a quarter of the
-// budget, or the budget is spent and evict is not set. The cache owns app
-// from now on.
-func (c *appCache) put(id uuid.UUID, version uint64, size int, app *onboarding.Application, evict bool) {
+// put keeps app, decoded from version of id's record of size bytes, with
+// the activity log's head as of that version when known, unless a later
+// version is kept already, it is larger than a quarter of the budget, or
+// the budget is spent and evict is not set. The cache owns app from now
+// on.
+func (c *appCache) put(id uuid.UUID, version uint64, size int, app *onboarding.Application, head logHead, evict bool) {
 	if size > c.budget/4 {
 		return
 	}
@@ -107,8 +112,18 @@ func (c *appCache) put(id uuid.UUID, version uint64, size int, app *onboarding.A
 		c.size -= e.size
 		delete(c.entries, k)
 	}
-	c.entries[id] = cachedApp{version: version, size: size, app: app}
+	c.entries[id] = cachedApp{version: version, size: size, app: app, head: head}
 	c.size += size
+}
+
+// forget drops id's entry, if any.
+func (c *appCache) forget(id uuid.UUID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[id]; ok {
+		c.size -= e.size
+		delete(c.entries, id)
+	}
 }
 
 // clear forgets every entry.
@@ -195,17 +210,18 @@ func (s *Store) readSharedApplication(txn *badger.Txn, id uuid.UUID, evict bool)
 		return nil, 0, false, err
 	}
 	if s.apps.room(size, evict) {
-		s.apps.put(id, version, size, app, evict)
+		s.apps.put(id, version, size, app, logHead{}, evict)
 		return app, version, true, nil
 	}
 	return app, version, false, nil
 }
 
 // keepWritten keeps app, which the caller has just committed under the
-// application's lock, for the next read: the version a read finds now is
-// the one that commit gave it, since nothing else writes the record
-// without the lock. A failed read keeps nothing.
-func (s *Store) keepWritten(id uuid.UUID, app *onboarding.Application, size int) {
+// application's lock with head as its activity log's head, for the next
+// read: the version a read finds now is the one that commit gave it, since
+// nothing else writes the record without the lock. A failed read keeps
+// nothing.
+func (s *Store) keepWritten(id uuid.UUID, app *onboarding.Application, size int, head logHead) {
 	if !s.apps.room(size, true) {
 		return
 	}
@@ -214,7 +230,7 @@ func (s *Store) keepWritten(id uuid.UUID, app *onboarding.Application, size int)
 		if err != nil {
 			return err
 		}
-		s.apps.put(id, item.Version(), size, app.Clone(), true)
+		s.apps.put(id, item.Version(), size, app.Clone(), head, true)
 		return nil
 	})
 }

@@ -174,7 +174,7 @@ func TestUpdateFromStaleCache(t *testing.T) {
 		s.apps.clear()
 		stale := app.Clone()
 		stale.Data.Fields["industry"] = json.RawMessage(`"software"`)
-		s.apps.put(uuid.MustParse(app.ID), 1, 0, stale, true)
+		s.apps.put(uuid.MustParse(app.ID), 1, 0, stale, logHead{}, true)
 
 		var seen []string // the website each call of the change found
 		got, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
@@ -259,7 +259,7 @@ func TestReadApplication(t *testing.T) {
 func TestAppCacheBudget(t *testing.T) {
 	c := newAppCache(1000)
 	for i := range 50 {
-		c.put(uuid.New(), 1, 90, &onboarding.Application{}, true)
+		c.put(uuid.New(), 1, 90, &onboarding.Application{}, logHead{}, true)
 		if c.size > c.budget {
 			t.Fatalf("after %d puts the cache holds %d bytes, budget %d", i+1, c.size, c.budget)
 		}
@@ -273,7 +273,7 @@ func TestAppCacheBudget(t *testing.T) {
 	if c.room(90, false) {
 		t.Error("a full cache has room for a list's entry")
 	}
-	c.put(listed, 1, 90, &onboarding.Application{}, false)
+	c.put(listed, 1, 90, &onboarding.Application{}, logHead{}, false)
 	if _, ok := c.entries[listed]; ok {
 		t.Error("a list's entry was kept in a full cache")
 	}
@@ -281,22 +281,22 @@ func TestAppCacheBudget(t *testing.T) {
 		t.Error("a list's entry evicted another")
 	}
 	big := uuid.New()
-	c.put(big, 1, 251, &onboarding.Application{}, true)
+	c.put(big, 1, 251, &onboarding.Application{}, logHead{}, true)
 	if _, ok := c.entries[big]; ok || c.room(251, true) {
 		t.Error("an entry over a quarter of the budget was kept")
 	}
 
 	// A later version replaces an entry; an earlier one does not.
 	id := uuid.New()
-	c.put(id, 5, 10, &onboarding.Application{Status: onboarding.StatusReview}, true)
-	c.put(id, 4, 10, &onboarding.Application{Status: onboarding.StatusCreated}, true)
+	c.put(id, 5, 10, &onboarding.Application{Status: onboarding.StatusReview}, logHead{}, true)
+	c.put(id, 4, 10, &onboarding.Application{Status: onboarding.StatusCreated}, logHead{}, true)
 	if got := c.get(id, 5); got == nil || got.Status != onboarding.StatusReview {
 		t.Errorf("version 5 after putting 4 = %v", got)
 	}
 	if got := c.get(id, 4); got != nil {
 		t.Error("an older version was answered")
 	}
-	c.put(id, 6, 10, &onboarding.Application{Status: onboarding.StatusApproved}, true)
+	c.put(id, 6, 10, &onboarding.Application{Status: onboarding.StatusApproved}, logHead{}, true)
 	if got := c.get(id, 6); got == nil || got.Status != onboarding.StatusApproved {
 		t.Errorf("version 6 = %v", got)
 	}

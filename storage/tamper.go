@@ -15,13 +15,20 @@ import (
 // exactly as returned, under their Seq, with their Prev and Hash (nothing
 // is recomputed), and the head as returned (nil: none). It exists for the
 // tests of `onboard apps verify-log`, which must detect every such change;
-// onboard itself never calls it.
+// onboard itself never calls it. It holds the subject's application lock
+// and drops the subject from the cache of applications, whose entries
+// know their log's head (logHead), so that the next update chains after
+// the head stored here.
 func (s *Store) TamperWithActivity(ctx context.Context, subjectID string,
 	edit func(head *onboarding.ActivityHead, log []onboarding.LoggedActivity) (*onboarding.ActivityHead, []onboarding.LoggedActivity)) error {
 	u, err := parseAppID(subjectID)
 	if err != nil {
 		return err
 	}
+	lock := s.appLock(u)
+	lock.Lock()
+	defer lock.Unlock()
+	defer s.apps.forget(u)
 	return s.update(ctx, func(txn *badger.Txn) error {
 		head, err := activityHead(txn, u)
 		if err != nil {
