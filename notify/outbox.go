@@ -73,8 +73,8 @@ func (o *Outbox) Keep(n int) { o.keep = max(n, 1) }
 func (o *Outbox) Dir() string { return o.dir }
 
 // Send writes m to <dir>/<UTC timestamp>-<random hex>.eml with mode 0600 (mail
-// carries personal data). The file appears whole or not at all: it is written
-// to a temporary file in the same directory and renamed. It is not fsynced:
+// carries personal data). The file appears whole or not at all
+// (writeFileAtomic). It is not fsynced:
 // the outbox is the sandbox's, and a crash may lose its newest message, which
 // the fsync would cost every invite to prevent. Every outboxPruneEvery
 // messages, the oldest beyond the outbox's keep are removed.
@@ -134,29 +134,4 @@ func (o *Outbox) prune() {
 			return
 		}
 	}
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory: create (0600), write, close, rename. Readers never see part
-// of a message.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-*.eml") // CreateTemp uses mode 0600
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
