@@ -38,11 +38,33 @@ const defaultAppCacheBytes = 8 << 20
 // is spent, by point reads only: lists and exports fill only the room
 // left, so a scan of every application does not flush the applications in
 // use.
+//
+// A point read (ReadApplication) serves an entry marked current without
+// reading the database at all. An entry is current while its version is
+// the record's latest committed one, which holds because every write of
+// an application's record after its create is an UpdateApplication, under
+// the application's lock, that begins with beginWrite (clearing the mark)
+// and ends with endWrite:
+//   - the update that committed a version marks its entry current once
+//     the commit is durable (keepWritten), still under the lock, so no
+//     other update has committed since, and the next one clears the mark
+//     before it commits;
+//   - a read marks the entry of the version its snapshot found current
+//     when no update of an application of its lock stripe (lockStripe)
+//     was under way when it began and none began or ended until it
+//     marked: its snapshot, taken after the last update's commit was
+//     durable, holds the latest version (writes counts, per stripe, the
+//     updates begun and ended, odd while one is under way; a stripe's
+//     lock lets one update at a time).
+//
+// So a read that starts after an update has returned, or after the
+// events it committed were delivered, never finds the version before it.
 type appCache struct {
 	mu      sync.Mutex
 	budget  int // bytes of the entries' JSON, at most; 0 disables the cache
 	size    int
 	entries map[uuid.UUID]cachedApp
+	writes  [appLockCount]uint64
 }
 
 type cachedApp struct {
@@ -50,6 +72,7 @@ type cachedApp struct {
 	size    int
 	app     *onboarding.Application
 	head    logHead // the activity log's head as of version, when known
+	current bool    // version is the record's latest (appCache)
 }
 
 func newAppCache(budget int) *appCache {
@@ -67,6 +90,71 @@ func (c *appCache) get(id uuid.UUID, version uint64) *onboarding.Application {
 		return nil
 	}
 	return e.app
+}
+
+// current returns the application id when its entry is current (the
+// record's latest version), else nil: shared, as get's.
+func (c *appCache) current(id uuid.UUID) *onboarding.Application {
+	c.mu.Lock()
+	e, ok := c.entries[id]
+	c.mu.Unlock()
+	if !ok || !e.current {
+		return nil
+	}
+	return e.app
+}
+
+// beginWrite notes that an update of application id is under way, under
+// its lock, and clears the current mark of its entry: before the update
+// commits anything.
+func (c *appCache) beginWrite(id uuid.UUID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes[lockStripe(id)]++
+	if e, ok := c.entries[id]; ok && e.current {
+		e.current = false
+		c.entries[id] = e
+	}
+}
+
+// endWrite notes that the update beginWrite noted has ended, committed or
+// not.
+func (c *appCache) endWrite(id uuid.UUID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes[lockStripe(id)]++
+}
+
+// writeCount is the count of updates begun and ended in id's lock stripe,
+// which a read takes before its snapshot (markRead).
+func (c *appCache) writeCount(id uuid.UUID) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writes[lockStripe(id)]
+}
+
+// markWritten marks id's entry current if it holds version, which the
+// caller has just committed under the application's lock.
+func (c *appCache) markWritten(id uuid.UUID, version uint64) {
+	c.mark(id, version, func() bool { return true })
+}
+
+// markRead marks id's entry current if it holds version, which a snapshot
+// taken after writeCount answered count found, when no update of the
+// stripe was under way then and none has begun or ended since.
+func (c *appCache) markRead(id uuid.UUID, version, count uint64) {
+	c.mark(id, version, func() bool { return count%2 == 0 && c.writes[lockStripe(id)] == count })
+}
+
+// mark marks id's entry current if it holds version and ok, called under
+// the lock, answers true.
+func (c *appCache) mark(id uuid.UUID, version uint64, ok func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, found := c.entries[id]; found && e.version == version && ok() {
+		e.current = true
+		c.entries[id] = e
+	}
 }
 
 // latest returns the application id as the cache holds it, with the
@@ -231,6 +319,7 @@ func (s *Store) keepWritten(id uuid.UUID, app *onboarding.Application, size int,
 			return err
 		}
 		s.apps.put(id, item.Version(), size, app.Clone(), head, true)
+		s.apps.markWritten(id, item.Version())
 		return nil
 	})
 }

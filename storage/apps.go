@@ -77,19 +77,27 @@ func (s *Store) Application(_ context.Context, id string) (*onboarding.Applicati
 // ReadApplication calls read with the application with id, as Application
 // returns it but without copying it: it may be the one the cache keeps,
 // shared with every other reader, so read must not change it or keep any
-// part of it once it returns. It answers read's error.
+// part of it once it returns. It answers read's error. A current cache
+// entry (appCache) is read without a database transaction, while the
+// database is open.
 func (s *Store) ReadApplication(_ context.Context, id string, read func(*onboarding.Application) error) error {
 	u, err := parseAppID(id)
 	if err != nil {
 		return err
 	}
+	if app := s.apps.current(u); app != nil && !s.db.IsClosed() {
+		return read(app)
+	}
+	count := s.apps.writeCount(u)
 	var app *onboarding.Application
+	var version uint64
 	if err := s.view(func(txn *badger.Txn) error {
-		app, _, _, err = s.readSharedApplication(txn, u, true)
+		app, version, _, err = s.readSharedApplication(txn, u, true)
 		return err
 	}); err != nil {
 		return err
 	}
+	s.apps.markRead(u, version, count)
 	return read(app)
 }
 
@@ -116,6 +124,8 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	lock := s.appLock(u)
 	lock.Lock()
 	defer lock.Unlock()
+	s.apps.beginWrite(u) // before anything commits: no read may take the entry as current
+	defer s.apps.endWrite(u)
 	key := appKey(u)
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		// First from the cache, without a read of the database: under

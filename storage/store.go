@@ -63,7 +63,7 @@ type Store struct {
 	// fsync, so two updates of different applications that share one wait
 	// a commit for nothing: with 1024, 32 concurrent updates share a lock
 	// 3% of the time (with 64, 38%).
-	appLocks [1024]sync.Mutex
+	appLocks [appLockCount]sync.Mutex
 
 	// rfiClaims serialises ClaimRFIExpiries: claims all read the front of
 	// the expiry queue, so concurrent ones would mostly conflict.
@@ -232,9 +232,18 @@ func (s *Store) gcLoop(every time.Duration) {
 	}
 }
 
+// appLockCount is the number of application locks (Store.appLocks).
+const appLockCount = 1024
+
+// lockStripe is the index of the application lock of id among
+// appLockCount.
+func lockStripe(id uuid.UUID) int {
+	return int(binary.BigEndian.Uint16(id[14:]) % appLockCount)
+}
+
 // appLock is the lock of appLocks for the application or RFI request id.
 func (s *Store) appLock(id uuid.UUID) *sync.Mutex {
-	return &s.appLocks[binary.BigEndian.Uint16(id[14:])%uint16(len(s.appLocks))]
+	return &s.appLocks[lockStripe(id)]
 }
 
 // update runs fn in a read-write transaction, retrying a bounded number of
