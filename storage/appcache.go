@@ -93,15 +93,16 @@ func (c *appCache) get(id uuid.UUID, version uint64) *onboarding.Application {
 }
 
 // current returns the application id when its entry is current (the
-// record's latest version), else nil: shared, as get's.
-func (c *appCache) current(id uuid.UUID) *onboarding.Application {
+// record's latest version), shared as get's; else nil and the count of
+// updates begun and ended in id's lock stripe, which a read that goes to
+// the database takes before its snapshot (markRead). One lock serves both.
+func (c *appCache) current(id uuid.UUID) (*onboarding.Application, uint64) {
 	c.mu.Lock()
-	e, ok := c.entries[id]
-	c.mu.Unlock()
-	if !ok || !e.current {
-		return nil
+	defer c.mu.Unlock()
+	if e, ok := c.entries[id]; ok && e.current {
+		return e.app, 0
 	}
-	return e.app
+	return nil, c.writes[lockStripe(id)]
 }
 
 // beginWrite notes that an update of application id is under way, under
@@ -125,14 +126,6 @@ func (c *appCache) endWrite(id uuid.UUID) {
 	c.writes[lockStripe(id)]++
 }
 
-// writeCount is the count of updates begun and ended in id's lock stripe,
-// which a read takes before its snapshot (markRead).
-func (c *appCache) writeCount(id uuid.UUID) uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.writes[lockStripe(id)]
-}
-
 // markWritten marks id's entry current if it holds version, which the
 // caller has just committed under the application's lock.
 func (c *appCache) markWritten(id uuid.UUID, version uint64) {
@@ -140,7 +133,7 @@ func (c *appCache) markWritten(id uuid.UUID, version uint64) {
 }
 
 // markRead marks id's entry current if it holds version, which a snapshot
-// taken after writeCount answered count found, when no update of the
+// taken after current answered count found, when no update of the
 // stripe was under way then and none has begun or ended since.
 func (c *appCache) markRead(id uuid.UUID, version, count uint64) {
 	c.mark(id, version, func() bool { return count%2 == 0 && c.writes[lockStripe(id)] == count })

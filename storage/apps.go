@@ -85,11 +85,10 @@ func (s *Store) ReadApplication(_ context.Context, id string, read func(*onboard
 	if err != nil {
 		return err
 	}
-	if app := s.apps.current(u); app != nil && !s.db.IsClosed() {
+	app, count := s.apps.current(u)
+	if app != nil && !s.db.IsClosed() {
 		return read(app)
 	}
-	count := s.apps.writeCount(u)
-	var app *onboarding.Application
 	var version uint64
 	if err := s.view(func(txn *badger.Txn) error {
 		app, version, _, err = s.readSharedApplication(txn, u, true)
