@@ -16,6 +16,9 @@ import (
 var (
 	ErrNoSuchDocument = &Error{Kind: KindNotFound, Message: "This document is not part of the form."}
 	ErrNoFileChosen   = &Error{Kind: KindInvalid, Message: "Choose a file to upload."}
+	// ErrUploadIncomplete: the upload's body ended early, stopped arriving
+	// or was not a well-formed multipart form, so no file was stored.
+	ErrUploadIncomplete = &Error{Kind: KindInvalid, Message: "The file could not be uploaded in full. Check your connection and try again."}
 	// ErrNoDocumentToRemove: the field has no upload of the applicant's.
 	ErrNoDocumentToRemove = &Error{Kind: KindNotFound, Message: "There is no uploaded file to remove."}
 	// ErrDocumentSettled: an operator forced or waived this document; the

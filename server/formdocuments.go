@@ -164,13 +164,13 @@ func (s *Server) receiveUpload(c echo.Context, t uploadTarget) error {
 			break
 		}
 		if err != nil {
-			return s.uploadFailed(c, t, "", err)
+			return s.uploadFailed(c, t, "", bodyError(err))
 		}
 		name := part.FormName()
 		if name != "file" {
 			b, err := io.ReadAll(io.LimitReader(part, 1024))
 			if err != nil {
-				return s.uploadFailed(c, t, "", err)
+				return s.uploadFailed(c, t, "", bodyError(err))
 			}
 			small[name] = string(b)
 			continue
@@ -182,10 +182,16 @@ func (s *Server) receiveUpload(c echo.Context, t uploadTarget) error {
 		if part.FileName() == "" {
 			return t.page(http.StatusBadRequest, key, onboarding.ErrNoFileChosen.Message)
 		}
+		body := &partReader{part: part}
 		doc, err := t.store(r.Context(), onboarding.Upload{
 			FieldID: small["field"], PersonID: small["person"], FileName: part.FileName(),
-			Type: part.Header.Get("Content-Type"), Body: part,
+			Type: part.Header.Get("Content-Type"), Body: body,
 		})
+		if err != nil && body.err != nil {
+			// The store failed because the file did not arrive, not
+			// because of the store.
+			err = bodyError(body.err)
+		}
 		if err != nil {
 			return s.uploadFailed(c, t, key, err)
 		}
@@ -199,6 +205,34 @@ func (s *Server) receiveUpload(c echo.Context, t uploadTarget) error {
 		return onboarding.ErrCSRF
 	}
 	return t.page(http.StatusBadRequest, "", onboarding.ErrNoFileChosen.Message)
+}
+
+// partReader is the file part of an upload, keeping the first error its
+// reads met other than its end: the request body ending early, stalling
+// past the server's read timeout or going over its limit, or a malformed
+// multipart body.
+type partReader struct {
+	part io.Reader
+	err  error
+}
+
+func (p *partReader) Read(b []byte) (int, error) {
+	n, err := p.part.Read(b)
+	if err != nil && err != io.EOF && p.err == nil {
+		p.err = err
+	}
+	return n, err
+}
+
+// bodyError is the error of an upload whose body could not be read (err):
+// over the request's limit it stays what it is (413), otherwise it is
+// onboarding.ErrUploadIncomplete (400), never a 500.
+func bodyError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return err
+	}
+	return onboarding.ErrUploadIncomplete
 }
 
 // uploadFailed shows the documents page with the error at the upload it
