@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // PreAuthTTL is how long an application pre-auth code works (spec §8).
@@ -166,18 +168,22 @@ func validateContact(c *ContactInput) (email, name string, err error) {
 	return email, name, nil
 }
 
-// Limits of an e-mail address's domain (RFC 1035 §2.3.4).
+// Limits of an e-mail address: its local part (RFC 5321 §4.5.3.1.1) and
+// its domain (RFC 1035 §2.3.4).
 const (
+	maxLocalLength  = 64
 	maxDomainLength = 253
 	maxLabelLength  = 63
 )
 
-// validEmail accepts a bare address (no display name, no control
-// characters) whose domain has at least two labels, each of 1 to 63
-// characters that neither starts nor ends with a hyphen, at most 253 in
-// all.
+// validEmail accepts a bare UTF-8 address (no display name, no control
+// characters) with a local part of at most 64 bytes and a domain of at
+// least two labels, each of 1 to 63 letters, digits and hyphens (letters
+// of any script, for internationalized domains) that neither starts nor
+// ends with a hyphen, at most 253 in all: no address literal such as
+// [127.0.0.1].
 func validEmail(s string) bool {
-	if len(s) > maxEmailLength || strings.ContainsAny(s, " <>") || hasControl(s, false) {
+	if len(s) > maxEmailLength || !utf8.ValidString(s) || strings.ContainsAny(s, " <>") || hasControl(s, false) {
 		return false
 	}
 	a, err := mail.ParseAddress(s)
@@ -185,7 +191,7 @@ func validEmail(s string) bool {
 		return false
 	}
 	at := strings.LastIndexByte(s, '@')
-	return at > 0 && validDomain(s[at+1:])
+	return at > 0 && at <= maxLocalLength && validDomain(s[at+1:])
 }
 
 // validDomain reports whether domain is a host name of two or more labels
@@ -198,6 +204,11 @@ func validDomain(domain string) bool {
 	for _, l := range labels {
 		if l == "" || len(l) > maxLabelLength || strings.HasPrefix(l, "-") || strings.HasSuffix(l, "-") {
 			return false
+		}
+		for _, r := range l {
+			if r != '-' && !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.M, r) {
+				return false
+			}
 		}
 	}
 	return true

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Strict JSON request bodies. encoding/json keeps the last of two members
@@ -25,15 +26,36 @@ func ErrDuplicateKey(path string) *Error {
 	return Errorf(KindInvalid, "Invalid JSON body: duplicate key %s", strconv.Quote(ClipInput(path)))
 }
 
+// Refusals of JSON that encoding/json would take but another parser may
+// read otherwise, or not at all.
+var (
+	// ErrJSONNotUTF8: encoding/json replaces bytes that are not UTF-8, and
+	// escapes of unpaired UTF-16 surrogates ("\ud800"), with U+FFFD; RFC
+	// 8259 requires UTF-8, and other parsers refuse such text or keep it.
+	ErrJSONNotUTF8 = &Error{Kind: KindInvalid, Message: "Invalid JSON body: text must be UTF-8 (no invalid bytes or unpaired surrogates)"}
+	// ErrJSONTooDeep: values nested deeper than MaxJSONDepth, which no
+	// request needs and which break parsers that recurse (a decision's data
+	// is served back in events and webhooks).
+	ErrJSONTooDeep = Errorf(KindInvalid, "Invalid JSON body: nested more than %d levels deep", MaxJSONDepth)
+)
+
+// MaxJSONDepth is how deep objects and arrays may nest in a request body.
+const MaxJSONDepth = 64
+
 // CheckJSON reports ErrInvalidJSON unless body is exactly one valid JSON
-// value, and ErrDuplicateKey when an object anywhere in it names a member
-// twice (names compared exactly, after unescaping).
+// value; ErrJSONNotUTF8 for text that is not UTF-8; ErrJSONTooDeep for
+// values nested deeper than MaxJSONDepth; and ErrDuplicateKey when an
+// object anywhere in it names a member twice (names compared exactly,
+// after unescaping).
 func CheckJSON(body []byte) error {
 	if !json.Valid(body) {
 		return ErrInvalidJSON
 	}
+	if !utf8.Valid(body) || unpairedSurrogate(body) {
+		return ErrJSONNotUTF8
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := checkValue(dec, ""); err != nil {
+	if err := checkValue(dec, "", 0); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -42,8 +64,56 @@ func CheckJSON(body []byte) error {
 	return nil
 }
 
-// checkValue walks the next JSON value of dec, refusing duplicate keys.
-func checkValue(dec *json.Decoder, path string) error {
+// unpairedSurrogate reports whether a string in body, valid JSON, has a
+// \u escape of a UTF-16 surrogate that is not half of a pair.
+func unpairedSurrogate(body []byte) bool {
+	for i := 0; i < len(body); i++ {
+		// In valid JSON a backslash is in a string and starts an escape.
+		if body[i] != '\\' {
+			continue
+		}
+		if body[i+1] != 'u' {
+			i++ // a one-character escape, such as \\
+			continue
+		}
+		r := hex4(body[i+2 : i+6])
+		i += 5
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF: // high: a low one must follow
+			if i+6 < len(body) && body[i+1] == '\\' && body[i+2] == 'u' {
+				if lo := hex4(body[i+3 : i+7]); lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 6
+					continue
+				}
+			}
+			return true
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		}
+	}
+	return false
+}
+
+// hex4 is the value of four hexadecimal digits (valid JSON's \u escape).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// checkValue walks the next JSON value of dec, at depth levels of nesting,
+// refusing duplicate keys and nesting deeper than MaxJSONDepth.
+func checkValue(dec *json.Decoder, path string, depth int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return ErrInvalidJSON
@@ -51,6 +121,9 @@ func checkValue(dec *json.Decoder, path string) error {
 	d, ok := tok.(json.Delim)
 	if !ok {
 		return nil
+	}
+	if depth++; depth > MaxJSONDepth {
+		return ErrJSONTooDeep
 	}
 	switch d {
 	case '{':
@@ -66,13 +139,13 @@ func checkValue(dec *json.Decoder, path string) error {
 				return ErrDuplicateKey(p)
 			}
 			seen[key] = true
-			if err := checkValue(dec, p); err != nil {
+			if err := checkValue(dec, p, depth); err != nil {
 				return err
 			}
 		}
 	case '[':
 		for i := 0; dec.More(); i++ {
-			if err := checkValue(dec, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := checkValue(dec, fmt.Sprintf("%s[%d]", path, i), depth); err != nil {
 				return err
 			}
 		}

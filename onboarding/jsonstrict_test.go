@@ -20,6 +20,21 @@ func TestCheckJSON(t *testing.T) {
 		{`{"a":1,"\u0061":2}`, `Invalid JSON body: duplicate key "a"`},
 		{`{"a":{"b":[1,{"c":1,"c":2}]}}`, `Invalid JSON body: duplicate key "a.b[1].c"`},
 		{`{"a":1} {"a":2}`, "Invalid JSON body"},
+		// Text must be UTF-8: no invalid bytes, no unpaired surrogates.
+		{"{\"a\":\"\xff\xfe1\"}", ErrJSONNotUTF8.Message},
+		{"{\"\xc3\":1}", ErrJSONNotUTF8.Message},
+		{`{"a":"\ud800"}`, ErrJSONNotUTF8.Message},
+		{`{"a":"\udc00x"}`, ErrJSONNotUTF8.Message},
+		{`{"a":"\ud800\u0041"}`, ErrJSONNotUTF8.Message},
+		{`{"a":"\uD83D"}`, ErrJSONNotUTF8.Message},
+		{`{"a":"\ud83d\ude00 \uD83D\uDE00 \u00e9 é 😀"}`, ""},
+		{`{"a":"\\ud800"}`, ""}, // a backslash, then the letters ud800
+		{`{"a":"\"\\\ud800"}`, ErrJSONNotUTF8.Message},
+		// Nesting: at most MaxJSONDepth levels of objects and arrays.
+		{strings.Repeat("[", MaxJSONDepth) + strings.Repeat("]", MaxJSONDepth), ""},
+		{`{"data":` + strings.Repeat("[", MaxJSONDepth-1) + strings.Repeat("]", MaxJSONDepth-1) + `}`, ""},
+		{strings.Repeat("[", MaxJSONDepth+1) + strings.Repeat("]", MaxJSONDepth+1), "Invalid JSON body: nested more than 64 levels deep"},
+		{`{"data":{"deep":` + strings.Repeat("[", 3000) + strings.Repeat("]", 3000) + `}}`, "Invalid JSON body: nested more than 64 levels deep"},
 		{`{"a":1`, "Invalid JSON body"},
 		{``, "Invalid JSON body"},
 	}
@@ -114,6 +129,14 @@ func TestValidEmailDomains(t *testing.T) {
 		{"a\x00b@x.example", false},
 		{"a@x.exam\tple", false},
 		{"Jane <a@x.example>", false},
+		{"a@[127.0.0.1]", false},
+		{"a@[IPv6:::1]", false},
+		{"a@x_y.example", false},
+		{"a@x.ex%ample", false},
+		{"a@münchen.example", true},
+		{"\xffa@x.example", false},
+		{strings.Repeat("a", 64) + "@x.example", true},
+		{strings.Repeat("a", 65) + "@x.example", false},
 	} {
 		if got := validEmail(tt.in); got != tt.want {
 			t.Errorf("validEmail(%q) = %v, want %v", tt.in, got, tt.want)

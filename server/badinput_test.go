@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/onboarding"
 )
 
 // createWith is a valid create body for acme with the given members
@@ -142,6 +144,25 @@ func TestBadInputIsRefused(t *testing.T) {
 		{"rfi: a label ending with a hyphen", "POST", "/api/external/rfi-requests",
 			strings.Replace(rfiBody, "northwind.example", "northwind-.example", 1), errBody(msgEmail)},
 
+		{"email: an address literal", "POST", "/api/external/applications", createWith("jane@northwind.example", "jane@[127.0.0.1]"), errBody(msgEmail)},
+		{"email: a local part over 64", "POST", "/api/external/applications", createWith("jane@", strings.Repeat("j", 65)+"@"), errBody(msgEmail)},
+
+		// Text that is not UTF-8, and nesting no request needs.
+		{"create: bytes that are not UTF-8", "POST", "/api/external/applications",
+			createWith(`"Jane Smith"`, "\"Jane \xff\xfeSmith\""), errBody(onboarding.ErrJSONNotUTF8.Message)},
+		{"create: an unpaired surrogate", "POST", "/api/external/applications",
+			createWith(`"Jane Smith"`, `"Jane \ud800Smith"`), errBody(onboarding.ErrJSONNotUTF8.Message)},
+		{"patch: bytes that are not UTF-8", "PATCH", app,
+			"{\"fields\":{\"company_number\":\"\xff\xfe1\"}}", errBody(onboarding.ErrJSONNotUTF8.Message)},
+		{"rfi: bytes that are not UTF-8", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"Director"`, "\"Dir\xc3\"", 1), errBody(onboarding.ErrJSONNotUTF8.Message)},
+		{"decision: data nested 3,000 deep", "POST", app + "/decision",
+			`{"type":"application.approved","data":{"deep":` + strings.Repeat("[", 3000) + strings.Repeat("]", 3000) + `}}`,
+			errBody("Invalid JSON body: nested more than 64 levels deep")},
+		{"patch: a value nested 65 deep", "PATCH", app,
+			`{"fields":{"industry":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}}`,
+			errBody("Invalid JSON body: nested more than 64 levels deep")},
+
 		// Long inputs are quoted clipped.
 		{"create: a long country", "POST", "/api/external/applications",
 			createWith(`"GB"`, `"`+long+`"`), errBody("Country '" + strings.Repeat("x", 100) + "…' is not supported by this application configuration")},
@@ -181,6 +202,8 @@ func TestGoodInputStillPasses(t *testing.T) {
 	for _, body := range []string{
 		createWith(`"Jane Smith"`, `"`+strings.Repeat("é", 200)+`"`),
 		createWith("northwind.example", "mail.north-wind.example"),
+		createWith("northwind.example", "münchen.example"),
+		createWith(`"Jane Smith"`, `"Jane \ud83d\ude00 Smith"`),
 		createWith("northwind.example", longLabel[:63]+".example"),
 		createWith(`"country":"GB"`, `"country":"GB","COUNTRY":"XX","Company_Name":7`),
 	} {

@@ -62,6 +62,12 @@ var (
 	// words an applicant can act on.
 	errFormTooLarge = &httpError{status: http.StatusRequestEntityTooLarge,
 		message: "What you sent is too large. Go back, make your answers shorter and try again."}
+	// errFormUnreadable is the form's page for a post that cannot be read:
+	// cut short, with more than 10,000 parameters (net/url's limit), a
+	// broken %-escape, or text that is not UTF-8. Browsers send none of
+	// these; a flaky connection can cut one short.
+	errFormUnreadable = &httpError{status: http.StatusBadRequest,
+		message: "What you sent could not be read. Go back and try again."}
 	errInternal = &httpError{status: http.StatusInternalServerError, message: "Internal server error"}
 )
 

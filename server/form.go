@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -202,7 +203,10 @@ func (s *Server) linkVisitor(k linkKind) echo.MiddlewareFunc {
 					if errors.As(err, &tooBig) {
 						return k.fail(c, errFormTooLarge)
 					}
-					return k.fail(c, onboarding.ErrCSRF)
+					return k.fail(c, errFormUnreadable)
+				}
+				if !formIsUTF8(r.PostForm) {
+					return k.fail(c, errFormUnreadable)
 				}
 				if !validCSRF(csrfOf(c), r.PostForm.Get("csrf")) {
 					return k.fail(c, onboarding.ErrCSRF)
@@ -229,6 +233,22 @@ func signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// formIsUTF8 reports whether every name and value of a form post is
+// UTF-8 text; net/url decodes %-escapes to any bytes.
+func formIsUTF8(form url.Values) bool {
+	for name, values := range form {
+		if !utf8.ValidString(name) {
+			return false
+		}
+		for _, v := range values {
+			if !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func isMultipart(r *http.Request) bool {
