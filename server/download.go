@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,6 +30,47 @@ func (s *Server) download(c echo.Context) error {
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	http.ServeContent(c.Response(), c.Request(), "", info.ModTime(), f)
+	http.ServeContent(&contentErrors{ResponseWriter: c.Response()}, c.Request(), "", info.ModTime(), f)
 	return nil
+}
+
+// errRangeNotSatisfiable is the JSON answer to a Range request that no
+// byte of the file satisfies.
+var errRangeNotSatisfiable = errorBody{Error: "Requested range not satisfiable"}
+
+// contentErrors answers the errors of http.ServeContent (a 416 for a Range
+// past the file's end) as every other error: a JSON body, never cached,
+// not a download. net/http writes them as text and drops Cache-Control
+// (Go 1.23), but leaves the file's Content-Disposition; its Content-Range
+// (bytes */size) stays.
+type contentErrors struct {
+	http.ResponseWriter
+	failed bool
+}
+
+func (w *contentErrors) WriteHeader(code int) {
+	if code < http.StatusBadRequest {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.failed = true
+	h := w.Header()
+	h.Del("Content-Disposition")
+	noStore(h)
+	body, _ := json.Marshal(errRangeNotSatisfiable)
+	if code != http.StatusRequestedRangeNotSatisfiable {
+		body, _ = json.Marshal(errorBody{Error: http.StatusText(code)})
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.ResponseWriter.WriteHeader(code)
+	_, _ = w.ResponseWriter.Write(body)
+}
+
+// Write discards net/http's own text for an error.
+func (w *contentErrors) Write(b []byte) (int, error) {
+	if w.failed {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
 }

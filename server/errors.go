@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -140,10 +142,26 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if f.status == http.StatusUnauthorized {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="onboard"`)
 	}
+	if f.status == http.StatusMethodNotAllowed {
+		h := c.Response().Header()
+		h.Set("Allow", allowHead(h.Get("Allow")))
+	}
 	if f.cause != nil && f.cause.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.cause.RetryAfter.Seconds()))))
 	}
 	if err := writeJSON(c, f.status, f.body); err != nil {
 		s.log.Warn("write error response", "err", err)
 	}
+}
+
+// allowHead adds HEAD after GET to the Allow header echo gives a 405
+// ("OPTIONS, GET, PATCH"): every GET route answers HEAD (headAsGet), which
+// echo's router does not know.
+func allowHead(allow string) string {
+	methods := strings.Split(allow, ", ")
+	if !slices.Contains(methods, http.MethodGet) || slices.Contains(methods, http.MethodHead) {
+		return allow
+	}
+	i := slices.Index(methods, http.MethodGet)
+	return strings.Join(slices.Insert(methods, i+1, http.MethodHead), ", ")
 }

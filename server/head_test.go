@@ -120,6 +120,17 @@ func TestHeadErrors(t *testing.T) {
 		{"/nope", http.StatusNotFound, ""},
 		{"/api/external/applications/x/decision", http.StatusMethodNotAllowed, "OPTIONS, POST"},
 	}
+	// A GET route's 405 names HEAD, which it answers.
+	w := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(w, httptest.NewRequest("DELETE", "/api/external/applications/x", nil))
+	if got := w.Header().Get("Allow"); w.Code != http.StatusMethodNotAllowed || got != "OPTIONS, GET, HEAD, PATCH" {
+		t.Errorf("DELETE an application = %d, Allow %q, want 405 and OPTIONS, GET, HEAD, PATCH", w.Code, got)
+	}
+	for allow, want := range map[string]string{"": "", "POST": "POST", "GET": "GET, HEAD", "OPTIONS, GET, HEAD": "OPTIONS, GET, HEAD", "GET, POST": "GET, HEAD, POST"} {
+		if got := allowHead(allow); got != want {
+			t.Errorf("allowHead(%q) = %q, want %q", allow, got, want)
+		}
+	}
 	for _, tt := range tests {
 		r := httptest.NewRequest("HEAD", tt.path, nil)
 		w := httptest.NewRecorder()

@@ -351,6 +351,16 @@ func TestSignedDownloadLinks(t *testing.T) {
 	if w.Code != http.StatusPartialContent || w.Body.String() != "%PDF-" {
 		t.Errorf("Range 0-4 = %d %q, want 206 %%PDF-", w.Code, w.Body)
 	}
+	// A range past the end is an error like any other: JSON, not cached,
+	// not a download.
+	r = httptest.NewRequest("GET", path, nil)
+	r.Header.Set("Range", "bytes=999999-")
+	w = httptest.NewRecorder()
+	e.h.ServeHTTP(w, r)
+	wantError(t, w, http.StatusRequestedRangeNotSatisfiable, errBody("Requested range not satisfiable"))
+	if h := w.Header(); h.Get("Cache-Control") != "no-store" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Content-Disposition") != "" || !strings.HasPrefix(h.Get("Content-Range"), "bytes */") {
+		t.Errorf("416 headers = %v", h)
+	}
 	// The link lasts 60 seconds.
 	e.clock.Advance(60 * time.Second)
 	if w := e.download(t, link); w.Code != http.StatusOK {
