@@ -39,7 +39,7 @@ func (s *Service) SaveEntity(ctx context.Context, v *Visitor, entityID string, i
 	if !slices.Contains(EntityTypes(), in.Type) {
 		problems.Add("type", "must be one of "+joinValues(EntityTypes()))
 	}
-	if country != "" && !countryCodePattern.MatchString(country) {
+	if country != "" && !IsCountryCode(country) {
 		problems.Add("country", "must be a two-letter country code such as GB or IE")
 	}
 	if err := problems.FieldErr(); err != nil {

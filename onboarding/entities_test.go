@@ -67,6 +67,11 @@ func TestSaveEntity(t *testing.T) {
 				}),
 		},
 		{
+			name:    "a country code that is not assigned",
+			in:      onboarding.EntityInput{Name: "Nowhere Ltd", Type: onboarding.EntityOther, Country: "zz"},
+			wantErr: fieldErr("Invalid field values — country: must be a two-letter country code such as GB or IE", map[string]string{"country": "must be a two-letter country code such as GB or IE"}),
+		},
+		{
 			name:    "a name over 300 characters",
 			in:      onboarding.EntityInput{Name: strings.Repeat("n", 301), Type: onboarding.EntityOther},
 			wantErr: fieldErr("Invalid field values — name: must be at most 300 characters", map[string]string{"name": "must be at most 300 characters"}),

@@ -138,7 +138,8 @@ var (
 	ErrUKCompanyNumber    = &Error{Kind: KindInvalid, Message: "company_number is required for UK jurisdictions"}
 )
 
-// ErrInvalidRFICountry is the 400 for a country that is not two letters.
+// ErrInvalidRFICountry is the 400 for a country that is not an ISO 3166-1
+// alpha-2 code (in either case).
 func ErrInvalidRFICountry(country string) *Error {
 	return Errorf(KindInvalid, "Invalid country '%s'", country)
 }

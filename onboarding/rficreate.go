@@ -164,7 +164,7 @@ func checkRFIRequest(req RFICreateRequest) (RFICreateRequest, error) {
 	if !validEmail(in.PrimaryContact.Email) {
 		return in, ErrEmailInvalid
 	}
-	if !twoLetters(in.Country) {
+	if !IsCountryCode(strings.ToUpper(in.Country)) {
 		return in, ErrInvalidRFICountry(ClipInput(in.Country))
 	}
 	in.Country = strings.ToUpper(in.Country)
@@ -190,19 +190,6 @@ const maxRFIText = 500
 
 // ErrRFITextTooLong is the 400 for a name, role or number over maxRFIText.
 var ErrRFITextTooLong = Errorf(KindInvalid, "company_name, company_number, primary_contact.name and primary_contact.role must be at most %d characters", maxRFIText)
-
-// twoLetters reports whether s is two ASCII letters.
-func twoLetters(s string) bool {
-	if len(s) != 2 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') {
-			return false
-		}
-	}
-	return true
-}
 
 // pickAgent returns the agent a request names, or org's default.
 func pickAgent(org *Organization, id string) (*RFIAgent, error) {

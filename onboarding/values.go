@@ -213,6 +213,9 @@ func (f *Field) normalizeText(s string) (json.RawMessage, error) {
 			}
 			return nil, fmt.Errorf("must match the pattern %s", f.Pattern)
 		}
+		if f.Pattern == patternCountryCode && !IsCountryCode(s) {
+			return nil, fmt.Errorf("must be an ISO 3166-1 country code, such as GB or IE; %q is not one", s)
+		}
 	}
 	if f.Rule == fieldRuleIBAN {
 		var err error
@@ -379,7 +382,7 @@ func normalizeAddress(v []byte) (json.RawMessage, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("must include line1, city and country; missing: %s", strings.Join(missing, ", "))
 	}
-	if !countryCodePattern.MatchString(a.Country) {
+	if !IsCountryCode(a.Country) {
 		return nil, fmt.Errorf("country must be a two-letter ISO 3166-1 alpha-2 code, for example GB; got %q", ClipInput(values[5]))
 	}
 	if a.Country == "GB" && a.Postcode == "" {

@@ -163,6 +163,13 @@ func TestBadInputIsRefused(t *testing.T) {
 			`{"fields":{"industry":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}}`,
 			errBody("Invalid JSON body: nested more than 64 levels deep")},
 
+		// Country codes must be assigned ones.
+		{"patch: an address in country ZZ", "PATCH", app,
+			`{"fields":{"trading_address":{"line1":"a","city":"X","postcode":"AB1","country":"ZZ"}}}`,
+			fieldErr("trading_address", `country must be a two-letter ISO 3166-1 alpha-2 code, for example GB; got "ZZ"`)},
+		{"rfi: country ZZ", "POST", "/api/external/rfi-requests",
+			strings.Replace(strings.Replace(rfiBody, `"GB"`, `"ZZ"`, 1), `"company_number":"10000001",`, ``, 1), errBody("Invalid country 'ZZ'")},
+
 		// Long inputs are quoted clipped.
 		{"create: a long country", "POST", "/api/external/applications",
 			createWith(`"GB"`, `"`+long+`"`), errBody("Country '" + strings.Repeat("x", 100) + "…' is not supported by this application configuration")},

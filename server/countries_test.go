@@ -1,9 +1,13 @@
 package server
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/text/language"
+
+	"onboard/onboarding"
 )
 
 // TestCountriesAreISO: every code of the list is a current ISO 3166-1
@@ -22,6 +26,15 @@ func TestCountriesAreISO(t *testing.T) {
 	}
 	if len(seen) != 249 {
 		t.Errorf("%d countries, want the 249 of ISO 3166-1", len(seen))
+	}
+	// The form offers exactly the codes the domain accepts.
+	var codes []string
+	for _, c := range countries {
+		codes = append(codes, c.Code)
+	}
+	slices.Sort(codes)
+	if diff := cmp.Diff(onboarding.CountryCodes(), codes); diff != "" {
+		t.Errorf("the form's countries against onboarding.CountryCodes (-domain +form):\n%s", diff)
 	}
 	for code, want := range map[string]string{"GB": "United Kingdom", "IE": "Ireland", "FR": "France", "ZZ": "ZZ"} {
 		if got := countryName(code); got != want {
