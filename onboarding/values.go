@@ -297,12 +297,23 @@ func (f *Field) normalizeMultiSelect(v []byte) (json.RawMessage, error) {
 
 // normalizeDate checks a real calendar date in YYYY-MM-DD form and the
 // not_future rule.
+// minDate is the earliest date a date field takes: a year before 1000
+// (0000, 0019) is a typing slip, while a chartered company's incorporation
+// can date from the 1600s.
+const minDate = "1000-01-01"
+
+// msgDateTooEarly is the reason for a date before minDate.
+const msgDateTooEarly = "must be in the year 1000 or later"
+
 func (f *Field) normalizeDate(s string, now time.Time) (json.RawMessage, error) {
 	if !datePattern.MatchString(s) {
 		return nil, errors.New(msgNotDate)
 	}
 	if _, err := time.Parse(time.DateOnly, s); err != nil {
 		return nil, fmt.Errorf("must be a real calendar date; %s does not exist", s)
+	}
+	if s < minDate {
+		return nil, errors.New(msgDateTooEarly)
 	}
 	// YYYY-MM-DD strings order as the dates do.
 	if f.Rule == fieldRuleNotFuture && s > now.UTC().Format(time.DateOnly) {
@@ -391,6 +402,14 @@ func normalizeAddress(v []byte) (json.RawMessage, error) {
 	return marshalValue(a)
 }
 
+// maxAmount bounds a currency amount: a thousand trillion, far above any
+// company's figures, and low enough that whole amounts are stored exactly
+// (a float64 holds every integer up to 2^53, about 9 × 10^15).
+const maxAmount = 1e15
+
+// msgAmountTooLarge is the reason for an amount over maxAmount.
+const msgAmountTooLarge = "amount must be at most 1000000000000000"
+
 // currencyValue is the stored form of a currency field.
 type currencyValue struct {
 	Amount   float64 `json:"amount"`
@@ -424,6 +443,9 @@ func normalizeCurrency(v []byte) (json.RawMessage, error) {
 	amount, ok := parseJSONNumber(amountRaw)
 	if !ok || amount < 0 {
 		return nil, errors.New("amount must be a number, 0 or more")
+	}
+	if amount > maxAmount {
+		return nil, errors.New(msgAmountTooLarge)
 	}
 	var code string
 	if currencyRaw[0] != '"' || json.Unmarshal(currencyRaw, &code) != nil || !slices.Contains(fieldCurrencies[:], code) {

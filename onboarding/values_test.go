@@ -88,6 +88,8 @@ func TestNormalize(t *testing.T) {
 		// date
 		{"date", "incorporation_date", `"2019-03-14"`, `"2019-03-14"`},
 		{"date leap day", "incorporation_date", `"2024-02-29"`, `"2024-02-29"`},
+		{"date at the floor", "incorporation_date", `"1000-01-01"`, `"1000-01-01"`},
+		{"date of a chartered company", "incorporation_date", `"1670-05-02"`, `"1670-05-02"`},
 		{"date trimmed", "incorporation_date", `" 2019-03-14 "`, `"2019-03-14"`},
 		{"date today in UTC", "incorporation_date", `"2025-06-16"`, `"2025-06-16"`},
 		{"date of birth", "person_date_of_birth", `"1980-12-31"`, `"1980-12-31"`},
@@ -126,6 +128,7 @@ func TestNormalize(t *testing.T) {
 		{"currency", "annual_turnover", `{"amount":1250000,"currency":"GBP"}`, `{"amount":1250000,"currency":"GBP"}`},
 		{"currency reordered", "annual_turnover", `{ "currency": "EUR", "amount": 99.50 }`, `{"amount":99.5,"currency":"EUR"}`},
 		{"currency zero", "expected_monthly_volume", `{"amount":0,"currency":"USD"}`, `{"amount":0,"currency":"USD"}`},
+		{"currency at the bound", "annual_turnover", `{"amount":1000000000000000,"currency":"USD"}`, `{"amount":1000000000000000,"currency":"USD"}`},
 		{"currency negative zero", "expected_monthly_volume", `{"amount":-0,"currency":"USD"}`, `{"amount":0,"currency":"USD"}`},
 		{"currency exponent", "annual_turnover", `{"amount":1.5e6,"currency":"GBP"}`, `{"amount":1500000,"currency":"GBP"}`},
 
@@ -348,6 +351,10 @@ func TestNormalizeErrors(t *testing.T) {
 		{"currency negative", "annual_turnover", `{"amount":-1,"currency":"GBP"}`, "amount must be a number, 0 or more"},
 		{"currency amount string", "annual_turnover", `{"amount":"1000","currency":"GBP"}`, "amount must be a number, 0 or more"},
 		{"currency amount overflow", "annual_turnover", `{"amount":1e400,"currency":"GBP"}`, "amount must be a number, 0 or more"},
+		{"currency amount over the bound", "annual_turnover", `{"amount":1e308,"currency":"GBP"}`, "amount must be at most 1000000000000000"},
+		{"currency amount past exact integers", "annual_turnover", `{"amount":99999999999999999999,"currency":"GBP"}`, "amount must be at most 1000000000000000"},
+		{"date year 0000", "incorporation_date", `"0000-01-01"`, "must be in the year 1000 or later"},
+		{"date year 999", "incorporation_date", `"0999-12-31"`, "must be in the year 1000 or later"},
 		{"currency unknown code", "expected_monthly_volume", `{"amount":1,"currency":"JPY"}`, "currency must be one of GBP, EUR, USD"},
 		{"currency lower case code", "expected_monthly_volume", `{"amount":1,"currency":"gbp"}`, "currency must be one of GBP, EUR, USD"},
 		{"currency code number", "expected_monthly_volume", `{"amount":1,"currency":826}`, "currency must be one of GBP, EUR, USD"},

@@ -493,6 +493,8 @@ func TestFormStageSaveUsesPatchRules(t *testing.T) {
 			want = append(want, pe.Message)
 		}
 	}
+	// A boolean that is neither choice is refused, not taken as no answer.
+	want = append(want, `<a href="#regulated_entity">Select yes or no</a>`)
 	wantPage(t, w, http.StatusBadRequest, append(want, "There is a problem", `value="lots"`,
 		`<a href="#annual_turnover.amount">Enter the annual turnover in numbers, like 250000</a>`,
 		"Enter a real IBAN, like GB82 WEST 1234 5698 7654 32")...)

@@ -35,12 +35,17 @@ func plainErrors(f *onboarding.Field, reason string, posted json.RawMessage) []p
 		switch {
 		case strings.HasPrefix(reason, "currency "):
 			return []partError{{"currency", "Select the currency of the " + lower}}
+		case strings.HasPrefix(reason, "amount must be at most "):
+			return []partError{{"amount", label + " must be " + strings.TrimPrefix(reason, "amount must be at most ") + " or less"}}
 		default:
 			return []partError{{"amount", "Enter the " + lower + " in numbers, like 250000"}}
 		}
 	case onboarding.TypeDate:
 		if reason == "must not be in the future" {
 			return []partError{{"", label + " must be today or in the past"}}
+		}
+		if reason == "must be in the year 1000 or later" {
+			return []partError{{"", label + " must be a real date, in the year 1000 or later"}}
 		}
 		var s string
 		_ = json.Unmarshal(posted, &s)

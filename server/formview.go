@@ -33,13 +33,18 @@ func bindField(f *onboarding.Field, name string, form url.Values) json.RawMessag
 		}
 		return toJSON(vals)
 	case onboarding.TypeBoolean:
-		switch get(name) {
+		switch v := get(name); v {
 		case "true":
 			return json.RawMessage("true")
 		case "false":
 			return json.RawMessage("false")
+		case "":
+			return jsonNull
+		default:
+			// Not one of the page's choices: refused, not taken as no
+			// answer (which would clear the stored one).
+			return toJSON(v)
 		}
-		return jsonNull
 	case onboarding.TypePercentage:
 		return numberOrString(get(name))
 	case onboarding.TypeCurrency:
