@@ -55,6 +55,7 @@ func CheckJSON(body []byte) error {
 		return ErrJSONNotUTF8
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // a number too large for a float64 is still JSON
 	if err := checkValue(dec, "", 0); err != nil {
 		return err
 	}

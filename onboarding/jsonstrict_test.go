@@ -30,6 +30,8 @@ func TestCheckJSON(t *testing.T) {
 		{`{"a":"\ud83d\ude00 \uD83D\uDE00 \u00e9 é 😀"}`, ""},
 		{`{"a":"\\ud800"}`, ""}, // a backslash, then the letters ud800
 		{`{"a":"\"\\\ud800"}`, ErrJSONNotUTF8.Message},
+		// A number too large for a float64 is still JSON.
+		{`{"a":` + strings.Repeat("9", 5000) + `,"b":1e400}`, ""},
 		// Nesting: at most MaxJSONDepth levels of objects and arrays.
 		{strings.Repeat("[", MaxJSONDepth) + strings.Repeat("]", MaxJSONDepth), ""},
 		{`{"data":` + strings.Repeat("[", MaxJSONDepth-1) + strings.Repeat("]", MaxJSONDepth-1) + `}`, ""},

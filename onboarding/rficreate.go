@@ -171,25 +171,17 @@ func checkRFIRequest(req RFICreateRequest) (RFICreateRequest, error) {
 	if in.Country == registryDocumentsCountry && in.CompanyNumber == "" {
 		return in, ErrUKCompanyNumber
 	}
+	// The same checks, limits and messages as an application's create.
 	for _, m := range []struct{ name, value string }{
 		{"company_name", in.CompanyName}, {"company_number", in.CompanyNumber},
 		{"primary_contact.name", in.PrimaryContact.Name}, {"primary_contact.role", in.PrimaryContact.Role},
 	} {
-		if hasControl(m.value, false) {
-			return in, Errorf(KindInvalid, "%s %s", m.name, msgControlOneLine)
+		if err := checkRequestText(m.name, m.value, DefaultNameMaxLength); err != nil {
+			return in, err
 		}
-	}
-	if len(in.CompanyName) > maxRFIText || len(in.PrimaryContact.Name) > maxRFIText || len(in.PrimaryContact.Role) > maxRFIText || len(in.CompanyNumber) > maxRFIText {
-		return in, ErrRFITextTooLong
 	}
 	return in, nil
 }
-
-// maxRFIText bounds the free-text members of an RFI request, in bytes.
-const maxRFIText = 500
-
-// ErrRFITextTooLong is the 400 for a name, role or number over maxRFIText.
-var ErrRFITextTooLong = Errorf(KindInvalid, "company_name, company_number, primary_contact.name and primary_contact.role must be at most %d characters", maxRFIText)
 
 // pickAgent returns the agent a request names, or org's default.
 func pickAgent(org *Organization, id string) (*RFIAgent, error) {

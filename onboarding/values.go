@@ -454,14 +454,15 @@ func normalizeCurrency(v []byte) (json.RawMessage, error) {
 	return marshalValue(currencyValue{Amount: amount, Currency: code})
 }
 
-// parseJSONNumber parses a valid JSON value that must be a finite number.
-// Negative zero becomes zero.
+// parseJSONNumber parses a valid JSON value that must be a number. One too
+// large for a float64 (1e400, or 5,000 digits) is an infinity, which every
+// caller's upper bound refuses. Negative zero becomes zero.
 func parseJSONNumber(v []byte) (float64, bool) {
 	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
 		return 0, false
 	}
 	n, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
+	if err != nil && !math.IsInf(n, 0) {
 		return 0, false
 	}
 	if n == 0 {

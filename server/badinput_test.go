@@ -123,6 +123,10 @@ func TestBadInputIsRefused(t *testing.T) {
 			createWith(registeredGB, `"company_name":"`+strings.Repeat("N", 201)+`"`), errBody("company_name must be at most 200 characters long (it has 201)")},
 		{"create: the contact's name over 200", "POST", "/api/external/applications",
 			createWith(`"Jane Smith"`, `"`+strings.Repeat("é", 201)+`"`), errBody("primary_contact.name must be at most 200 characters long (it has 201)")},
+		{"rfi: the contact's role over 200", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"Director"`, `"`+strings.Repeat("d", 201)+`"`, 1), errBody("primary_contact.role must be at most 200 characters long (it has 201)")},
+		{"rfi: company_number over 200", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"10000001"`, `"`+strings.Repeat("1", 201)+`"`, 1), errBody("company_number must be at most 200 characters long (it has 201)")},
 		{"patch: a name field over its default 200", "PATCH", app,
 			`{"fields":{"company_name":"` + strings.Repeat("N", 201) + `"}}`, fieldErr("company_name", "must be at most 200 characters long (it has 201)")},
 		{"patch: a text field over its default 500", "PATCH", app,
@@ -162,6 +166,11 @@ func TestBadInputIsRefused(t *testing.T) {
 		{"patch: a value nested 65 deep", "PATCH", app,
 			`{"fields":{"industry":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}}`,
 			errBody("Invalid JSON body: nested more than 64 levels deep")},
+
+		// A number too large for a float64 is a value too large, not bad JSON.
+		{"patch: an amount of 5,000 digits", "PATCH", app,
+			`{"fields":{"annual_turnover":{"amount":` + strings.Repeat("9", 5000) + `,"currency":"GBP"}}}`,
+			fieldErr("annual_turnover", "amount must be at most 1000000000000000")},
 
 		// Country codes must be assigned ones.
 		{"patch: an address in country ZZ", "PATCH", app,
