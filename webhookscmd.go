@@ -39,11 +39,14 @@ func isDirect(a admin) bool {
 	return ok
 }
 
-// WebhooksAddCmd registers an endpoint.
+// WebhooksAddCmd registers an endpoint. Its --event values reach the
+// domain as given (sep:"none"): kong would split them, and turn --event ”
+// into no event types, which means every type; the domain splits the
+// commas and refuses an empty type.
 type WebhooksAddCmd struct {
 	Org         string   `help:"Organization the endpoint belongs to." required:"" placeholder:"ORG"`
 	URL         string   `help:"Where deliveries are POSTed; https in production." name:"url" required:"" placeholder:"URL"`
-	Event       []string `help:"Event type to receive (repeatable), such as application.submitted. Default: every type." placeholder:"TYPE"`
+	Event       []string `help:"Event type to receive (repeatable, or comma-separated), such as application.submitted. Default: every type." placeholder:"TYPE" sep:"none"`
 	Description string   `help:"A note on who receives the deliveries (at most 200 characters)." placeholder:"TEXT"`
 }
 

@@ -264,6 +264,8 @@ func webhooksScenario(t *testing.T, data string, p *serveProc) {
 		{"add with a blank URL", []string{"add", "--org", "default", "--url", " "}, "onboard: a webhook URL is required\n"},
 		{"add with an unknown event type", []string{"add", "--org", "default", "--url", hooks, "--event", "application.created", "--event", "bogus"},
 			"onboard: unknown event type 'bogus' (valid types: " + validEventTypes + ")\n"},
+		{"add with an empty event type", []string{"add", "--org", "default", "--url", hooks, "--event", ""},
+			"onboard: an event type is required after --event (leave --event out to receive every type)\n"},
 		{"add with a long description", []string{"add", "--org", "default", "--url", hooks, "--description", strings.Repeat("x", 201)},
 			"onboard: a description is at most 200 characters, on one line\n"},
 		{"list an unknown organization", []string{"list", "--org", "nope"}, "onboard: unknown organization 'nope'\n"},

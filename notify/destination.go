@@ -110,6 +110,10 @@ func parseWebhookURL(raw string, allowHTTP bool) (*url.URL, error) {
 	if len(raw) > MaxWebhookURL {
 		return nil, fmt.Errorf("webhook URLs are at most %d characters", MaxWebhookURL)
 	}
+	if strings.ContainsFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		// url.Parse takes a space in the path, which RFC 3986 does not.
+		return nil, errors.New("webhook URLs must not contain spaces or control characters")
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Parse's message quotes the URL, credentials and all.

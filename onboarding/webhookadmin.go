@@ -108,7 +108,7 @@ func parseEventFilter(names []string) ([]EventType, error) {
 		for _, part := range strings.Split(n, ",") {
 			part = strings.TrimSpace(part)
 			if part == "" {
-				continue
+				return nil, Errorf(KindInvalid, "an event type is required after --event (leave --event out to receive every type)")
 			}
 			t, err := ParseEventType(part)
 			if err != nil {
