@@ -40,9 +40,9 @@ func isDirect(a admin) bool {
 }
 
 // WebhooksAddCmd registers an endpoint. Its --event values reach the
-// domain as given (sep:"none"): kong would split them, and turn --event ”
-// into no event types, which means every type; the domain splits the
-// commas and refuses an empty type.
+// domain as given (sep:"none"): kong would split them, and turn an empty
+// --event value into no event types, which means every type; the domain
+// splits the commas and refuses an empty type.
 type WebhooksAddCmd struct {
 	Org         string   `help:"Organization the endpoint belongs to." required:"" placeholder:"ORG"`
 	URL         string   `help:"Where deliveries are POSTed; https in production." name:"url" required:"" placeholder:"URL"`
