@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -33,6 +34,14 @@ func TestAuthentication(t *testing.T) {
 			}
 		})
 	}
+	t.Run("two Authorization headers", func(t *testing.T) {
+		r := httptest.NewRequest("GET", "/api/external/applications/"+id, nil)
+		r.Header.Add("Authorization", "Bearer "+e.keys["acme"])
+		r.Header.Add("Authorization", "Bearer "+e.keys["acme"])
+		w := httptest.NewRecorder()
+		e.h.ServeHTTP(w, r)
+		wantError(t, w, http.StatusUnauthorized, errBody("Invalid API key"))
+	})
 	t.Run("bearer is case-insensitive", func(t *testing.T) {
 		if w := e.do("GET", "/api/external/applications", "raw:bearer "+e.keys["acme"], ""); w.Code != http.StatusOK {
 			t.Errorf("status = %d, want 200", w.Code)

@@ -64,6 +64,11 @@ func (s *Server) authenticate(scope onboarding.Scope) echo.MiddlewareFunc {
 			if strings.TrimSpace(h) == "" {
 				return onboarding.ErrMissingAPIKey
 			}
+			if len(c.Request().Header.Values(echo.HeaderAuthorization)) > 1 {
+				// Which one counts would depend on the parser: a proxy in
+				// front may check the last while this would use the first.
+				return onboarding.ErrInvalidAPIKey
+			}
 			addr := clientAddr(c)
 			if wait := s.authFailures.wait(addr); wait > 0 {
 				c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
