@@ -88,10 +88,16 @@ type flight struct {
 // Idempotent-Replayed: true. Keys belong to the API key that sent them.
 func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		key := c.Request().Header.Get(headerIdempotencyKey)
-		if key == "" {
+		keys := c.Request().Header.Values(headerIdempotencyKey)
+		if len(keys) == 0 {
 			return next(c)
 		}
+		if len(keys) > 1 {
+			// Two keys: which one a proxy or a retry library kept is
+			// anyone's guess.
+			return errIdempotencyKeyInvalid
+		}
+		key := keys[0] // an empty one is refused as invalid (begin)
 		body, err := s.readBody(c)
 		if err != nil {
 			return err

@@ -96,6 +96,17 @@ func TestIdempotencyKeyErrors(t *testing.T) {
 		wantError(t, e.doWithKey("POST", "/api/external/applications", "acme", key, body), http.StatusBadRequest,
 			errBody("Idempotency-Key must be 1 to 255 printable ASCII characters"))
 	}
+	// A header present but empty, or given twice, is not a missing one.
+	for name, values := range map[string][]string{"empty": {""}, "blank": {"  "}, "twice": {"k1", "k2"}, "twice the same": {"k1", "k1"}} {
+		r := httptest.NewRequest("POST", "/api/external/applications", strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+e.keys["acme"])
+		r.Header["Idempotency-Key"] = values
+		w := httptest.NewRecorder()
+		e.h.ServeHTTP(w, r)
+		t.Run(name, func(t *testing.T) {
+			wantError(t, w, http.StatusBadRequest, errBody("Idempotency-Key must be 1 to 255 printable ASCII characters"))
+		})
+	}
 }
 
 // blockingMailer holds every invite until release is closed, so that a
