@@ -167,3 +167,21 @@ func TestStatusRules(t *testing.T) {
 		}
 	}
 }
+
+func TestCleanFileName(t *testing.T) {
+	for _, tt := range []struct{ name, fileType, want string }{
+		{`C:\scans\cert.pdf`, "application/pdf", "cert.pdf"},
+		{"../../etc/passwd", "", "passwd"},
+		{"a\x00b.pdf", "", "ab.pdf"},
+		{"invoice\u202efdp.exe", "", "invoicefdp.exe"},
+		{"\u2066report\u2069.pdf", "", "report.pdf"},
+		{"caf\xe9.pdf", "", "caf.pdf"},
+		{"..", "image/png", "document.png"},
+		{"", "image/heic", "document.heic"},
+		{"straße 😀.pdf", "", "straße 😀.pdf"},
+	} {
+		if got := cleanFileName(tt.name, tt.fileType); got != tt.want {
+			t.Errorf("cleanFileName(%q, %q) = %q, want %q", tt.name, tt.fileType, got, tt.want)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"path"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -208,13 +207,14 @@ func (s *Service) RemoveDocument(ctx context.Context, v *Visitor, fieldID, perso
 }
 
 // cleanFileName keeps the base name of what the browser sent, without
-// control characters, at most 200 bytes; a missing name gets one from the
-// type.
+// control characters or bidirectional controls (which make
+// "invoice\u202efdp.exe" read as "invoiceexe.pdf" on an operator's screen),
+// at most 200 bytes; a missing name gets one from the type.
 func cleanFileName(name, fileType string) string {
 	name = strings.ReplaceAll(name, "\\", "/")
 	name = path.Base(strings.TrimSpace(name))
 	name = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
+		if isControl(r) || r == utf8.RuneError {
 			return -1
 		}
 		return r
