@@ -299,20 +299,13 @@ func (s *Store) readSharedApplication(txn *badger.Txn, id uuid.UUID, evict bool)
 
 // keepWritten keeps app, which the caller has just committed under the
 // application's lock with head as its activity log's head, for the next
-// read: the version a read finds now is the one that commit gave it, since
-// nothing else writes the record without the lock. A failed read keeps
-// nothing.
-func (s *Store) keepWritten(id uuid.UUID, app *onboarding.Application, size int, head logHead) {
-	if !s.apps.room(size, true) {
+// read, as version: the version the group loop read right after the commit
+// (groupedVersion), the commit's own, since nothing else writes the record
+// without the lock. Version 0 (it could not be read) keeps nothing.
+func (s *Store) keepWritten(id uuid.UUID, app *onboarding.Application, size int, head logHead, version uint64) {
+	if version == 0 || !s.apps.room(size, true) {
 		return
 	}
-	_ = s.view(func(txn *badger.Txn) error {
-		item, err := txn.Get(appKey(id))
-		if err != nil {
-			return err
-		}
-		s.apps.put(id, item.Version(), size, app.Clone(), head, true)
-		s.apps.markWritten(id, item.Version())
-		return nil
-	})
+	s.apps.put(id, version, size, app.Clone(), head, true)
+	s.apps.markWritten(id, version)
 }

@@ -182,7 +182,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 		newIx := appIndexes(app, u)
 		var dues dueWrites
 		var written logHead
-		err = s.grouped(ctx, func(txn *badger.Txn) (func() error, error) {
+		newVersion, err := s.groupedVersion(ctx, key, func(txn *badger.Txn) (func() error, error) {
 			dues, written = dueWrites{}, logHead{}
 			switch item, err := txn.Get(key); {
 			case errors.Is(err, badger.ErrKeyNotFound):
@@ -214,7 +214,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 		if err != nil {
 			return nil, err
 		}
-		s.keepWritten(u, app, jsonSize(rec), written)
+		s.keepWritten(u, app, jsonSize(rec), written, newVersion)
 		return app, nil
 	}
 	return nil, fmt.Errorf("update application %s: the record kept changing while it was updated", id)

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -39,14 +40,20 @@ type groupedUpdate struct {
 	// in txn; an error from it fails the group. Both may run more than
 	// once, each time in a new transaction.
 	prepare func(txn *badger.Txn) (write func() error, err error)
-	done    chan groupResult
+	// versionOf, when set, is a key the update writes whose new version
+	// the caller wants (groupResult.version).
+	versionOf []byte
+	done      chan groupResult
 }
 
 // groupResult is how an update ended: its error, or the value of a panic
-// in it, which the caller raises again on its own goroutine.
+// in it, which the caller raises again on its own goroutine; and, when it
+// wrote and asked for one, the version its key now has (0 if that could
+// not be read).
 type groupResult struct {
 	err      error
 	panicked any
+	version  uint64
 }
 
 // grouped runs prepare and its write in the next group commit and returns
@@ -54,14 +61,26 @@ type groupResult struct {
 // errClosed. ctx is checked before the update is queued only: once queued,
 // it is committed or fails with its group.
 func (s *Store) grouped(ctx context.Context, prepare func(txn *badger.Txn) (write func() error, err error)) error {
+	_, err := s.groupedVersion(ctx, nil, prepare)
+	return err
+}
+
+// groupedVersion is grouped, answering also the version key has after the
+// commit (when key is not nil and the update wrote): the loop reads it
+// once for the whole group, right after the commit, when no other group's
+// commit can be in flight. A caller reading it itself would open a
+// transaction whose read timestamp waits for the next group's commit
+// (oracle.readTs): a whole commit cycle more per update. 0 when the
+// version could not be read.
+func (s *Store) groupedVersion(ctx context.Context, key []byte, prepare func(txn *badger.Txn) (write func() error, err error)) (uint64, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
-	u := &groupedUpdate{prepare: prepare, done: make(chan groupResult, 1)}
+	u := &groupedUpdate{prepare: prepare, versionOf: key, done: make(chan groupResult, 1)}
 	s.groupMu.RLock()
 	if s.groupClosed {
 		s.groupMu.RUnlock()
-		return errClosed
+		return 0, errClosed
 	}
 	s.updates <- u
 	s.groupMu.RUnlock()
@@ -69,7 +88,7 @@ func (s *Store) grouped(ctx context.Context, prepare func(txn *badger.Txn) (writ
 	if r.panicked != nil {
 		panic(r.panicked)
 	}
-	return r.err
+	return r.version, r.err
 }
 
 // groupedTxn runs fn in the next group commit as one update that any
@@ -131,6 +150,7 @@ func (s *Store) commitGroup(group []*groupedUpdate) {
 		})
 		if err == nil {
 			s.groups.Add(1)
+			s.readVersions(group, results)
 			for i, u := range group {
 				u.done <- results[i]
 			}
@@ -150,8 +170,34 @@ func (s *Store) commitGroup(group []*groupedUpdate) {
 		if r.panicked == nil {
 			r.err = err
 		}
-		u.done <- r
+		results := []groupResult{r}
+		s.readVersions([]*groupedUpdate{u}, results)
+		u.done <- results[0]
 	}
+}
+
+// readVersions sets the version of each update of a committed group that
+// wrote and asked for one (versionOf), in one read transaction. Its keys
+// are written only under their application's lock, which each caller
+// holds until it has its answer, so the version read is the commit's.
+func (s *Store) readVersions(group []*groupedUpdate, results []groupResult) {
+	wants := func(i int) bool {
+		return group[i].versionOf != nil && results[i].err == nil && results[i].panicked == nil
+	}
+	if !slices.ContainsFunc(group, func(u *groupedUpdate) bool { return u.versionOf != nil }) {
+		return
+	}
+	_ = s.db.View(func(txn *badger.Txn) error {
+		for i, u := range group {
+			if !wants(i) {
+				continue
+			}
+			if item, err := txn.Get(u.versionOf); err == nil {
+				results[i].version = item.Version()
+			}
+		}
+		return nil
+	})
 }
 
 // runUpdate runs u in txn. Its result is u's own outcome (an error of

@@ -62,8 +62,10 @@ func TestRecordKeyUsers(t *testing.T) {
 		slices.Sort(users)
 	}
 	want := map[string][]string{
-		// Writers: CreateApplication, UpdateApplication. The others read.
-		"appKey": {"CreateApplication", "UpdateApplication", "keepWritten", "readSharedApplication"},
+		// Writers: CreateApplication, UpdateApplication (which also hands
+		// the key to the group loop, to read its new version: readVersions).
+		// The other reads.
+		"appKey": {"CreateApplication", "UpdateApplication", "readSharedApplication"},
 		// All read; indexPendingDocuments is the schema 2 migration, at
 		// open.
 		"prefixApp": {"BlobReferences", "appKey", "indexPendingDocuments", "noteBlobRefs"},
