@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -47,6 +48,8 @@ func FuzzCheckJSON(f *testing.F) {
 		`{"contact":{"inner":null}}`, `{"fields":{"industry":"software","industry":"retail"}}`,
 		`{} {}`, `{}x`, `{"a":1,}`, "{\"\xff\":1,\"\xfe\":2}", `{"\ud800":1,"\ufffd":2}`,
 		"\ufeff{}", `{"-":1}`, `[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]`,
+		`{"name":"\ud83d\ude00","tags":["\udc00"]}`, `{"name":"\\ud800"}`,
+		strings.Repeat("[", MaxJSONDepth+1) + strings.Repeat("]", MaxJSONDepth+1),
 	} {
 		f.Add([]byte(seed))
 	}
@@ -54,6 +57,9 @@ func FuzzCheckJSON(f *testing.F) {
 		checkErr := CheckJSON(body)
 		if !json.Valid(body) && checkErr == nil {
 			t.Fatalf("CheckJSON(%q) accepted invalid JSON", body)
+		}
+		if !utf8.Valid(body) && checkErr == nil {
+			t.Fatalf("CheckJSON(%q) accepted text that is not UTF-8", body)
 		}
 		var strict fuzzBody
 		decodeErr := DecodeJSON(body, &strict)
