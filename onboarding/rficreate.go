@@ -164,10 +164,11 @@ func checkRFIRequest(req RFICreateRequest) (RFICreateRequest, error) {
 	if !validEmail(in.PrimaryContact.Email) {
 		return in, ErrEmailInvalid
 	}
-	if !IsCountryCode(strings.ToUpper(in.Country)) {
+	if upper := strings.ToUpper(in.Country); IsCountryCode(upper) {
+		in.Country = upper
+	} else {
 		return in, ErrInvalidRFICountry(ClipInput(in.Country))
 	}
-	in.Country = strings.ToUpper(in.Country)
 	if in.Country == registryDocumentsCountry && in.CompanyNumber == "" {
 		return in, ErrUKCompanyNumber
 	}

@@ -57,10 +57,11 @@ func (w *contentErrors) WriteHeader(code int) {
 	h := w.Header()
 	h.Del("Content-Disposition")
 	noStore(h)
-	body, _ := json.Marshal(errRangeNotSatisfiable)
+	answer := errRangeNotSatisfiable
 	if code != http.StatusRequestedRangeNotSatisfiable {
-		body, _ = json.Marshal(errorBody{Error: http.StatusText(code)})
+		answer = errorBody{Error: http.StatusText(code)}
 	}
+	body, _ := json.Marshal(answer)
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.ResponseWriter.WriteHeader(code)

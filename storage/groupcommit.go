@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -181,18 +180,18 @@ func (s *Store) commitGroup(group []*groupedUpdate) {
 // are written only under their application's lock, which each caller
 // holds until it has its answer, so the version read is the commit's.
 func (s *Store) readVersions(group []*groupedUpdate, results []groupResult) {
-	wants := func(i int) bool {
-		return group[i].versionOf != nil && results[i].err == nil && results[i].panicked == nil
+	var wanted []int
+	for i, u := range group {
+		if u.versionOf != nil && results[i].err == nil && results[i].panicked == nil {
+			wanted = append(wanted, i)
+		}
 	}
-	if !slices.ContainsFunc(group, func(u *groupedUpdate) bool { return u.versionOf != nil }) {
+	if len(wanted) == 0 {
 		return
 	}
 	_ = s.db.View(func(txn *badger.Txn) error {
-		for i, u := range group {
-			if !wants(i) {
-				continue
-			}
-			if item, err := txn.Get(u.versionOf); err == nil {
+		for _, i := range wanted {
+			if item, err := txn.Get(group[i].versionOf); err == nil {
 				results[i].version = item.Version()
 			}
 		}
