@@ -67,7 +67,7 @@ func (s *Store) writeEventRecords(txn *badger.Txn, er eventRecords) error {
 		}
 		for _, ep := range eps {
 			if ep.Wants(e) {
-				if err := enqueue(txn, ep, e, e.At, false); err != nil {
+				if err := enqueue(txn, ep, e, e.At); err != nil {
 					return err
 				}
 			}

@@ -75,11 +75,24 @@ func isHead(txn *badger.Txn, endpointID, subject string, key []byte) (bool, erro
 	return string(head) == string(key[len(key)-len(ulid.ULID{}):]), nil
 }
 
-// enqueue queues e for ep, due at at. A delivery of e already queued for ep
-// is left as it is, or, with restart, starts over: no attempts, no lease,
-// due at at. A new delivery heads its queue when the queue was empty, and
-// waits behind the head otherwise.
-func enqueue(txn *badger.Txn, ep *onboarding.Endpoint, e *onboarding.Event, at time.Time, restart bool) error {
+// enqueue queues e for ep, due at at: e is an event written in this
+// transaction (writeEvent, which refuses an event id already stored), so no
+// delivery of it can be queued yet, and none is looked for (a read that
+// misses every level of the database, in the group commit's transaction).
+// The delivery heads its queue when the queue was empty, and waits behind
+// the head otherwise.
+func enqueue(txn *badger.Txn, ep *onboarding.Endpoint, e *onboarding.Event, at time.Time) error {
+	seq, ok := onboarding.EventSeq(e.ID)
+	if !ok {
+		return fmt.Errorf("queue event: %q is not an event id", e.ID)
+	}
+	return queueNew(txn, ep, e, deliveryKey(ep.ID, e.Subject, seq), seq, at)
+}
+
+// requeue queues e, an event stored earlier, for ep, due at at: a delivery
+// of e already queued for ep starts over (no attempts, no lease, due at
+// at); otherwise a new one is queued, as enqueue queues it.
+func requeue(txn *badger.Txn, ep *onboarding.Endpoint, e *onboarding.Event, at time.Time) error {
 	seq, ok := onboarding.EventSeq(e.ID)
 	if !ok {
 		return fmt.Errorf("queue event: %q is not an event id", e.ID)
@@ -87,27 +100,31 @@ func enqueue(txn *badger.Txn, ep *onboarding.Endpoint, e *onboarding.Event, at t
 	key := deliveryKey(ep.ID, e.Subject, seq)
 	var q queuedDelivery
 	switch err := getRecord(txn, key, &q); {
-	case err == nil:
-		if !restart {
-			return nil
-		}
-		head, err := isHead(txn, ep.ID, e.Subject, key)
-		if err != nil {
-			return err
-		}
-		old := q.indexKey(key)
-		q.Attempts, q.NextAt, q.Owner, q.LeaseUntil = 0, at, "", time.Time{}
-		if err := setRecord(txn, key, &q); err != nil {
-			return err
-		}
-		if head {
-			return moveIndex(txn, old, dueKey(at, key))
-		}
-		return nil
-	case !errors.Is(err, onboarding.ErrNotFound):
+	case errors.Is(err, onboarding.ErrNotFound):
+		return queueNew(txn, ep, e, key, seq, at)
+	case err != nil:
 		return err
 	}
-	q = queuedDelivery{EventID: e.ID, EventType: e.Type, EndpointID: ep.ID, Subject: e.Subject, NextAt: at}
+	head, err := isHead(txn, ep.ID, e.Subject, key)
+	if err != nil {
+		return err
+	}
+	old := q.indexKey(key)
+	q.Attempts, q.NextAt, q.Owner, q.LeaseUntil = 0, at, "", time.Time{}
+	if err := setRecord(txn, key, &q); err != nil {
+		return err
+	}
+	if head {
+		return moveIndex(txn, old, dueKey(at, key))
+	}
+	return nil
+}
+
+// queueNew writes a new delivery of e (event seq) for ep at key, due at
+// at: it heads its queue when the queue was empty, and waits behind the
+// head otherwise.
+func queueNew(txn *badger.Txn, ep *onboarding.Endpoint, e *onboarding.Event, key []byte, seq ulid.ULID, at time.Time) error {
+	q := queuedDelivery{EventID: e.ID, EventType: e.Type, EndpointID: ep.ID, Subject: e.Subject, NextAt: at}
 	if err := setRecord(txn, key, &q); err != nil {
 		return err
 	}
@@ -440,7 +457,7 @@ func (s *Store) Redeliver(ctx context.Context, eventID, endpointID string, at ti
 			}
 		}
 		for _, ep := range targets {
-			if err := enqueue(txn, ep, &e, at, true); err != nil {
+			if err := requeue(txn, ep, &e, at); err != nil {
 				return err
 			}
 			queued = append(queued, ep.ID)
