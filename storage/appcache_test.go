@@ -329,6 +329,54 @@ func TestAppCacheBudget(t *testing.T) {
 	}
 }
 
+// TestAppCacheSecondChance: a full cache evicts an entry that has not been
+// used since it was kept before any that has (a point read, a current read,
+// an update's start), and an entry's new version keeps its mark; when every
+// entry has been used, one is evicted all the same.
+func TestAppCacheSecondChance(t *testing.T) {
+	uses := map[string]func(c *appCache, id uuid.UUID){
+		"get":     func(c *appCache, id uuid.UUID) { c.get(id, 1) },
+		"current": func(c *appCache, id uuid.UUID) { c.markWritten(id, 1); c.current(id) },
+		"latest":  func(c *appCache, id uuid.UUID) { c.latest(id) },
+		"new version": func(c *appCache, id uuid.UUID) {
+			c.get(id, 1)
+			c.put(id, 2, 250, &onboarding.Application{}, logHead{}, true)
+		},
+	}
+	for name, use := range uses {
+		t.Run(name, func(t *testing.T) {
+			for range 20 { // the hand starts at a random entry each time
+				c := newAppCache(1000) // four entries of 250
+				ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New(), uuid.New()}
+				for _, id := range ids {
+					c.put(id, 1, 250, &onboarding.Application{}, logHead{}, true)
+				}
+				for i, id := range ids {
+					if i != 2 {
+						use(c, id)
+					}
+				}
+				c.put(uuid.New(), 1, 250, &onboarding.Application{}, logHead{}, true)
+				if _, ok := c.entries[ids[2]]; ok || len(c.entries) != 4 {
+					t.Fatalf("the unused entry was kept (%d entries), want it evicted and the used ones kept", len(c.entries))
+				}
+			}
+		})
+	}
+
+	c := newAppCache(1000)
+	for range 4 {
+		id := uuid.New()
+		c.put(id, 1, 250, &onboarding.Application{}, logHead{}, true)
+		c.get(id, 1)
+	}
+	added := uuid.New()
+	c.put(added, 1, 250, &onboarding.Application{}, logHead{}, true)
+	if _, ok := c.entries[added]; !ok || len(c.entries) != 4 || c.size != 1000 {
+		t.Errorf("with every entry used, a new one: kept %v, %d entries of %d bytes; want it kept among 4 of 1000", ok, len(c.entries), c.size)
+	}
+}
+
 // TestAppCacheConcurrent: readers and writers of one application at once
 // (run with -race): every read is a whole committed version, and the last
 // read has every write.
