@@ -17,6 +17,9 @@ import (
 // endpoint, the registry documents queue empty) and busy (every create
 // queues its registry documents behind a backlog, and a webhook endpoint
 // on a receiver in this process gets every event), in rounds, alternately.
+// Each phase starts after the same number of unmeasured creates since the
+// database settled: the busy phase's backlog, and as many quiet creates
+// before the quiet phase.
 
 // Settings of the create rounds.
 const (
@@ -142,20 +145,33 @@ func (a *benchAPI) measureCreates(srv *benchServer, ceilings *benchCeilings, con
 	var quiets, busies, inserts []opResult
 	bg := &benchBackground{Target: busyTarget}
 	for round := range createRounds {
-		measureQuiet := func() opResult {
+		measureQuiet := func() (opResult, error) {
 			settle()
+			// As many creates as the busy phase's backlog, unmeasured, so
+			// that both phases start as far from the database's last
+			// settle: a busy phase used to start 320 creates nearer to the
+			// next flush and compaction than a quiet one.
+			progress("creating %d applications before the quiet creates, as many as the backlog of the busy ones", backlogPerWorker*concurrency)
+			if err := parallel(backlogPerWorker*concurrency, concurrency, func(int) error {
+				_, err := a.create(benchQuietConfig, false)
+				return err
+			}); err != nil {
+				return opResult{}, fmt.Errorf("before the quiet creates: %w", err)
+			}
 			progress("measuring create, quiet (round %d of %d)", round+1, createRounds)
 			return runPhase("create", concurrency, d, func(w, i int) error {
 				_, err := a.create(benchQuietConfig, false)
 				return err
-			})
+			}), nil
 		}
 		// Rounds alternate the order (quiet then busy, busy then quiet, …)
 		// so that a drift over the run, such as the database growing,
 		// weighs on both alike instead of always on the second.
 		var quiet opResult
 		if round%2 == 0 {
-			quiet = measureQuiet()
+			if quiet, err = measureQuiet(); err != nil {
+				return opResult{}, opResult{}, nil, err
+			}
 		}
 		settle()
 		busy, r, err := a.busyCreates(srv, rcv, concurrency, d, progress)
@@ -163,7 +179,9 @@ func (a *benchAPI) measureCreates(srv *benchServer, ceilings *benchCeilings, con
 			return opResult{}, opResult{}, nil, err
 		}
 		if round%2 == 1 {
-			quiet = measureQuiet()
+			if quiet, err = measureQuiet(); err != nil {
+				return opResult{}, opResult{}, nil, err
+			}
 		}
 		settle()
 		progress("measuring the %s next to create (round %d of %d)", ceilingInsert, round+1, createRounds)
@@ -218,27 +236,34 @@ func (a *benchAPI) busyCreates(srv *benchServer, rcv *benchReceiver, concurrency
 	if err != nil {
 		return opResult{}, r, err
 	}
-	delivered0, created0 := rcv.deliveries.Load(), rcv.created.Load()
+	delivered0, created0, creates0 := rcv.deliveries.Load(), rcv.created.Load(), a.creates.Load()
 	progress("measuring create with webhooks and registry documents running")
 	// Creates are busy only while the background works: the phase lasts
-	// until a webhook delivery has been received and a registry document
-	// stored since it began, which a short phase on a loaded machine may
-	// not see in its duration. (The deliveries are the queue's oldest
-	// first: when the backlog's application.created events went out while
-	// it was queued, those of its application.sent come next.)
-	// Counting the stored documents walks the blob directory (tens of
-	// thousands of files late in a run) beside the creates being measured:
-	// once a new document has been seen it is not counted again, and until
-	// then at most every docsPoll.
+	// until a webhook delivery has been received and the registry
+	// documents job has finished an application since it began, which a
+	// short phase on a loaded machine may not see in its duration. (The
+	// deliveries are the queue's oldest first: when the backlog's
+	// application.created events went out while it was queued, those of
+	// its application.sent come next.)
+	// The job has finished applications when fewer wait than the backlog
+	// and the phase's creates queued: the queue is read (a scan of its
+	// index) at most every docsPoll, and not again once that has been
+	// seen. Counting the stored documents instead walked the blob directory
+	// beside the creates being measured, 0.2 s of CPU late in a run.
 	var atDuration string // what the background had done at d
 	var docsSeen bool
 	var docsChecked time.Time
 	working := func() bool {
 		if !docsSeen && time.Since(docsChecked) >= docsPoll {
-			blobs, err := srv.storedBlobs()
-			docsSeen, docsChecked = err != nil || blobs > blobs0, time.Now()
+			// Read the creates first: one that commits in between is
+			// among the waiting but not the created, which can only
+			// undercount what the job finished.
+			created := int(a.creates.Load() - creates0)
+			pending, err := srv.pendingDocuments()
+			finished := r.BacklogStart + created - pending
+			docsSeen, docsChecked = err != nil || finished > 0, time.Now()
 			if atDuration == "" {
-				atDuration = fmt.Sprintf("%d webhook deliveries and %d registry documents", rcv.deliveries.Load()-delivered0, blobs-blobs0)
+				atDuration = fmt.Sprintf("%d webhook deliveries, registry documents of %d applications", rcv.deliveries.Load()-delivered0, finished)
 			}
 		}
 		return docsSeen && rcv.deliveries.Load() > delivered0
