@@ -40,8 +40,8 @@ const (
 	// busyLimit is how much longer than the duration busy creates go on,
 	// at most, waiting for the background work to be seen working.
 	busyLimit = 30 * time.Second
-	// docsPoll is how often, at most, busy creates that go on count the
-	// registry documents stored.
+	// docsPoll is how often, at most, busy creates that go on read the
+	// registry documents job's queue.
 	docsPoll = 100 * time.Millisecond
 )
 
