@@ -326,16 +326,6 @@ func bodyAllowed(status int) bool {
 	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
-// apiHeaders marks every API response as private and not to be sniffed.
-func apiHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
-		return next(c)
-	}
-}
-
 // jsonBodyTimeout is how long a JSON API body may take to arrive, counted
 // from when the handler starts reading it. API bodies come from partners'
 // servers and are small (at most maxJSON, 1 MiB by default, usually a few

@@ -30,7 +30,7 @@ func (s *Server) routes() {
 	// would hide 405 Method not allowed.
 	api := s.e.Group("/api/external")
 	route := func(method, path string, h echo.HandlerFunc, scope onboarding.Scope) {
-		mw := []echo.MiddlewareFunc{apiHeaders, s.authenticate(scope)}
+		mw := []echo.MiddlewareFunc{s.authenticate(scope)}
 		if method == "POST" {
 			mw = append(mw, s.idempotent)
 		}
