@@ -63,24 +63,38 @@ func (c *AppsExportCmd) Run(e *env) error {
 	})
 }
 
-// exportOutput is the command's ExportSink: rows to stdout or to a
-// temporary file renamed to --out at the end, files under --documents.
+// exportOutput is the command's ExportSink: rows to stdout, to a
+// temporary file renamed to --out at the end, or into --out when that is
+// a device or a pipe (resolveOut); files under --documents.
 type exportOutput struct {
 	w        *bufio.Writer
-	tmp      *os.File // nil when writing to stdout
-	out      string   // --out
+	tmp      *os.File // the temporary file of a regular --out, else nil
+	stream   *os.File // --out when it is a device or a pipe, else nil
+	out      string   // the file --out names, its links resolved
 	docs     string   // --documents; empty: none
 	lastDir  string   // the application directory made last
 	exported atomic.Int64
 }
 
 func newExportOutput(stdout io.Writer, out, docs string) (*exportOutput, error) {
-	o := &exportOutput{out: out, docs: docs}
+	o := &exportOutput{docs: docs}
 	if out == "" {
 		o.w = bufio.NewWriterSize(stdout, 64<<10)
 		return o, nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
+	target, err := resolveOut(out)
+	if err != nil {
+		return nil, fmt.Errorf("the export file: %w", err)
+	}
+	o.out = target.path
+	if target.stream {
+		if o.stream, err = target.openStream(); err != nil {
+			return nil, fmt.Errorf("open the export file: %w", err)
+		}
+		o.w = bufio.NewWriterSize(o.stream, 64<<10)
+		return o, nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(o.out), "."+filepath.Base(o.out)+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("create the export file: %w", err)
 	}
@@ -135,6 +149,12 @@ func (o *exportOutput) commit() error {
 			return err
 		}
 	}
+	if o.stream != nil {
+		if err := o.stream.Close(); err != nil {
+			return fmt.Errorf("write the export file: %w", err)
+		}
+		return nil
+	}
 	if o.tmp == nil {
 		return nil
 	}
@@ -153,11 +173,15 @@ func (o *exportOutput) commit() error {
 	return nil
 }
 
-// abort drops a partial --out; stdout has what it has.
+// abort drops a partial --out; stdout, a device or a pipe has what it
+// has.
 func (o *exportOutput) abort() {
 	if o.tmp != nil {
 		o.tmp.Close()
 		os.Remove(o.tmp.Name())
+	}
+	if o.stream != nil {
+		o.stream.Close()
 	}
 }
 

@@ -79,8 +79,17 @@ func checkedBackup(ctx context.Context, a admin, w io.Writer) (*manifest, error)
 // writeFileAtomically writes a new file at path (mode 0600) with write: to
 // a temporary file beside it, synced and then renamed over path, so that
 // path holds either its old content or the complete new one. When write
-// fails, path is left as it was.
+// fails, path is left as it was. A link is followed (the file it points to
+// is replaced), and a device or a pipe is written in place (resolveOut).
 func writeFileAtomically(path string, write func(io.Writer) error) (err error) {
+	target, err := resolveOut(path)
+	if err != nil {
+		return err
+	}
+	if target.stream {
+		return writeStream(target, write)
+	}
+	path = target.path
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -113,6 +122,23 @@ func writeFileAtomically(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// writeStream writes to a device or a pipe with write, as it is.
+func writeStream(target outTarget, write func(io.Writer) error) error {
+	f, err := target.openStream()
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // syncDir fsyncs directory dir, making the entries created or removed in
