@@ -35,8 +35,9 @@ type Config struct {
 	Metrics        MetricsConfig  `toml:"metrics"`
 	Organizations  []OrgConfig    `toml:"organizations"`
 
-	dir     string   // directory of the file, for relative form paths
-	unknown []string // keys of the file that mean nothing, for Validate
+	dir      string    // directory of the file, for relative form paths
+	unknown  []string  // keys of the file that mean nothing, for Validate
+	badTypes []badType // values of the wrong type, left out, for Validate
 }
 
 // RegistryConfig is the [registry] table.
@@ -192,11 +193,11 @@ func DefaultConfig() Config {
 const SandboxRFIAgentID = "5a1d0b7e-3c2f-4e8a-9b6d-0f4c8e2a7d31"
 
 // LoadConfig returns the defaults overlaid with the file at path (none when
-// path is empty). Unknown keys are problems that Validate reports with
-// every other one, so a typo cannot silently fall back to a default. A file
-// that declares organizations replaces the sandbox organization; one that
-// declares none keeps it. Only a file that cannot be read or is not TOML
-// (or gives a key a value of the wrong type) fails here.
+// path is empty). Unknown keys and values of the wrong type (which are left
+// out) are problems that Validate reports with every other one, so that a
+// typo cannot silently fall back to a default. A file that declares
+// organizations replaces the sandbox organization; one that declares none
+// keeps it. Only a file that cannot be read or is not TOML fails here.
 func LoadConfig(path string) (Config, error) {
 	cfg := DefaultConfig()
 	if path == "" {
@@ -206,6 +207,10 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("read configuration: %w", err)
 	}
+	text, inFile, err := cfg.leaveOutBadTypes(string(b))
+	if err != nil {
+		return Config{}, fmt.Errorf("configuration %s: %w", path, err)
+	}
 	// The file is decoded onto the defaults: a key it does not set keeps its
 	// default. The decoder fills a list's existing elements in place, so the
 	// file's [[organizations]] would inherit the sandbox organization's
@@ -213,11 +218,11 @@ func LoadConfig(path string) (Config, error) {
 	// only when the file declares no organizations.
 	sandbox := cfg.Organizations
 	cfg.Organizations = nil
-	md, err := toml.Decode(string(b), &cfg)
+	md, err := toml.Decode(text, &cfg)
 	if err != nil {
 		return Config{}, fmt.Errorf("configuration %s: %w", path, err)
 	}
-	for _, k := range md.Undecoded() {
+	for _, k := range inFileOrder(md.Undecoded(), inFile) {
 		cfg.unknown = append(cfg.unknown, k.String())
 	}
 	if !md.IsDefined("organizations") {
@@ -236,6 +241,35 @@ func LoadConfig(path string) (Config, error) {
 	}
 	cfg.dir = filepath.Dir(abs)
 	return cfg, nil
+}
+
+// leaveOutBadTypes notes in c.badTypes the values of text (a configuration
+// file) that c cannot hold, and returns the text to decode without them,
+// with the file's keys in its order. An error means text is not TOML.
+func (c *Config) leaveOutBadTypes(text string) (string, []toml.Key, error) {
+	var values map[string]any
+	md, err := toml.Decode(text, &values)
+	if err != nil {
+		return "", nil, err
+	}
+	c.badTypes = takeBadTypes(text, values, c)
+	if len(c.badTypes) == 0 {
+		return text, md.Keys(), nil
+	}
+	text, err = encodeTOML(values)
+	return text, md.Keys(), err
+}
+
+// inFileOrder sorts keys in the order of inFile, the file's keys as it has
+// them: decoding a file whose wrong values were left out, as text encoded
+// again, sees them in another order.
+func inFileOrder(keys, inFile []toml.Key) []toml.Key {
+	at := make(map[string]int, len(inFile))
+	for i, k := range slices.Backward(inFile) {
+		at[k.String()] = i // the first time the file has k
+	}
+	slices.SortStableFunc(keys, func(a, b toml.Key) int { return at[a.String()] - at[b.String()] })
+	return keys
 }
 
 // linkBase is the base URL of applicant links: public_url, or when that is

@@ -259,7 +259,6 @@ func TestLoadConfigFileErrors(t *testing.T) {
 		name, content, want string
 	}{
 		{"not TOML", "environment = \n", "configuration %s: toml:"},
-		{"wrong type", "listen = 8080\n", "configuration %s: toml:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -400,6 +399,17 @@ func TestValidate(t *testing.T) {
 			[]string{`public_url "https://onboarding.example.com/?x=1" must be an absolute http or https URL without query or fragment`}},
 		{"public_url ftp", func(c *Config) { c.PublicURL = "ftp://onboarding.example.com" },
 			[]string{`public_url "ftp://onboarding.example.com" must be an absolute http or https URL without query or fragment`}},
+		{"public_url with an empty query", func(c *Config) { c.PublicURL = "http://127.0.0.1:8080/base?" },
+			[]string{`public_url "http://127.0.0.1:8080/base?" must be an absolute http or https URL without query or fragment`}},
+		{"public_url with an empty fragment", func(c *Config) { c.PublicURL = "http://127.0.0.1:8080/base#" },
+			[]string{`public_url "http://127.0.0.1:8080/base#" must be an absolute http or https URL without query or fragment`}},
+		{"public_url with a password", func(c *Config) { c.PublicURL = "https://user:secret@example.com" },
+			[]string{"public_url must not contain a user name or password: applicant links and e-mails would show them"}},
+		{"public_url with a user name", func(c *Config) { c.PublicURL = "https://user@example.com/base" },
+			[]string{"public_url must not contain a user name or password: applicant links and e-mails would show them"}},
+		{"public_url with a password that is not a URL", func(c *Config) { c.PublicURL = "https://user:se cret@example.com" },
+			[]string{"public_url must not contain a user name or password: applicant links and e-mails would show them"}},
+		{"public_url with @ in its path", func(c *Config) { c.PublicURL = "https://example.com/@onboarding" }, nil},
 		{"empty data_dir", func(c *Config) { c.DataDir = "" },
 			[]string{"data_dir must not be empty"}},
 		{"live registry without credentials", func(c *Config) { c.Registry.Mode = "live" },

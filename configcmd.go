@@ -52,13 +52,26 @@ func (c Config) masked() Config {
 	hide(&c.Registry.CROAPIKey)
 	hide(&c.Blobs.SigningKey)
 	if c.Mail.SMTPURL != "" {
-		// Redacted writes the password as "xxxxx"; the user name cannot
-		// hold an unescaped ':', so the first ":xxxxx@" is the password.
-		if u, err := url.Parse(c.Mail.SMTPURL); err == nil {
-			c.Mail.SMTPURL = strings.Replace(u.Redacted(), ":xxxxx@", ":"+masked+"@", 1)
-		} else {
-			c.Mail.SMTPURL = masked
-		}
+		c.Mail.SMTPURL = maskedURL(c.Mail.SMTPURL)
 	}
 	return c
+}
+
+// maskedURL is rawURL with its password, query and fragment (where a
+// secret could also be put) replaced by masked; all of it when it is not
+// a URL.
+func maskedURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return masked
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = masked
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = masked, ""
+	}
+	// Redacted writes the password as "xxxxx"; the user name cannot hold
+	// an unescaped ':', so the first ":xxxxx@" is the password.
+	return strings.Replace(u.Redacted(), ":xxxxx@", ":"+masked+"@", 1)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/mail"
 	"net/netip"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/blobs"
+	"onboard/notify"
 	"onboard/onboarding"
 )
 
@@ -24,12 +24,15 @@ var (
 )
 
 // Validate checks the whole configuration and reports every problem at once,
-// each naming the key to fix: the file's unknown keys first, then table by
-// table in the order of the file.
+// each naming the key to fix: the file's unknown keys first, then its values
+// of the wrong type, then table by table in the order of the file.
 func (c *Config) Validate() error {
 	var p onboarding.Problems
 	for _, k := range c.unknown {
 		p.Note("unknown", "unknown key %s (config.example.toml lists every key)", k)
+	}
+	for _, b := range c.badTypes {
+		p.Note("types", "%s", b)
 	}
 	c.validateServer(&p)
 	c.Registry.validate(c.Environment, &p)
@@ -38,7 +41,7 @@ func (c *Config) Validate() error {
 	c.Webhooks.validate(&p)
 	c.Blobs.validate(&p)
 	c.Metrics.validate(c.Listen, &p)
-	validateOrganizations(c.Organizations, c.Environment, &p)
+	validateOrganizations(c.Organizations, c.Environment, c.formProblem, &p)
 	return p.Err()
 }
 
@@ -48,22 +51,32 @@ func (c *Config) validateServer(p *onboarding.Problems) {
 	if c.Environment != "sandbox" && c.Environment != "production" {
 		p.Note("server", "environment must be \"sandbox\" or \"production\", not %q", c.Environment)
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		p.Note("server", "listen %q is not host:port", c.Listen)
-	}
-	switch u, err := url.Parse(c.PublicURL); {
-	case c.PublicURL == "" && c.Environment == "production":
-		p.Note("server", "public_url is required in production: applicant links must use the address applicants reach")
-	case c.PublicURL == "":
-		// Links follow listen.
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "":
-		p.Note("server", "public_url %q must be an absolute http or https URL without query or fragment", c.PublicURL)
-	}
+	checkListen("server", "listen", c.Listen, p)
+	c.checkPublicURL(p)
 	if c.DataDir == "" {
 		p.Note("server", "data_dir must not be empty")
 	}
 	if _, err := c.proxyPrefixes(); err != nil {
 		p.Note("server", "%v", err)
+	}
+}
+
+// checkPublicURL checks public_url, the base of applicant links: an
+// absolute http or https URL without user information (links, e-mails and
+// config check would show it), query or fragment, not even an empty "?" or
+// "#", since links are its text followed by their path.
+func (c *Config) checkPublicURL(p *onboarding.Problems) {
+	u, err := url.Parse(c.PublicURL)
+	switch {
+	case c.PublicURL == "" && c.Environment == "production":
+		p.Note("server", "public_url is required in production: applicant links must use the address applicants reach")
+	case c.PublicURL == "":
+		// Links follow listen.
+	case (err != nil || u.User != nil) && strings.Contains(c.PublicURL, "@"):
+		// Not quoted: the password would be shown.
+		p.Note("server", "public_url must not contain a user name or password: applicant links and e-mails would show them")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(c.PublicURL, "?#"):
+		p.Note("server", "public_url %q must be an absolute http or https URL without query or fragment", c.PublicURL)
 	}
 }
 
@@ -124,6 +137,8 @@ func (m *MailConfig) validate(environment string, p *onboarding.Problems) {
 	if m.SMTPURL != "" {
 		if u, err := url.Parse(m.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
 			p.Note("mail", "mail.smtp_url must look like smtp://user:pass@host:587 or smtps://user:pass@host:465")
+		} else if msg := smtpURLProblem(m.SMTPURL); msg != "" {
+			p.Note("mail", "%s", msg)
 		}
 		if m.From == "" {
 			p.Note("mail", "mail.from is required when mail.smtp_url is set")
@@ -136,6 +151,24 @@ func (m *MailConfig) validate(environment string, p *onboarding.Problems) {
 			p.Note("mail", "mail.from %q is not an email address such as \"Onboarding <onboarding@example.com>\"", m.From)
 		}
 	}
+}
+
+// smtpSender stands for mail.from when smtpURLProblem asks the mail
+// transport about the URL alone: validate checks mail.from itself.
+const smtpSender = "onboard@example.invalid"
+
+// smtpURLProblem is what serve's mail transport (notify.NewSMTP, which
+// connects to nothing when built) finds wrong with rawURL, said of
+// mail.smtp_url; "" when nothing. Its messages never contain the password.
+func smtpURLProblem(rawURL string) string {
+	_, err := notify.NewSMTP(rawURL, smtpSender, notify.SMTPOptions{})
+	if err == nil {
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(err.Error(), "notify: smtp URL "); ok {
+		return "mail.smtp_url " + rest
+	}
+	return "mail.smtp_url: " + err.Error()
 }
 
 // validate checks the [limits] table.
@@ -192,29 +225,38 @@ func (m *MetricsConfig) validate(listen string, p *onboarding.Problems) {
 	if m.Listen == "" {
 		return
 	}
-	if _, _, err := net.SplitHostPort(m.Listen); err != nil {
-		p.Note("metrics", "metrics.listen %q is not host:port", m.Listen)
-	} else if m.Listen == listen && !strings.HasSuffix(listen, ":0") {
+	if checkListen("metrics", "metrics.listen", m.Listen, p) && m.Listen == listen && !strings.HasSuffix(listen, ":0") {
 		p.Note("metrics", "metrics.listen %q is the API's listen address: leave it empty to serve /metrics there", m.Listen)
 	}
 }
 
 // orgIDs are the ids already seen across [[organizations]]: configuration
 // and rfi agent ids are unique over the whole file, not only within their
-// organization.
+// organization. It also loads each form once.
 type orgIDs struct {
 	orgs    map[string]bool
 	configs map[string]string // configuration id → its organization's id
 	agents  map[string]bool
+	forms   map[string]bool    // form references loaded: each is reported once
+	load    func(string) error // loads a form reference, for its problem
+}
+
+// formProblem loads the form ref (standard, or a file relative to the
+// configuration's) as serve loads it, and returns what is wrong with it.
+func (c *Config) formProblem(ref string) error {
+	_, err := c.loadForm(ref)
+	return err
 }
 
 // validateOrganizations checks the [[organizations]] entries with their
-// configurations and rfi agents, for environment.
-func validateOrganizations(orgs []OrgConfig, environment string, p *onboarding.Problems) {
+// configurations and rfi agents, for environment, loading each form with
+// loadForm.
+func validateOrganizations(orgs []OrgConfig, environment string, loadForm func(string) error, p *onboarding.Problems) {
 	if len(orgs) == 0 {
 		p.Note("organizations", "at least one [[organizations]] entry is required")
 	}
-	seen := orgIDs{orgs: map[string]bool{}, configs: map[string]string{}, agents: map[string]bool{}}
+	seen := orgIDs{orgs: map[string]bool{}, configs: map[string]string{}, agents: map[string]bool{},
+		forms: map[string]bool{}, load: loadForm}
 	for i := range orgs {
 		orgs[i].validate(environment, &seen, p)
 	}
@@ -278,8 +320,14 @@ func (ac *AppConfig) validate(where, orgID string, seen *orgIDs, p *onboarding.P
 		p.Note(where, "%s: duplicate configuration id (also in organization %q); configuration ids are global", cw, prev)
 	}
 	seen.configs[ac.ID] = orgID
-	if ac.Form == "" {
+	switch {
+	case ac.Form == "":
 		p.Note(where, "%s: form is required (\"standard\" or a path to a form file)", cw)
+	case !seen.forms[ac.Form]:
+		seen.forms[ac.Form] = true
+		if err := seen.load(ac.Form); err != nil {
+			p.Note(where, "%s: %v", cw, err)
+		}
 	}
 	if len(ac.Countries) == 0 {
 		p.Note(where, "%s: countries must list at least one ISO 3166-1 alpha-2 code", cw)
