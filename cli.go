@@ -141,7 +141,8 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if err := kctx.Run(&env{cli: &cli, stdout: stdout, stderr: stderr}); err != nil {
+	out := &checkedWriter{w: stdout}
+	if err := kctx.Run(&env{cli: &cli, stdout: out, stderr: stderr}); err != nil {
 		fmt.Fprintln(stderr, "onboard:", err)
 		var uerr usageError
 		if errors.As(err, &uerr) {
@@ -149,5 +150,33 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	if out.err != nil {
+		fmt.Fprintln(stderr, "onboard: write stdout:", out.err)
+		return 1
+	}
 	return 0
+}
+
+// checkedWriter is a command's stdout: it keeps the first write error, so
+// that a command whose output was lost (a full disk, a closed pipe) fails
+// even where it did not look at the error itself.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// printSecret writes a secret shown only once alone on a line of stdout,
+// and returns the write's error: the caller undoes what made the secret,
+// since nobody has it.
+func (e *env) printSecret(secret string) error {
+	_, err := fmt.Fprintln(e.stdout, secret)
+	return err
 }

@@ -67,8 +67,13 @@ func (c *KeysCreateCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(e.stdout, created.Key)
 		k := created.APIKey
+		if err := e.printSecret(created.Key); err != nil {
+			if _, rerr := a.RevokeKey(ctx, k.ClientID); rerr != nil {
+				return fmt.Errorf("the new key could not be written to stdout (%v), and revoking it failed (%v): revoke %s with onboard keys revoke", err, rerr, k.ClientID)
+			}
+			return fmt.Errorf("the new key could not be written to stdout (%v): it was revoked at once; create another", err)
+		}
 		expiry := "never"
 		if k.ExpiresAt != nil {
 			expiry = k.ExpiresAt.UTC().Format(time.RFC3339)

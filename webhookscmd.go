@@ -58,8 +58,13 @@ func (c *WebhooksAddCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(e.stdout, added.Secret)
 		ep := added.Endpoint
+		if err := e.printSecret(added.Secret); err != nil {
+			if rerr := a.RemoveEndpoint(ctx, ep.ID); rerr != nil {
+				return fmt.Errorf("the signing secret could not be written to stdout (%v), and removing the endpoint failed (%v): remove %s with onboard webhooks remove", err, rerr, ep.ID)
+			}
+			return fmt.Errorf("the signing secret could not be written to stdout (%v): the endpoint was removed at once; add it again", err)
+		}
 		desc := ""
 		if ep.Description != "" {
 			desc = fmt.Sprintf(", description %q", ep.Description)
@@ -197,7 +202,11 @@ func (c *WebhooksRotateSecretCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(e.stdout, rotated.Secret)
+		if err := e.printSecret(rotated.Secret); err != nil {
+			// Older secrets keep signing beside it (onboarding.SecretOverlap),
+			// so a second rotation loses nothing.
+			return fmt.Errorf("the new signing secret could not be written to stdout (%v); deliveries are signed with it and, for %d hours, with the previous ones: rotate again to get a secret you can store", err, int(onboarding.SecretOverlap/time.Hour))
+		}
 		fmt.Fprintf(e.stderr, "Rotated the signing secret of webhook endpoint %s (%s).\nThe secret above is shown only once: store it now.\n",
 			rotated.Endpoint.ID, rotated.Endpoint.URL)
 		if !rotated.PreviousUntil.IsZero() {
