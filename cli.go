@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"unicode"
 
 	"github.com/alecthomas/kong"
 )
@@ -171,6 +173,20 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
+}
+
+// checkIDArg refuses (a usage error) an id argument that cannot name anything: empty, or
+// with control characters, which error messages would echo to the
+// terminal (an escape sequence). Both ways a command runs, through the
+// running server or on the store, then get the same answer.
+func checkIDArg(name, id string) error {
+	switch {
+	case strings.TrimSpace(id) == "":
+		return usageError{fmt.Errorf("%s must not be empty", name)}
+	case strings.ContainsFunc(id, unicode.IsControl):
+		return usageError{fmt.Errorf("%s must not contain control characters", name)}
+	}
+	return nil
 }
 
 // printSecret writes a secret shown only once alone on a line of stdout,

@@ -380,3 +380,42 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("completion tcsh: exit %d, stderr %q; want 2 naming the shells", r.code, r.stderr)
 	}
 }
+
+// TestCLIIDArgumentsAndLongValues: an empty id argument, or one with
+// control characters (which a message would echo to the terminal), is a
+// usage error before anything runs, and a value far too long gets the
+// domain's message: the same answers whether the command goes through the
+// running server's admin socket or opens the store itself.
+func TestCLIIDArgumentsAndLongValues(t *testing.T) {
+	t.Parallel()
+	usage := []struct {
+		args  []string
+		first string
+	}{
+		{[]string{"keys", "revoke", ""}, "onboard: KEY_ID must not be empty"},
+		{[]string{"keys", "revoke", "\x1b[31mred\nX"}, "onboard: KEY_ID must not contain control characters"},
+		{[]string{"webhooks", "remove", " "}, "onboard: ID must not be empty"},
+		{[]string{"webhooks", "enable", ""}, "onboard: ID must not be empty"},
+		{[]string{"webhooks", "disable", ""}, "onboard: ID must not be empty"},
+		{[]string{"webhooks", "rotate-secret", ""}, "onboard: ID must not be empty"},
+		{[]string{"webhooks", "test", "we_\x07"}, "onboard: ID must not contain control characters"},
+		{[]string{"webhooks", "redeliver", ""}, "onboard: EVENT_ID must not be empty"},
+	}
+	check := func(t *testing.T, data string) {
+		for _, tt := range usage {
+			r := runBinary(t, append([]string{"--data-dir", data}, tt.args...)...)
+			if first, _, _ := strings.Cut(r.stderr, "\n"); r.code != 2 || r.stdout != "" || first != tt.first {
+				t.Errorf("onboard %q: exit %d, stdout %q, stderr %q; want 2, nothing, and first %q", tt.args, r.code, r.stdout, r.stderr, tt.first)
+			}
+		}
+		long := strings.Repeat("a", 100_000)
+		wantFailure(t, runBinary(t, "--data-dir", data, "keys", "create", "--org", "default", "--name", long),
+			"onboard: a key name is at most 100 characters\n")
+	}
+	t.Run("store", func(t *testing.T) { check(t, newDataDir(t)) })
+	t.Run("admin socket", func(t *testing.T) {
+		data := newDataDir(t)
+		startServe(t, "--data-dir", data)
+		check(t, data)
+	})
+}

@@ -136,6 +136,9 @@ func (c *KeysRevokeCmd) clientID() (id string, full bool) {
 // Revoking a revoked key changes nothing and says so; it still succeeds,
 // since the key is revoked as asked.
 func (c *KeysRevokeCmd) Run(e *env) error {
+	if err := checkIDArg("KEY_ID", c.KeyID); err != nil {
+		return err
+	}
 	id, full := c.clientID()
 	if full {
 		fmt.Fprintf(e.stderr, "Note: KEY_ID is the key's client id (%s); a full key is a secret, keep it out of command lines and shell history.\n", id)

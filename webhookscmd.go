@@ -126,11 +126,18 @@ type endpointArg struct {
 	ID string `arg:"" name:"ID" help:"The endpoint's id (we_...), as webhooks list shows it."`
 }
 
+// check refuses an empty ID or one with control characters, before the
+// command runs (a Validate hook would run before kong sees a missing ID).
+func (a endpointArg) check() error { return checkIDArg("ID", a.ID) }
+
 // WebhooksRemoveCmd deletes an endpoint.
 type WebhooksRemoveCmd struct{ endpointArg }
 
 // Run removes the endpoint.
 func (c *WebhooksRemoveCmd) Run(e *env) error {
+	if err := c.check(); err != nil {
+		return err
+	}
 	return e.withAdmin(func(ctx context.Context, a admin) error {
 		if err := a.RemoveEndpoint(ctx, c.ID); err != nil {
 			return err
@@ -145,6 +152,9 @@ type WebhooksEnableCmd struct{ endpointArg }
 
 // Run enables the endpoint.
 func (c *WebhooksEnableCmd) Run(e *env) error {
+	if err := c.check(); err != nil {
+		return err
+	}
 	return e.withAdmin(func(ctx context.Context, a admin) error {
 		ep, err := a.EnableEndpoint(ctx, c.ID)
 		if err != nil {
@@ -161,6 +171,9 @@ type WebhooksDisableCmd struct{ endpointArg }
 
 // Run disables the endpoint.
 func (c *WebhooksDisableCmd) Run(e *env) error {
+	if err := c.check(); err != nil {
+		return err
+	}
 	return e.withAdmin(func(ctx context.Context, a admin) error {
 		ep, err := a.DisableEndpoint(ctx, c.ID)
 		if err != nil {
@@ -176,6 +189,9 @@ type WebhooksTestCmd struct{ endpointArg }
 
 // Run queues the test event and prints its id alone on stdout.
 func (c *WebhooksTestCmd) Run(e *env) error {
+	if err := c.check(); err != nil {
+		return err
+	}
 	return e.withAdmin(func(ctx context.Context, a admin) error {
 		queued, err := a.TestEndpoint(ctx, c.ID)
 		if err != nil {
@@ -197,6 +213,9 @@ type WebhooksRotateSecretCmd struct{ endpointArg }
 // Run prints the new secret alone on stdout, and on stderr until when the
 // old one keeps signing.
 func (c *WebhooksRotateSecretCmd) Run(e *env) error {
+	if err := c.check(); err != nil {
+		return err
+	}
 	return e.withAdmin(func(ctx context.Context, a admin) error {
 		rotated, err := a.RotateEndpointSecret(ctx, c.ID)
 		if err != nil {
@@ -265,6 +284,9 @@ type WebhooksRedeliverCmd struct {
 
 // Run queues the event and says for which endpoints.
 func (c *WebhooksRedeliverCmd) Run(e *env) error {
+	if err := checkIDArg("EVENT_ID", c.EventID); err != nil {
+		return err
+	}
 	return e.withAdmin(func(ctx context.Context, a admin) error {
 		queued, err := a.Redeliver(ctx, server.AdminRedeliver{EventID: c.EventID, EndpointID: c.Endpoint})
 		if err != nil {

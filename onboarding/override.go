@@ -32,6 +32,10 @@ const MaxOverrideReasonLength = 500
 var (
 	ErrOverrideReasonRequired = &Error{Kind: KindInvalid, Message: "A reason is required"}
 	ErrOverrideReasonTooLong  = Errorf(KindInvalid, "The reason must be at most %d characters", MaxOverrideReasonLength)
+	// ErrOverrideReasonControl refuses escape sequences and other control
+	// characters: the reason is shown in the API, the export and the
+	// activity log, and echoed to operators' terminals.
+	ErrOverrideReasonControl = &Error{Kind: KindInvalid, Message: "The reason " + msgControlMultiline}
 )
 
 // ErrOverrideAppNotFound is the operator's error for an application id that
@@ -89,6 +93,8 @@ func (s *Service) OverrideDocument(ctx context.Context, o DocumentOverride) (*Do
 		return nil, ErrOverrideReasonRequired
 	case utf8.RuneCountInString(reason) > MaxOverrideReasonLength:
 		return nil, ErrOverrideReasonTooLong
+	case hasControl(reason, true):
+		return nil, ErrOverrideReasonControl
 	}
 	// Only the canonical form the API hands out names an application.
 	if u, err := uuid.Parse(o.AppID); err != nil || u.String() != o.AppID {

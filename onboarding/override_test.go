@@ -345,6 +345,7 @@ func TestOverrideDocumentErrors(t *testing.T) {
 		{"no reason", override{AppID: open.ID, FieldID: coi}, onboarding.KindInvalid, "A reason is required"},
 		{"blank reason", override{AppID: open.ID, FieldID: coi, Reason: " \t\n", Skip: true}, onboarding.KindInvalid, "A reason is required"},
 		{"reason too long", override{AppID: open.ID, FieldID: coi, Reason: long + "x"}, onboarding.KindInvalid, "The reason must be at most 500 characters"},
+		{"reason with an escape sequence", override{AppID: open.ID, FieldID: coi, Reason: "checked by phone \x1b[31m"}, onboarding.KindInvalid, "The reason must not contain control characters other than line breaks and tabs"},
 		{"malformed app id", override{AppID: "nope", FieldID: coi, Reason: "r"}, onboarding.KindNotFound, "Application nope not found"},
 		{"non-canonical app id", override{AppID: strings.ToUpper(open.ID), FieldID: coi, Reason: "r"}, onboarding.KindNotFound,
 			"Application " + strings.ToUpper(open.ID) + " not found"},

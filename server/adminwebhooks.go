@@ -278,8 +278,14 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 	})
 }
 
-// maxAdminBody bounds an admin request body.
-const maxAdminBody = 1 << 16
+// maxAdminBody bounds an admin request body. The commands build their
+// bodies from command-line arguments, which Linux caps at 128 KiB each
+// (MAX_ARG_STRLEN), at most six bytes of JSON a byte (control characters
+// are refused before): no command line reaches the limit, so a value too
+// long gets the same message through the admin socket as on the store
+// opened directly (a key name of 100,000 characters got "Invalid JSON
+// body" here with a limit of 64 KiB).
+const maxAdminBody = 1 << 20
 
 // adminDecode reads a JSON request body into v as the API does
 // (onboarding.DecodeJSON: no key twice, member names exact), or answers
