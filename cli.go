@@ -98,7 +98,29 @@ func (e *env) existingConfig() (Config, error) {
 	case !fi.IsDir():
 		return Config{}, fmt.Errorf("data directory %s is not a directory", cfg.DataDir)
 	}
+	if foreign, err := foreignDirectory(cfg.DataDir); err != nil {
+		return Config{}, fmt.Errorf("data directory: %w", err)
+	} else if foreign {
+		return Config{}, fmt.Errorf("data directory %s is not onboard's: it holds files but no database (badger/); check --data-dir or data_dir", cfg.DataDir)
+	}
 	return cfg, nil
+}
+
+// foreignDirectory reports whether dir holds something but no database: a
+// mistyped --data-dir naming some other directory, which a command would
+// otherwise fill with a new, empty store. An empty directory is a data
+// directory yet to be used.
+func foreignDirectory(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if e.Name() == "badger" {
+			return false, nil
+		}
+	}
+	return len(entries) > 0, nil
 }
 
 // newParser builds the command line's parser on cli, writing to stdout and

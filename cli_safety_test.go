@@ -172,6 +172,15 @@ func TestCLIRefusesAMissingDataDirectory(t *testing.T) {
 
 	file := writeFile(t, "plain", "")
 	wantRun(t, runBinary(t, "keys", "list", "--data-dir", file), 1, "", "onboard: data directory "+file+" is not a directory\n")
+
+	// A directory that holds something but no database is someone else's:
+	// nothing is created in it.
+	foreign := filepath.Dir(file)
+	wantRun(t, runBinary(t, "keys", "list", "--data-dir", foreign), 1, "",
+		"onboard: data directory "+foreign+" is not onboard's: it holds files but no database (badger/); check --data-dir or data_dir\n")
+	if entries, err := os.ReadDir(foreign); err != nil || len(entries) != 1 {
+		t.Errorf("the foreign directory now holds %d entries (%v), want its one file alone", len(entries), err)
+	}
 }
 
 // strconvQuote quotes s as a TOML basic string.
