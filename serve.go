@@ -202,12 +202,28 @@ func printBootstrapKey(ctx context.Context, svc *onboarding.Service, cfg Config,
 // adminSocket is the path of the admin socket in the data directory.
 func adminSocket(cfg Config) string { return filepath.Join(cfg.DataDir, "admin.sock") }
 
+// maxSocketPath is the longest path of a Unix socket: sun_path holds 108
+// bytes on Linux, its last the terminating NUL.
+const maxSocketPath = 107
+
 // listenAdmin listens on the admin socket, owner-only. Only the process that
 // holds the data directory's lock gets here, so a socket file left by a
-// crashed server is stale and safe to remove.
+// crashed server is stale and safe to remove; anything else at the path is
+// not removed.
 func listenAdmin(path string) (net.Listener, error) {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale admin socket: %w", err)
+	if len(path) > maxSocketPath {
+		return nil, fmt.Errorf("admin socket %s: the path is %d bytes long, and a Unix socket's may have at most %d: use a data directory with a shorter path", path, len(path), maxSocketPath)
+	}
+	switch info, err := os.Lstat(path); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("admin socket: %w", err)
+	case info.Mode()&fs.ModeSocket == 0:
+		return nil, fmt.Errorf("admin socket %s: something that is not a socket is in its place; move it away", path)
+	default:
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("remove stale admin socket: %w", err)
+		}
 	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {

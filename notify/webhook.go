@@ -185,8 +185,14 @@ func retryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(min(max(s, 0), math.MaxInt64/int64(time.Second))) * time.Second
+	maxSeconds := int64(math.MaxInt64 / time.Second)
+	switch s, err := strconv.ParseInt(v, 10, 64); {
+	case err == nil:
+		return time.Duration(min(max(s, 0), maxSeconds)) * time.Second
+	case errors.Is(err, strconv.ErrRange) && s > 0:
+		// More seconds than an int64 holds: as long as can be (the
+		// deliverer caps it), not unreadable.
+		return time.Duration(maxSeconds) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(t.Sub(now), 0)

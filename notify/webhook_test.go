@@ -323,6 +323,8 @@ func TestRetryAfter(t *testing.T) {
 		{"90", 90 * time.Second},
 		{"-1", 0},
 		{"99999999999999999", time.Duration(1<<63-1) / time.Second * time.Second},
+		{"99999999999999999999", time.Duration(1<<63-1) / time.Second * time.Second}, // more than an int64
+		{"-99999999999999999999", 0},
 		{"1.5", 0},
 		{"Thu, 02 Jan 2025 03:05:05 GMT", time.Minute},
 		{"Thursday, 02-Jan-25 03:04:15 GMT", 10 * time.Second}, // RFC 850, which HTTP-date allows
