@@ -63,8 +63,11 @@ func (s *Service) AddEndpoint(ctx context.Context, spec EndpointSpec) (string, *
 		return "", nil, err
 	}
 	desc := strings.TrimSpace(spec.Description)
-	if utf8.RuneCountInString(desc) > maxEndpointDescription || strings.ContainsFunc(desc, isControl) {
-		return "", nil, Errorf(KindInvalid, "a description is at most %d characters, on one line", maxEndpointDescription)
+	switch {
+	case utf8.RuneCountInString(desc) > maxEndpointDescription:
+		return "", nil, Errorf(KindInvalid, "a description is at most %d characters", maxEndpointDescription)
+	case strings.ContainsFunc(desc, isControl):
+		return "", nil, Errorf(KindInvalid, "a description must be one line, without control characters")
 	}
 	now := s.now().UTC()
 	seq, err := s.nextSeq(now)

@@ -652,9 +652,9 @@ func TestAddEndpointRefusals(t *testing.T) {
 		{"a tab in the URL", onboarding.EndpointSpec{OrgID: "acme", URL: ok + "/a\tb"}, "Invalid webhook URL: webhook URLs must not contain spaces or control characters"},
 		{"unknown event type", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Events: []string{"application.updated"}},
 			"unknown event type 'application.updated' (valid types: application.created, application.sent, application.opened, application.submitted, application.referred, application.approved, application.rejected, application.registry_documents_updated, rfi_request.created, rfi_request.opened, rfi_request.completed, rfi_request.expired, webhook.test)"},
-		{"two lines", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Description: "a\nb"}, "a description is at most 200 characters, on one line"},
-		{"a right-to-left override", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Description: "invoice\u202egpj.exe"}, "a description is at most 200 characters, on one line"},
-		{"too long", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Description: strings.Repeat("é", 201)}, "a description is at most 200 characters, on one line"},
+		{"two lines", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Description: "a\nb"}, "a description must be one line, without control characters"},
+		{"a right-to-left override", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Description: "invoice\u202egpj.exe"}, "a description must be one line, without control characters"},
+		{"too long", onboarding.EndpointSpec{OrgID: "acme", URL: ok, Description: strings.Repeat("é", 201)}, "a description is at most 200 characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
