@@ -197,10 +197,12 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// checkIDArg refuses (a usage error) an id argument that cannot name anything: empty, or
-// with control characters, which error messages would echo to the
-// terminal (an escape sequence). Both ways a command runs, through the
-// running server or on the store, then get the same answer.
+// checkIDArg refuses, as a usage error, an id argument that cannot name
+// anything: empty, or with control characters, which error messages would
+// echo to the terminal (an escape sequence). It runs before either way a
+// command runs (through the running server, or on the store), so both
+// give the same answer. It is called from Run: a kong Validate hook runs
+// before kong reports a missing argument, and would say "empty" instead.
 func checkIDArg(name, id string) error {
 	switch {
 	case strings.TrimSpace(id) == "":

@@ -564,9 +564,10 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestConfigFormPathsAreRelativeToTheFile loads a configuration whose form
-// path is relative, from a working directory where that path does not exist.
-func TestConfigFormPathsAreRelativeToTheFile(t *testing.T) {
+// liteFormDir returns a new directory holding forms/lite.toml, a copy of
+// testdata's kyb-lite form, for configuration files written beside it.
+func liteFormDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	form, err := os.ReadFile(filepath.Join("testdata", "forms", "kyb-lite.toml"))
 	if err != nil {
@@ -578,6 +579,13 @@ func TestConfigFormPathsAreRelativeToTheFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "forms", "lite.toml"), form, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// TestConfigFormPathsAreRelativeToTheFile loads a configuration whose form
+// path is relative, from a working directory where that path does not exist.
+func TestConfigFormPathsAreRelativeToTheFile(t *testing.T) {
+	dir := liteFormDir(t)
 	path := filepath.Join(dir, "onboard.toml")
 	if err := os.WriteFile(path, []byte(`
 [[organizations]]

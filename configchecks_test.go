@@ -128,7 +128,7 @@ func TestConfigMaskedURL(t *testing.T) {
 // not TOML, a directory, unknown keys) is a problem of the configuration,
 // with serve's message, reported once however many configurations use it.
 func TestConfigLoadsFormFiles(t *testing.T) {
-	dir := t.TempDir()
+	dir := liteFormDir(t)
 	files := map[string]string{
 		"bad.toml":     "id = \n",
 		"unknown.toml": "id = \"x\"\ncolour = \"blue\"\n",
@@ -137,16 +137,6 @@ func TestConfigLoadsFormFiles(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := os.Mkdir(filepath.Join(dir, "forms"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	lite, err := os.ReadFile(filepath.Join("testdata", "forms", "kyb-lite.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "forms", "lite.toml"), lite, 0o600); err != nil {
-		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "onboard.toml")
 	if err := os.WriteFile(path, []byte(`
