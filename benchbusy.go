@@ -24,10 +24,13 @@ import (
 // Settings of the create rounds.
 const (
 	// createRounds is how many times quiet and busy creates are measured,
-	// alternately and in alternating order (quiet, busy, busy, quiet): twice
-	// each, so that a machine or a database that slows down or speeds up
-	// during the run weighs on both alike.
-	createRounds = 2
+	// alternately and in alternating order (quiet, busy, busy, quiet, …),
+	// so that a machine or a database that slows down or speeds up during
+	// the run weighs on both alike. Four rounds, not two: one round's
+	// ratio ranged from 0.68 to 1.06 on this VM (runs 70 to 73), as noisy
+	// as five seconds of creates are here, and the ratio of the whole
+	// swung with it (0.84 to 1.01).
+	createRounds = 4
 	// backlogPerWorker is how many applications, per connection, are
 	// created before a busy round for the registry documents job to work
 	// through (and whose events are queued for the endpoint).

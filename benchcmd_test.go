@@ -19,7 +19,7 @@ import (
 var benchOperations = []string{ceilingRead, ceilingInsert, "create", busyName, "get", "list", "patch", "decision", "stage save"}
 
 // busyLine is the table's line of the busy creates.
-var busyLine = regexp.MustCompile(`(?m)^create with webhooks and registry documents running: (\d+) req/s, (\d+\.\d\d)× quiet create \(target ≥ 0\.90×; rounds \d+\.\d\d×, \d+\.\d\d×\)\n  meanwhile: (\d+) webhook deliveries received \((\d+) application\.created, for (\d+) creates\); registry documents of (\d+) applications fetched \((\d+) documents\), \d+ left queued$`)
+var busyLine = regexp.MustCompile(`(?m)^create with webhooks and registry documents running: (\d+) req/s, (\d+\.\d\d)× quiet create \(target ≥ 0\.90×; rounds \d+\.\d\d×(?:, \d+\.\d\d×){` + strconv.Itoa(createRounds-1) + `}\)\n  meanwhile: (\d+) webhook deliveries received \((\d+) application\.created, for (\d+) creates\); registry documents of (\d+) applications fetched \((\d+) documents\), \d+ left queued$`)
 
 // TestBenchTable runs a short bench through the binary: every operation
 // has a row with requests, no failures and a throughput.
