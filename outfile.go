@@ -12,8 +12,9 @@ import (
 // regular file, new or replaced whole (a temporary file beside it, renamed
 // over it once complete), or a stream written in place.
 type outTarget struct {
-	// path is the file to write: --out with its symbolic links resolved,
-	// so that a link to a file keeps pointing at it, the file replaced.
+	// path is the file to write: for a regular file, --out with its
+	// symbolic links resolved, so that a link to a file keeps pointing at
+	// it, the file replaced; for a stream, --out as given.
 	path string
 	// stream is set for what is not a regular file or a directory: a
 	// character device (/dev/stdout, /dev/null, a terminal), a named pipe.
@@ -26,7 +27,7 @@ type outTarget struct {
 // resolveOut says how to write --out path; a directory, or a link to
 // nothing, is an error.
 func resolveOut(path string) (outTarget, error) {
-	resolved, err := filepath.EvalSymlinks(path)
+	info, err := os.Stat(path) // through links, as opening it would go
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if _, lerr := os.Lstat(path); lerr == nil {
@@ -35,19 +36,18 @@ func resolveOut(path string) (outTarget, error) {
 		return outTarget{path: path}, nil // a new file; a missing directory fails its create
 	case err != nil:
 		return outTarget{}, err
+	case info.IsDir():
+		return outTarget{}, fmt.Errorf("%s is a directory", path)
+	case !info.Mode().IsRegular():
+		// Opened by its own name: /dev/stdout on a pipe is a link that
+		// only the kernel follows (to "pipe:[…]" in /proc).
+		return outTarget{path: path, stream: true}, nil
 	}
-	info, err := os.Stat(resolved)
+	resolved, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return outTarget{}, err
 	}
-	switch {
-	case info.IsDir():
-		return outTarget{}, fmt.Errorf("%s is a directory", path)
-	case info.Mode().IsRegular():
-		return outTarget{path: resolved}, nil
-	default:
-		return outTarget{path: resolved, stream: true}, nil
-	}
+	return outTarget{path: resolved}, nil
 }
 
 // openStream opens a stream target for writing, as it is: no create, no

@@ -52,6 +52,14 @@ func TestOutTargets(t *testing.T) {
 		}
 	})
 
+	t.Run("stdout on a pipe", func(t *testing.T) {
+		// /dev/stdout links to /proc/self/fd/1, which names "pipe:[…]":
+		// a link only the kernel follows.
+		if r := export("/dev/stdout"); r.code != 0 || r.stdout != want {
+			t.Errorf("export --out /dev/stdout: exit %d, stderr %q, stdout %q; want the export on stdout", r.code, r.stderr, r.stdout)
+		}
+	})
+
 	t.Run("named pipe", func(t *testing.T) {
 		fifo := filepath.Join(t.TempDir(), "pipe")
 		if err := unix.Mkfifo(fifo, 0o600); err != nil {
