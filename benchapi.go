@@ -70,6 +70,15 @@ func (a *benchAPI) create(config string, preAuth bool) (created, error) {
 	return c, err
 }
 
+// createMany creates n applications in configuration config (the
+// organization's default when empty) on concurrency workers, unmeasured.
+func (a *benchAPI) createMany(n, concurrency int, config string) error {
+	return parallel(n, concurrency, func(int) error {
+		_, err := a.create(config, false)
+		return err
+	})
+}
+
 // benchFixtures are the applications the operations work on.
 type benchFixtures struct {
 	apps       []string          // seeded: get and PATCH

@@ -155,10 +155,7 @@ func (a *benchAPI) measureCreates(srv *benchServer, ceilings *benchCeilings, con
 			// settle: a busy phase used to start 320 creates nearer to the
 			// next flush and compaction than a quiet one.
 			progress("creating %d applications before the quiet creates, as many as the backlog of the busy ones", backlogPerWorker*concurrency)
-			if err := parallel(backlogPerWorker*concurrency, concurrency, func(int) error {
-				_, err := a.create(benchQuietConfig, false)
-				return err
-			}); err != nil {
+			if err := a.createMany(backlogPerWorker*concurrency, concurrency, benchQuietConfig); err != nil {
 				return opResult{}, fmt.Errorf("before the quiet creates: %w", err)
 			}
 			progress("measuring create, quiet (round %d of %d)", round+1, createRounds)
@@ -226,10 +223,7 @@ func (a *benchAPI) busyCreates(srv *benchServer, rcv *benchReceiver, concurrency
 	}
 	backlog := backlogPerWorker * concurrency
 	progress("queueing the registry documents of %d applications", backlog)
-	if err := parallel(backlog, concurrency, func(int) error {
-		_, err := a.create("", false)
-		return err
-	}); err != nil {
+	if err := a.createMany(backlog, concurrency, ""); err != nil {
 		return opResult{}, r, fmt.Errorf("registry documents backlog: %w", err)
 	}
 	if r.BacklogStart, err = srv.pendingDocuments(); err != nil {

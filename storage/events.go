@@ -62,12 +62,13 @@ func (s *Store) writeEventRecords(txn *badger.Txn, er eventRecords) error {
 			}
 			endpoints[e.OrgID] = eps
 		}
-		if err := writeEvent(txn, e, er.recs[i]); err != nil {
+		seq, err := writeEvent(txn, e, er.recs[i])
+		if err != nil {
 			return err
 		}
 		for _, ep := range eps {
 			if ep.Wants(e) {
-				if err := enqueue(txn, ep, e, e.At); err != nil {
+				if err := enqueue(txn, ep, e, seq, e.At); err != nil {
 					return err
 				}
 			}
@@ -77,17 +78,17 @@ func (s *Store) writeEventRecords(txn *badger.Txn, er eventRecords) error {
 }
 
 // writeEvent stores one event record, rec (e encoded), and its two index
-// entries.
-func writeEvent(txn *badger.Txn, e *onboarding.Event, rec []byte) error {
+// entries, and returns the event's sequence.
+func writeEvent(txn *badger.Txn, e *onboarding.Event, rec []byte) (ulid.ULID, error) {
 	seq, ok := onboarding.EventSeq(e.ID)
 	if !ok {
-		return fmt.Errorf("store event: %q is not an event id", e.ID)
+		return seq, fmt.Errorf("store event: %q is not an event id", e.ID)
 	}
 	key := eventKey(seq)
 	if _, err := txn.Get(key); err == nil {
-		return fmt.Errorf("store event %s: %w", e.ID, errDuplicate)
+		return seq, fmt.Errorf("store event %s: %w", e.ID, errDuplicate)
 	} else if !errors.Is(err, badger.ErrKeyNotFound) {
-		return err
+		return seq, err
 	}
 	exp := expiresAt(e.At, onboarding.EventRetention)
 	for _, ent := range []*badger.Entry{
@@ -97,10 +98,10 @@ func writeEvent(txn *badger.Txn, e *onboarding.Event, rec []byte) error {
 	} {
 		ent.ExpiresAt = exp
 		if err := txn.SetEntry(ent); err != nil {
-			return err
+			return seq, err
 		}
 	}
-	return nil
+	return seq, nil
 }
 
 // expiresAt is Badger's expiry (unix seconds) of a record written for

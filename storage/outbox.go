@@ -75,17 +75,13 @@ func isHead(txn *badger.Txn, endpointID, subject string, key []byte) (bool, erro
 	return string(head) == string(key[len(key)-len(ulid.ULID{}):]), nil
 }
 
-// enqueue queues e for ep, due at at: e is an event written in this
-// transaction (writeEvent, which refuses an event id already stored), so no
-// delivery of it can be queued yet, and none is looked for (a read that
-// misses every level of the database, in the group commit's transaction).
-// The delivery heads its queue when the queue was empty, and waits behind
-// the head otherwise.
-func enqueue(txn *badger.Txn, ep *onboarding.Endpoint, e *onboarding.Event, at time.Time) error {
-	seq, ok := onboarding.EventSeq(e.ID)
-	if !ok {
-		return fmt.Errorf("queue event: %q is not an event id", e.ID)
-	}
+// enqueue queues e (event seq) for ep, due at at: e is an event written in
+// this transaction (writeEvent, which refuses an event id already stored),
+// so no delivery of it can be queued yet, and none is looked for (a read
+// that misses every level of the database, in the group commit's
+// transaction). The delivery heads its queue when the queue was empty, and
+// waits behind the head otherwise.
+func enqueue(txn *badger.Txn, ep *onboarding.Endpoint, e *onboarding.Event, seq ulid.ULID, at time.Time) error {
 	return queueNew(txn, ep, e, deliveryKey(ep.ID, e.Subject, seq), seq, at)
 }
 
