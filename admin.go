@@ -20,8 +20,8 @@ type admin interface {
 	AddEndpoint(context.Context, server.AdminAddEndpoint) (server.AdminAddedEndpoint, error)
 	ListEndpoints(context.Context, string) ([]server.AdminEndpoint, error)
 	RemoveEndpoint(context.Context, string) error
-	EnableEndpoint(context.Context, string) (server.AdminEndpoint, error)
-	DisableEndpoint(context.Context, string) (server.AdminEndpoint, error)
+	EnableEndpoint(context.Context, string) (server.AdminSwitchedEndpoint, error)
+	DisableEndpoint(context.Context, string) (server.AdminSwitchedEndpoint, error)
 	RotateEndpointSecret(context.Context, string) (server.AdminRotatedSecret, error)
 	TestEndpoint(context.Context, string) (server.AdminTestEvent, error)
 	Redeliver(context.Context, server.AdminRedeliver) (server.AdminRedelivery, error)

@@ -440,7 +440,7 @@ func TestOutboxGauges(t *testing.T) {
 	now = now.Add(time.Minute)
 	want(3, map[string]float64{"operator": 0, "gone": 0, "failing": 0})
 
-	if _, err := a.svc.DisableEndpoint(ctx, ids[0]); err != nil {
+	if _, _, err := a.svc.DisableEndpoint(ctx, ids[0]); err != nil {
 		t.Fatal(err)
 	}
 	for i, reason := range []string{onboarding.DisabledGone, fmt.Sprintf("%d events in a row failed every delivery attempt", onboarding.DisableAfterExhausted)} {

@@ -160,6 +160,10 @@ func (c *WebhooksEnableCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
+		if ep.Unchanged {
+			fmt.Fprintf(e.stdout, "Webhook endpoint %s (%s) is already enabled.\n", ep.ID, ep.URL)
+			return nil
+		}
 		fmt.Fprintf(e.stdout, "Enabled webhook endpoint %s (%s).\n", ep.ID, ep.URL)
 		fmt.Fprintf(e.stderr, "Events committed while it was disabled are not sent: queue one again with `onboard webhooks redeliver EVENT_ID --endpoint %s`, or the partner reads them from the events API.\n", ep.ID)
 		return nil
@@ -178,6 +182,10 @@ func (c *WebhooksDisableCmd) Run(e *env) error {
 		ep, err := a.DisableEndpoint(ctx, c.ID)
 		if err != nil {
 			return err
+		}
+		if ep.Unchanged {
+			fmt.Fprintf(e.stdout, "Webhook endpoint %s (%s) is already disabled (%s).\n", ep.ID, ep.URL, ep.DisabledReason)
+			return nil
 		}
 		fmt.Fprintf(e.stdout, "Disabled webhook endpoint %s (%s); its queued deliveries were dropped.\n", ep.ID, ep.URL)
 		return nil

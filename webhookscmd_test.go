@@ -309,11 +309,14 @@ func webhooksScenario(t *testing.T, data string, p *serveProc) {
 	}
 
 	// disable, then test is refused; enable, and test queues an event.
-	// Disabling twice is no error.
-	for range 2 {
+	// Disabling or enabling twice is no error, and says so.
+	for _, want := range []string{
+		"Disabled webhook endpoint " + all + " (" + hooks + "); its queued deliveries were dropped.\n",
+		"Webhook endpoint " + all + " (" + hooks + ") is already disabled (disabled by the operator).\n",
+	} {
 		r := mustRun(t, append([]string{"webhooks", "disable", all}, dd...)...)
-		if want := "Disabled webhook endpoint " + all + " (" + hooks + "); its queued deliveries were dropped.\n"; r.stdout != want {
-			t.Errorf("webhooks disable: stdout %q, want %q", r.stdout, want)
+		if r.stdout != want || r.stderr != "" {
+			t.Errorf("webhooks disable: stdout %q, stderr %q; want %q, nothing", r.stdout, r.stderr, want)
 		}
 	}
 	if got := listEndpoints(t, dd...)[0]; got.Enabled || got.DisabledReason != "disabled by the operator" {
@@ -325,8 +328,12 @@ func webhooksScenario(t *testing.T, data string, p *serveProc) {
 	wantFailure(t, runBinary(t, append([]string{"webhooks", "test", all}, dd...)...),
 		"onboard: webhook endpoint '"+all+"' is disabled (disabled by the operator); enable it first\n")
 	r = mustRun(t, append([]string{"webhooks", "enable", all}, dd...)...)
-	if want := "Enabled webhook endpoint " + all + " (" + hooks + ").\n"; r.stdout != want {
-		t.Errorf("webhooks enable: stdout %q, want %q", r.stdout, want)
+	if want := "Enabled webhook endpoint " + all + " (" + hooks + ").\n"; r.stdout != want || !strings.Contains(r.stderr, "Events committed while it was disabled are not sent") {
+		t.Errorf("webhooks enable: stdout %q, stderr %q; want %q and the note on missed events", r.stdout, r.stderr, want)
+	}
+	r = mustRun(t, append([]string{"webhooks", "enable", all}, dd...)...)
+	if want := "Webhook endpoint " + all + " (" + hooks + ") is already enabled.\n"; r.stdout != want || r.stderr != "" {
+		t.Errorf("webhooks enable, twice: stdout %q, stderr %q; want %q, nothing", r.stdout, r.stderr, want)
 	}
 	if got := listEndpoints(t, dd...)[0]; !got.Enabled || got.DisabledReason != "" {
 		t.Errorf("after enable, endpoint = %+v; want enabled, no reason", got)

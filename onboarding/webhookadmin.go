@@ -175,29 +175,34 @@ func (s *Service) RemoveEndpoint(ctx context.Context, id string) error {
 // EnableEndpoint turns deliveries to an endpoint back on, and gives it a
 // fresh count of failed events. Events committed while it was disabled are
 // not sent: the partner reconciles them from the events API, or the
-// operator redelivers them.
-func (s *Service) EnableEndpoint(ctx context.Context, id string) (*Endpoint, error) {
-	ep, err := s.changeEndpoint(ctx, id, func(ep *Endpoint) error {
-		if !ep.Enabled {
+// operator redelivers them. changed is false when it was enabled already
+// (nothing is written then).
+func (s *Service) EnableEndpoint(ctx context.Context, id string) (ep *Endpoint, changed bool, err error) {
+	ep, err = s.changeEndpoint(ctx, id, func(ep *Endpoint) error {
+		changed = !ep.Enabled
+		if changed {
 			ep.Enabled, ep.DisabledReason, ep.Exhausted = true, "", 0
 		}
 		return nil
 	})
-	if err == nil {
+	if err == nil && changed {
 		s.wakeWebhooks()
 	}
-	return ep, err
+	return ep, changed, err
 }
 
 // DisableEndpoint stops deliveries to an endpoint; its queued deliveries
-// are dropped, each with a line in the delivery log.
-func (s *Service) DisableEndpoint(ctx context.Context, id string) (*Endpoint, error) {
-	return s.changeEndpoint(ctx, id, func(ep *Endpoint) error {
-		if ep.Enabled {
+// are dropped, each with a line in the delivery log. changed is false when
+// it was disabled already, whatever the reason (which it keeps).
+func (s *Service) DisableEndpoint(ctx context.Context, id string) (ep *Endpoint, changed bool, err error) {
+	ep, err = s.changeEndpoint(ctx, id, func(ep *Endpoint) error {
+		changed = ep.Enabled
+		if changed {
 			ep.Enabled, ep.DisabledReason = false, DisabledByOperator
 		}
 		return nil
 	})
+	return ep, changed, err
 }
 
 // RotateEndpointSecret gives an endpoint a new signing secret and returns

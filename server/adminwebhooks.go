@@ -30,6 +30,13 @@ type AdminEndpoint struct {
 	CreatedAt      time.Time `json:"created_at"`
 }
 
+// AdminSwitchedEndpoint is an endpoint after it was enabled or disabled.
+type AdminSwitchedEndpoint struct {
+	AdminEndpoint
+	// Unchanged is true when it was enabled (disabled) already.
+	Unchanged bool `json:"unchanged"`
+}
+
 // AdminEndpointOf converts a stored endpoint into its admin view.
 func AdminEndpointOf(ep *onboarding.Endpoint) AdminEndpoint {
 	events := make([]string, len(ep.Events))
@@ -143,20 +150,22 @@ func (a WebhookAdmin) RemoveEndpoint(ctx context.Context, id string) error {
 }
 
 // EnableEndpoint turns deliveries to an endpoint back on.
-func (a WebhookAdmin) EnableEndpoint(ctx context.Context, id string) (AdminEndpoint, error) {
-	return endpointView(a.Service.EnableEndpoint(ctx, id))
+func (a WebhookAdmin) EnableEndpoint(ctx context.Context, id string) (AdminSwitchedEndpoint, error) {
+	return switchedView(a.Service.EnableEndpoint(ctx, id))
 }
 
 // DisableEndpoint stops deliveries to an endpoint.
-func (a WebhookAdmin) DisableEndpoint(ctx context.Context, id string) (AdminEndpoint, error) {
-	return endpointView(a.Service.DisableEndpoint(ctx, id))
+func (a WebhookAdmin) DisableEndpoint(ctx context.Context, id string) (AdminSwitchedEndpoint, error) {
+	return switchedView(a.Service.DisableEndpoint(ctx, id))
 }
 
-func endpointView(ep *onboarding.Endpoint, err error) (AdminEndpoint, error) {
+// switchedView is the admin view of an endpoint that was enabled or
+// disabled, changed or not.
+func switchedView(ep *onboarding.Endpoint, changed bool, err error) (AdminSwitchedEndpoint, error) {
 	if err != nil {
-		return AdminEndpoint{}, err
+		return AdminSwitchedEndpoint{}, err
 	}
-	return AdminEndpointOf(ep), nil
+	return AdminSwitchedEndpoint{AdminEndpoint: AdminEndpointOf(ep), Unchanged: !changed}, nil
 }
 
 // RotateEndpointSecret gives an endpoint a new secret; the answer holds it,
@@ -328,15 +337,15 @@ func (c *AdminClient) RemoveEndpoint(ctx context.Context, id string) error {
 }
 
 // EnableEndpoint enables an endpoint through the running server.
-func (c *AdminClient) EnableEndpoint(ctx context.Context, id string) (AdminEndpoint, error) {
-	var out AdminEndpoint
+func (c *AdminClient) EnableEndpoint(ctx context.Context, id string) (AdminSwitchedEndpoint, error) {
+	var out AdminSwitchedEndpoint
 	err := c.do(ctx, http.MethodPost, "/webhooks/"+url.PathEscape(id)+"/enable", nil, &out)
 	return out, err
 }
 
 // DisableEndpoint disables an endpoint through the running server.
-func (c *AdminClient) DisableEndpoint(ctx context.Context, id string) (AdminEndpoint, error) {
-	var out AdminEndpoint
+func (c *AdminClient) DisableEndpoint(ctx context.Context, id string) (AdminSwitchedEndpoint, error) {
+	var out AdminSwitchedEndpoint
 	err := c.do(ctx, http.MethodPost, "/webhooks/"+url.PathEscape(id)+"/disable", nil, &out)
 	return out, err
 }

@@ -420,14 +420,14 @@ func TestWebhookTestRedeliverRotate(t *testing.T) {
 		{"test unknown endpoint", func() error { _, err := e.svc.TestEndpoint(ctx, "we_nope"); return err }(), "webhook endpoint 'we_nope' not found"},
 		{"redeliver to another organization's endpoint", func() error { _, err := e.svc.Redeliver(ctx, created.ID, globexEP.ID); return err }(), "webhook endpoint '" + globexEP.ID + "' not found"},
 		{"redeliver to another organization's disabled endpoint", func() error {
-			if _, err := e.svc.DisableEndpoint(ctx, globexEP.ID); err != nil {
+			if _, _, err := e.svc.DisableEndpoint(ctx, globexEP.ID); err != nil {
 				return err
 			}
 			_, err := e.svc.Redeliver(ctx, created.ID, globexEP.ID)
 			return err
 		}(), "webhook endpoint '" + globexEP.ID + "' not found"},
 		{"redeliver to a disabled endpoint", func() error {
-			if _, err := e.svc.DisableEndpoint(ctx, otherEP.ID); err != nil {
+			if _, _, err := e.svc.DisableEndpoint(ctx, otherEP.ID); err != nil {
 				return err
 			}
 			_, err := e.svc.Redeliver(ctx, created.ID, otherEP.ID)
@@ -624,9 +624,9 @@ func TestWebhookEndpointDisabledAfterFiveExhaustedEvents(t *testing.T) {
 		t.Errorf("%d attempted, %d dropped, %d received; want 5 or 6 attempted, at most one dropped", attempted, dropped, len(rcv.All()))
 	}
 	// Enabling it again gives it a fresh count.
-	enabled, err := e.svc.EnableEndpoint(context.Background(), ep.ID)
-	if err != nil || !enabled.Enabled || enabled.Exhausted != 0 || enabled.DisabledReason != "" {
-		t.Errorf("EnableEndpoint = %+v, %v", enabled, err)
+	enabled, changed, err := e.svc.EnableEndpoint(context.Background(), ep.ID)
+	if err != nil || !changed || !enabled.Enabled || enabled.Exhausted != 0 || enabled.DisabledReason != "" {
+		t.Errorf("EnableEndpoint = %+v, changed %v, %v", enabled, changed, err)
 	}
 }
 

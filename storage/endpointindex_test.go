@@ -97,3 +97,77 @@ func TestEndpointIndexUncommitted(t *testing.T) {
 		t.Errorf("endpoints after the create (-want +got):\n%s", d)
 	}
 }
+
+// TestEndpointDecodedOnce: the endpoints that events are queued for are
+// decoded once per version of their record, and shared; a changed
+// record, even one changed only by the reading transaction, is decoded
+// again; Endpoints hands out copies, and a deleted endpoint's decoded
+// record is dropped.
+func TestEndpointDecodedOnce(t *testing.T) {
+	ctx := context.Background()
+	h := newHooks(t)
+	ep := h.endpoint("acme")
+	read := func(txn *badger.Txn) *onboarding.Endpoint {
+		t.Helper()
+		got, err := h.s.orgEndpoints(txn, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 {
+			t.Fatalf("acme's endpoints: %d, want 1", len(got))
+		}
+		return got[0]
+	}
+	view := func() *onboarding.Endpoint {
+		t.Helper()
+		var got *onboarding.Endpoint
+		if err := h.s.view(func(txn *badger.Txn) error { got = read(txn); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	first := view()
+	if second := view(); second != first {
+		t.Error("an unchanged endpoint was decoded again")
+	}
+	copies, err := h.s.Endpoints(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copies[0] == first {
+		t.Error("Endpoints handed out the shared endpoint")
+	}
+
+	if _, err := h.s.UpdateEndpoint(ctx, ep.ID, func(ep *onboarding.Endpoint) error {
+		ep.Description = "changed"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := view(); got.Description != "changed" {
+		t.Errorf("after an update: description %q, want %q", got.Description, "changed")
+	}
+
+	txn := h.s.db.NewTransaction(true)
+	defer txn.Discard()
+	own := *ep
+	own.Enabled = false
+	if err := setRecord(txn, endpointKey(ep.ID), &own); err != nil {
+		t.Fatal(err)
+	}
+	if read(txn).Enabled {
+		t.Error("a transaction's own change to an endpoint was not seen")
+	}
+	txn.Discard()
+	if got := view(); !got.Enabled || got.Description != "changed" {
+		t.Errorf("after the discarded change: enabled %v, description %q; want true, %q", got.Enabled, got.Description, "changed")
+	}
+
+	if err := h.s.DeleteEndpoint(ctx, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := h.s.endpoints.decoded[ep.ID]; kept {
+		t.Error("a deleted endpoint's decoded record is still kept")
+	}
+}

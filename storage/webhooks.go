@@ -49,7 +49,7 @@ func (s *Store) Endpoints(_ context.Context, orgID string) ([]*onboarding.Endpoi
 	err := s.view(func(txn *badger.Txn) error {
 		var err error
 		if orgID != "" {
-			out, err = s.orgEndpoints(txn, orgID)
+			out, err = s.orgEndpointsCopy(txn, orgID)
 			return err
 		}
 		prefix := []byte(prefixEndpoint)
