@@ -167,21 +167,25 @@ func joinPath(path, key string) string {
 // DecodeJSON decodes a JSON request body into v, a pointer to a struct
 // whose fields carry json tags. It runs CheckJSON first. Member names match
 // the tags exactly: a member named otherwise ("COUNTRY" for "country") is
-// ignored, as unknown members are. An empty body, or null, leaves v as it
-// is (an empty object); a body or member of the wrong JSON type is
-// ErrWrongType naming it.
+// ignored, as unknown members are. An empty body leaves v as it is (an
+// empty object: no members); a body that is not an object, null included,
+// or a member of the wrong JSON type is ErrWrongType naming it.
 func DecodeJSON(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
 		return nil
 	}
 	if err := CheckJSON(body); err != nil {
 		return err
 	}
+	if body[0] != '{' {
+		return ErrWrongType("", "an object")
+	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("onboarding: DecodeJSON needs a non-nil pointer, not %T", v)
 	}
-	return decodeExact(bytes.TrimSpace(body), rv.Elem(), "")
+	return decodeExact(body, rv.Elem(), "")
 }
 
 var rawMessageType = reflect.TypeFor[json.RawMessage]()

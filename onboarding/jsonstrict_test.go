@@ -69,7 +69,9 @@ func TestDecodeJSON(t *testing.T) {
 		err  string
 	}{
 		{``, body{}, ""},
-		{`null`, body{}, ""},
+		{" \n", body{}, ""},
+		{`null`, body{}, "Invalid request body: must be a JSON object"},
+		{` null `, body{}, "Invalid request body: must be a JSON object"},
 		{`{"country":"GB","primary_contact":{"email":"a@b.example"},"tags":["x"],"flag":true}`,
 			body{Country: "GB", Contact: &contact{Email: "a@b.example"}, Tags: []string{"x"}, Flag: true}, ""},
 		{`{"COUNTRY":"GB","Primary_Contact":{"email":"x"},"skipped":"y"}`, body{}, ""},

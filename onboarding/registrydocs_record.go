@@ -93,6 +93,9 @@ func (s *Service) recordRegistryDocuments(ctx context.Context, log *slog.Logger,
 					have[d.Ref], recorded[d.BlobID] = true, true
 				}
 			}
+			if len(recorded) > 0 || outcome != nil {
+				a.UpdatedAt = now // a partner syncing on updated_at sees them
+			}
 			if outcome == nil {
 				return nil, nil
 			}

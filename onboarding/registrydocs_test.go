@@ -242,6 +242,10 @@ func TestRegistryDocumentsOneCommit(t *testing.T) {
 			if app.RegistryDocumentsStatus != tt.status {
 				t.Errorf("registry documents status %q, want %q", app.RegistryDocumentsStatus, tt.status)
 			}
+			// Every case recorded documents: updated_at says when.
+			if !app.UpdatedAt.After(res.Application.UpdatedAt) {
+				t.Errorf("updated_at %v, not after the create's %v", app.UpdatedAt, res.Application.UpdatedAt)
+			}
 			acts, err := e.store.Activity(ctx, id)
 			if err != nil {
 				t.Fatal(err)
@@ -268,7 +272,8 @@ func TestRegistryDocumentsOneCommit(t *testing.T) {
 						Documents []struct {
 							DocumentType string `json:"document_type"`
 						} `json:"registry_documents"`
-						Status onboarding.RegistryDocumentsStatus `json:"registry_documents_status"`
+						Status    onboarding.RegistryDocumentsStatus `json:"registry_documents_status"`
+						UpdatedAt string                             `json:"updated_at"`
 					} `json:"data"`
 				}
 				if err := json.Unmarshal(ev.Body, &body); err != nil {
@@ -276,6 +281,9 @@ func TestRegistryDocumentsOneCommit(t *testing.T) {
 				}
 				if len(body.Data.Documents) != len(tt.refs) || body.Data.Status != tt.status {
 					t.Errorf("event data: %d documents, status %q; want %d, %q", len(body.Data.Documents), body.Data.Status, len(tt.refs), tt.status)
+				}
+				if want := onboarding.Timestamp(app.UpdatedAt); body.Data.UpdatedAt != want {
+					t.Errorf("event data: updated_at %s, want the application's %s", body.Data.UpdatedAt, want)
 				}
 			}
 			// Every stored file is a document of the application.

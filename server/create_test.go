@@ -64,6 +64,7 @@ func TestCreateErrors(t *testing.T) {
 		{"IE not found", "acme", `{"primary_contact":{"email":"a@example.com"},"country":"IE","company_number":"100004","company_name":"X"}`, 400, errBody("Company 100004 was not found in the Irish company registry")},
 		{"invalid JSON", "acme", `{"primary_contact":`, 400, errBody("Invalid JSON body")},
 		{"not an object", "acme", `[1,2]`, 400, errBody("Invalid request body: must be a JSON object")},
+		{"null", "acme", `null`, 400, errBody("Invalid request body: must be a JSON object")},
 		{"wrong type", "acme", `{"primary_contact":{"email":"a@example.com"},"country":5}`, 400, errBody("Invalid request body: country must be a string")},
 		{"wrong nested type", "acme", `{"primary_contact":{"email":true}}`, 400, errBody("Invalid request body: primary_contact.email must be a string")},
 		{"too large", "acme", `{"primary_contact":{"name":"` + strings.Repeat("x", 5000) + `"}}`, 413, errBody("Request body too large")},

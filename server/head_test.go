@@ -126,6 +126,18 @@ func TestHeadErrors(t *testing.T) {
 	if got := w.Header().Get("Allow"); w.Code != http.StatusMethodNotAllowed || got != "OPTIONS, GET, HEAD, PATCH" {
 		t.Errorf("DELETE an application = %d, Allow %q, want 405 and OPTIONS, GET, HEAD, PATCH", w.Code, got)
 	}
+	// So does its OPTIONS answer.
+	for path, want := range map[string]string{
+		"/api/external/applications":            "OPTIONS, GET, HEAD, POST",
+		"/api/external/applications/x":          "OPTIONS, GET, HEAD, PATCH",
+		"/api/external/applications/x/decision": "OPTIONS, POST",
+	} {
+		w := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(w, httptest.NewRequest("OPTIONS", path, nil))
+		if got := w.Header().Get("Allow"); w.Code != http.StatusNoContent || got != want {
+			t.Errorf("OPTIONS %s = %d, Allow %q, want 204 and %s", path, w.Code, got, want)
+		}
+	}
 	for allow, want := range map[string]string{"": "", "POST": "POST", "GET": "GET, HEAD", "OPTIONS, GET, HEAD": "OPTIONS, GET, HEAD", "GET, POST": "GET, HEAD, POST"} {
 		if got := allowHead(allow); got != want {
 			t.Errorf("allowHead(%q) = %q, want %q", allow, got, want)

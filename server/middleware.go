@@ -233,10 +233,19 @@ func noStore(h http.Header) {
 // the GET's status and headers with no body (a Content-Length of the
 // body's size, unless the handler set one). The request is HEAD again
 // before the server finishes the answer, and the request log and metrics
-// still say HEAD.
+// still say HEAD. An OPTIONS answer's Allow names HEAD beside GET, as a
+// 405's does (allowHead).
 func (s *Server) headAsGet(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
+		if r.Method == http.MethodOptions {
+			res := c.Response()
+			res.Before(func() {
+				if allow := res.Header().Get("Allow"); allow != "" {
+					res.Header().Set("Allow", allowHead(allow))
+				}
+			})
+		}
 		if r.Method != http.MethodHead {
 			return next(c)
 		}
