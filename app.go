@@ -102,7 +102,7 @@ func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organizatio
 	}
 	svc, err := onboarding.New(onboarding.Options{
 		Store: store, Registry: reg, Mailer: m.mailer(mailer), Organizations: orgs,
-		PublicURL: cfg.PublicURL, Logger: log, Blobs: files, Links: signer,
+		PublicURL: cfg.PublicURL, Environment: cfg.Environment, Logger: log, Blobs: files, Links: signer,
 		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
 		PageCounter: pdf.PageCount, Webhooks: m.webhooks(newWebhooks(cfg)),
 		RetrySchedule: schedule, WebhookTimeout: cfg.Webhooks.Timeout.Duration,

@@ -780,16 +780,17 @@ func TestExportFileNames(t *testing.T) {
 	long := strings.Repeat("é", 150) + ".pdf"
 	names := map[string]string{ // file name → the name the copy must have (after "<file_id>-")
 		"../../escape.pdf":         ".._.._escape.pdf",
-		"..":                       "..",
+		"..":                       "...pdf", // each name ends in its type's extension
+		"statement.html":           "statement.html.pdf",
 		"a\x00b\nc\u202egnp.pdf":   "a_b_c_gnp.pdf",
 		`back\slash.pdf`:           "back_slash.pdf",
 		"bad\xffutf8.pdf":          "bad\ufffdutf8.pdf",              // the record keeps valid UTF-8 only
 		long:                       strings.Repeat("é", 79) + ".pdf", // 36 + 1 + 158 + 4 bytes
 		"certificate.pdf":          "certificate.pdf",
-		"/etc/passwd":              "_etc_passwd",
+		"/etc/passwd":              "_etc_passwd.pdf",
 		"bank statement (1).pdf":   "bank statement (1).pdf",
 		"\u200bzero-width.pdf":     "_zero-width.pdf",
-		"trailing-newline.pdf\r\n": "trailing-newline.pdf__",
+		"trailing-newline.pdf\r\n": "trailing-newline.pdf__.pdf",
 	}
 	want := map[string]string{}
 	withStore(t, data, func(store *storage.Store, files *blobs.Store) {

@@ -15,13 +15,14 @@ const defaultFileName = "download"
 //
 //	attachment; filename="ascii fallback"; filename*=UTF-8''percent-encoded
 //
-// or the same with inline. Only the base name is kept (anything up to the
+// or the same with inline. The name ends in an extension of d's type
+// (onboarding.TypedFileName). Only the base name is kept (anything up to the
 // last / or \ is dropped); control characters become "_"; a name that is
 // empty or only dots and spaces becomes "download". The quoted fallback
 // replaces every non-ASCII character, quote and backslash with "_";
 // filename* carries the exact name, which browsers prefer.
 func ContentDisposition(d onboarding.Download) string {
-	name := cleanFileName(d.FileName)
+	name := onboarding.TypedFileName(cleanFileName(d.FileName), d.ContentType)
 	disp := dispAttachment
 	if d.Inline {
 		disp = dispInline

@@ -95,6 +95,24 @@ func TestContentDisposition(t *testing.T) {
 			wantName: "\uFFFD.pdf",
 		},
 		{
+			name:     "a PDF named as a page gets the PDF's extension",
+			d:        onboarding.Download{FileName: "statement.html", ContentType: "application/pdf"},
+			want:     `attachment; filename="statement.html.pdf"; filename*=UTF-8''statement.html.pdf`,
+			wantName: "statement.html.pdf",
+		},
+		{
+			name:     "an extension of the type is kept, in any case",
+			d:        onboarding.Download{FileName: "Passport.JPEG", ContentType: "image/jpeg"},
+			want:     `attachment; filename="Passport.JPEG"; filename*=UTF-8''Passport.JPEG`,
+			wantName: "Passport.JPEG",
+		},
+		{
+			name:     "no name, a typed default",
+			d:        onboarding.Download{ContentType: "image/png"},
+			want:     `attachment; filename="download.png"; filename*=UTF-8''download.png`,
+			wantName: "download.png",
+		},
+		{
 			name:     "attr-chars kept",
 			d:        onboarding.Download{FileName: "a!#$&+-.^_`|~z"},
 			want:     "attachment; filename=\"a!#$&+-.^_`|~z\"; filename*=UTF-8''a!#$&+-.^_`|~z",

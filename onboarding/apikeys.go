@@ -63,13 +63,14 @@ func (s *Service) CreateAPIKey(ctx context.Context, spec KeySpec) (string, *APIK
 	}
 	now := s.now().UTC()
 	k := &APIKey{
-		ClientID:   clientID,
-		OrgID:      spec.OrgID,
-		Name:       name,
-		AllScopes:  all,
-		Scopes:     scopes,
-		SecretHash: hashSecret(secret),
-		CreatedAt:  now,
+		ClientID:    clientID,
+		OrgID:       spec.OrgID,
+		Name:        name,
+		AllScopes:   all,
+		Scopes:      scopes,
+		SecretHash:  hashSecret(secret),
+		CreatedAt:   now,
+		Environment: s.environment,
 	}
 	if spec.ExpiresIn > 0 {
 		exp := now.Add(spec.ExpiresIn)
@@ -137,6 +138,11 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*APIKey, erro
 	}
 	now := s.now()
 	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
+		return nil, ErrInvalidAPIKey
+	}
+	if k.Environment != "" && s.environment != "" && k.Environment != s.environment {
+		// A sandbox key (the bootstrap key printed to a terminal, say)
+		// does not open a data directory that went to production.
 		return nil, ErrInvalidAPIKey
 	}
 	if _, ok := s.orgs[k.OrgID]; !ok {

@@ -32,6 +32,10 @@ type Application struct {
 	// InviteResends are when the partner asked for the invite again within
 	// the last day, oldest first (DESIGN §5.8: at most five a day).
 	InviteResends []time.Time
+	// CollaboratorInvites are when the primary participant invited a
+	// collaborator within the last day, oldest first (at most
+	// MaxCollaboratorInvites).
+	CollaboratorInvites []time.Time `json:",omitempty"`
 	// Visited are the form's stages the applicant has been through (saved
 	// a stage page, or opened the people or documents page), in the order
 	// first visited: a section is complete only once visited.

@@ -20,6 +20,7 @@ func (a *Application) Clone() *Application {
 	c.RegistryDocuments = cloneEach(a.RegistryDocuments, (*RegistryDocument).clone)
 	c.Decisions = cloneEach(a.Decisions, (*Decision).clone)
 	c.InviteResends = slices.Clone(a.InviteResends)
+	c.CollaboratorInvites = slices.Clone(a.CollaboratorInvites)
 	c.Visited = slices.Clone(a.Visited)
 	return &c
 }

@@ -4,16 +4,28 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 )
 
 // MaxCollaborators bounds the collaborators of one application.
 const MaxCollaborators = 10
+
+// Invitations are emails in the organization's name to an address and
+// with a name the applicant chooses: MaxCollaboratorInvites in
+// collaboratorInviteWindow bound them per application, so that inviting
+// and removing in turn cannot make the form a relay for mail. Twice the
+// collaborators an application may have leaves room for slips.
+const (
+	MaxCollaboratorInvites   = 2 * MaxCollaborators
+	collaboratorInviteWindow = 24 * time.Hour
+)
 
 // Errors of inviting collaborators, shown to the applicant.
 var (
 	ErrCollaboratorEmail   = &Error{Kind: KindInvalid, Message: "Enter an email address such as name@example.com.", Details: map[string]string{"email": "must be an email address such as name@example.com"}}
 	ErrTooManyCollaborator = Errorf(KindInvalid, "An application can have at most %d collaborators. Remove one before inviting another.", MaxCollaborators)
 	ErrParticipantNotFound = &Error{Kind: KindNotFound, Message: "This person is no longer invited."}
+	ErrTooManyInvites      = Errorf(KindRateLimited, "You have sent %d invitations in the last 24 hours. Try again tomorrow.", MaxCollaboratorInvites)
 )
 
 // ErrAlreadyInvited is the error for inviting an address that already has a link.
@@ -56,7 +68,17 @@ func (s *Service) InviteCollaborator(ctx context.Context, v *Visitor, email, nam
 		return nil, err
 	}
 	p := Participant{ID: id, LinkSlug: slug, Email: email, Name: name, Role: RoleCollaborator, InvitedBy: v.Participant.ID}
-	err = s.changeForm(ctx, v, s.now().UTC(), func(a *Application) (Activity, error) {
+	now := s.now().UTC()
+	err = s.changeForm(ctx, v, now, func(a *Application) (Activity, error) {
+		recent := a.CollaboratorInvites[:0:0]
+		for _, t := range a.CollaboratorInvites {
+			if now.Sub(t) < collaboratorInviteWindow {
+				recent = append(recent, t)
+			}
+		}
+		if len(recent) >= MaxCollaboratorInvites {
+			return Activity{}, ErrTooManyInvites
+		}
 		n := 0
 		for _, q := range a.Participants {
 			if strings.EqualFold(q.Email, email) {
@@ -70,6 +92,7 @@ func (s *Service) InviteCollaborator(ctx context.Context, v *Visitor, email, nam
 			return Activity{}, ErrTooManyCollaborator
 		}
 		a.Participants = append(a.Participants, p)
+		a.CollaboratorInvites = append(recent, now)
 		return Activity{Action: ActionInvited, Detail: email}, nil
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -85,6 +86,48 @@ func TestInviteCollaborator(t *testing.T) {
 			e.checkActivity(id, before, []onboarding.Activity{did(v, onboarding.ActionInvited, tt.wantInvited)})
 		})
 	}
+}
+
+// TestCollaboratorInvitesPerDay: inviting and removing in turn cannot
+// send mail without end: an application sends MaxCollaboratorInvites in a
+// day, then the next is refused, with no email and nothing stored, until
+// the oldest is a day old.
+func TestCollaboratorInvitesPerDay(t *testing.T) {
+	ctx := context.Background()
+	e := newFormEnv(t)
+	id := e.create()
+	invite := func(i int) error {
+		t.Helper()
+		res, err := e.svc.InviteCollaborator(ctx, e.primary(id), fmt.Sprintf("victim%d@example.com", i), "Call us now")
+		if err != nil {
+			return err
+		}
+		if err := e.svc.RemoveCollaborator(ctx, e.primary(id), res.Participant.ID); err != nil {
+			t.Fatal(err)
+		}
+		return nil
+	}
+	for i := range onboarding.MaxCollaboratorInvites {
+		if err := invite(i); err != nil {
+			t.Fatalf("invitation %d: %v", i+1, err)
+		}
+		e.clock.Advance(time.Minute)
+	}
+	mailed, before := len(e.mail.messages()), len(e.activity(id))
+	checkErr(t, invite(onboarding.MaxCollaboratorInvites), onboarding.ErrTooManyInvites)
+	if n := len(e.mail.messages()) - mailed; n != 0 {
+		t.Errorf("a refused invitation sent %d emails", n)
+	}
+	e.checkActivity(id, before, nil)
+	if n := len(e.app(id).Participants); n != 1 {
+		t.Errorf("%d participants after a refused invitation, want 1", n)
+	}
+	// A day after the first, there is room for one more.
+	e.clock.Advance(24*time.Hour - time.Duration(onboarding.MaxCollaboratorInvites)*time.Minute)
+	if err := invite(-1); err != nil {
+		t.Errorf("an invitation a day after the first: %v", err)
+	}
+	checkErr(t, invite(-2), onboarding.ErrTooManyInvites)
 }
 
 func TestRemoveCollaborator(t *testing.T) {

@@ -72,7 +72,7 @@ type ExportSink interface {
 type ExportFile struct {
 	ApplicationID string
 	FileID        string // the document's file_id, or the registry document's id
-	FileName      string // as uploaded, or as registry downloads offer it
+	FileName      string // as uploaded, or as registry downloads offer it (TypedFileName)
 	Body          io.Reader
 }
 
@@ -341,7 +341,7 @@ func (x *Export) writeFiles(ctx context.Context, sink ExportSink, app *Applicati
 	if app.RegistryDocumentsStatus != "" && app.RegistryDocumentsStatus != RegistryDocumentsPending {
 		for _, rd := range app.RegistryDocuments {
 			if rd.BlobID != "" {
-				files = append(files, exportBlob{rd.ID, cmp.Or(rd.FileName, rd.DocumentType+".pdf"), rd.BlobID})
+				files = append(files, exportBlob{rd.ID, TypedFileName(cmp.Or(rd.FileName, rd.DocumentType), mimePDF), rd.BlobID})
 			}
 		}
 	}
@@ -369,7 +369,7 @@ func appendExportBlobs(out []exportBlob, docs map[string]Document) []exportBlob 
 	for _, id := range slices.Sorted(maps.Keys(docs)) {
 		d := docs[id]
 		if d.Visible() && d.Status != DocumentSkipped && d.BlobID != "" {
-			out = append(out, exportBlob{d.FileID, d.FileName, d.BlobID})
+			out = append(out, exportBlob{d.FileID, TypedFileName(d.FileName, d.FileType), d.BlobID})
 		}
 	}
 	return out

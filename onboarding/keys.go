@@ -35,6 +35,10 @@ type APIKey struct {
 	ExpiresAt  *time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+	// Environment is the one the key was created in ("sandbox" or
+	// "production"), where alone it works; empty for keys made before
+	// keys had one, which work in either.
+	Environment string `json:",omitempty"`
 }
 
 // Has reports whether the key carries scope s.

@@ -3,6 +3,7 @@ package onboarding
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // Progress through the form: which stages the applicant has been through,
@@ -46,9 +47,9 @@ func (s *Service) MarkVisited(ctx context.Context, v *Visitor, stage string) err
 }
 
 // SignOut ends every session of the visitor's participant, on every
-// device (their session epoch moves on): signing in again takes a new
-// email code or pre-auth code. It changes nothing else and works after
-// submission too.
+// device (their session epoch moves on), and revokes their pre-auth code:
+// signing in again takes a new email code or a refreshed pre-auth code. It
+// changes nothing else and works after submission too.
 func (s *Service) SignOut(ctx context.Context, v *Visitor) error {
 	pid := v.Participant.ID
 	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
@@ -57,6 +58,10 @@ func (s *Service) SignOut(ctx context.Context, v *Visitor) error {
 			return nil, ErrNotSignedIn
 		}
 		p.SessionEpoch++
+		// The partner's pre-auth code goes too: the link carrying it
+		// stays in the browser's history, and would sign the next user
+		// of a shared computer in. A new one comes from a refresh.
+		p.PreAuthHash, p.PreAuthExpires = nil, time.Time{}
 		return nil, nil
 	})
 	if err != nil {

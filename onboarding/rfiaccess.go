@@ -179,6 +179,21 @@ func (s *Service) rfiDoor(v *RFIVisitor) door {
 		}}
 }
 
+// SignOutRFI ends every session of the visitor's participant, on every
+// device, and revokes their pre-auth code, as SignOut does at an
+// application's link. It works after the request closed too.
+func (s *Service) SignOutRFI(ctx context.Context, v *RFIVisitor) error {
+	err := s.rfiDoor(v).update(ctx, func(p *Participant) ([]Activity, error) {
+		p.SessionEpoch++
+		p.PreAuthHash, p.PreAuthExpires = nil, time.Time{}
+		return nil, nil
+	})
+	if err != nil {
+		return s.formError("sign out", err)
+	}
+	return nil
+}
+
 // SendRFICode emails the visitor a new verification code.
 func (s *Service) SendRFICode(ctx context.Context, v *RFIVisitor) error {
 	if err := v.open(); err != nil {

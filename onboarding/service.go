@@ -119,9 +119,13 @@ type Options struct {
 	Organizations []*Organization
 	// PublicURL is the base of applicant links, without a trailing slash.
 	PublicURL string
-	Now       func() time.Time // default time.Now
-	Logger    *slog.Logger     // default: discard
-	Random    io.Reader        // source of secrets and ids; default crypto/rand
+	// Environment is the server's, "sandbox" or "production": API keys
+	// are created for it and work only in it (spec §5: sandbox and
+	// production use separate keys). Empty in tests that do not care.
+	Environment string
+	Now         func() time.Time // default time.Now
+	Logger      *slog.Logger     // default: discard
+	Random      io.Reader        // source of secrets and ids; default crypto/rand
 	// RegistryBudget bounds the registry work of one request;
 	// DefaultRegistryBudget when zero.
 	RegistryBudget time.Duration
@@ -188,9 +192,11 @@ type Service struct {
 	orgs      map[string]*Organization
 	configs   map[string]*Configuration
 	publicURL string
-	now       func() time.Time
-	log       *slog.Logger
-	random    io.Reader
+	// environment is Options.Environment.
+	environment string
+	now         func() time.Time
+	log         *slog.Logger
+	random      io.Reader
 
 	registryBudget  time.Duration
 	registryRetries []time.Duration
@@ -235,16 +241,17 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("onboarding: a PageCounter is required")
 	}
 	s := &Service{
-		store:     opts.Store,
-		registry:  opts.Registry,
-		mailer:    opts.Mailer,
-		orgs:      make(map[string]*Organization),
-		configs:   make(map[string]*Configuration),
-		publicURL: strings.TrimRight(opts.PublicURL, "/"),
-		now:       opts.Now,
-		log:       opts.Logger,
-		random:    opts.Random,
-		used:      make(map[string]time.Time),
+		store:       opts.Store,
+		registry:    opts.Registry,
+		mailer:      opts.Mailer,
+		orgs:        make(map[string]*Organization),
+		configs:     make(map[string]*Configuration),
+		publicURL:   strings.TrimRight(opts.PublicURL, "/"),
+		environment: opts.Environment,
+		now:         opts.Now,
+		log:         opts.Logger,
+		random:      opts.Random,
+		used:        make(map[string]time.Time),
 	}
 	if s.now == nil {
 		s.now = time.Now

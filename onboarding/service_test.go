@@ -125,6 +125,49 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	}
 }
 
+// TestAPIKeysStayInTheirEnvironment: a key works only in the environment
+// it was created in (spec §5: sandbox and production use separate keys),
+// even when one data directory serves both in turn; a key made before keys
+// had an environment works in either.
+func TestAPIKeysStayInTheirEnvironment(t *testing.T) {
+	ctx := context.Background()
+	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	service := func(env string) *onboarding.Service {
+		svc, err := onboarding.New(onboarding.Options{
+			Store: store, PageCounter: pdf.PageCount, Environment: env,
+			Organizations: []*onboarding.Organization{{ID: "acme", DefaultConfig: "std", Configs: []*onboarding.Configuration{
+				{ID: "std", Form: onboarding.StandardForm(), Countries: []string{"FR"}},
+			}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
+	envs := map[string]*onboarding.Service{"sandbox": service("sandbox"), "production": service("production"), "": service("")}
+	for _, made := range []string{"sandbox", "production", ""} {
+		key, k, err := envs[made].CreateAPIKey(ctx, onboarding.KeySpec{OrgID: "acme", Name: "made in " + made})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.Environment != made {
+			t.Errorf("a key made in %q has environment %q", made, k.Environment)
+		}
+		for _, used := range []string{"sandbox", "production"} {
+			_, err := envs[used].Authenticate(ctx, key)
+			if works := made == "" || made == used; works != (err == nil) {
+				t.Errorf("a key made in %q, used in %s: %v", made, used, err)
+			} else if err != nil && !errors.Is(err, onboarding.ErrInvalidAPIKey) {
+				t.Errorf("a key made in %q, used in %s: %v, want ErrInvalidAPIKey", made, used, err)
+			}
+		}
+	}
+}
+
 // TestRevokeWhileAuthenticating checks that a revoke racing with
 // authentications is never undone by the key cache.
 func TestRevokeWhileAuthenticating(t *testing.T) {

@@ -118,7 +118,7 @@ func (s *Server) formRoutes() {
 	s.registerOwnershipRoutes(in)
 	s.registerDocumentRoutes(in)
 	s.registerCollaboratorRoutes(in)
-	s.registerSignOutRoutes(open, in)
+	s.registerSignOutRoutes("/a/:slug", open, in)
 	s.registerSessionRoutes("/a/:slug", in)
 	s.registerReviewRoutes(in)
 	s.rfiRoutes()
@@ -281,6 +281,9 @@ func (g formGuest) base() string                         { return formBase(g.Vis
 func (g formGuest) layout(title string) layout           { return newLayout(g.Visitor, title) }
 func (g formGuest) sendCode(ctx context.Context, svc *onboarding.Service) error {
 	return svc.SendVerificationCode(ctx, g.Visitor)
+}
+func (g formGuest) signOut(ctx context.Context, svc *onboarding.Service) error {
+	return svc.SignOut(ctx, g.Visitor)
 }
 func (g formGuest) verifyCode(ctx context.Context, svc *onboarding.Service, code string) error {
 	return svc.VerifyCode(ctx, g.Visitor, code)

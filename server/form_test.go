@@ -410,18 +410,33 @@ func TestFormPreAuth(t *testing.T) {
 	if refreshed["already_verified"] != false {
 		t.Errorf("already_verified = %v, want false", refreshed["already_verified"])
 	}
-	// The refresh revoked the first code.
+	// The refresh revoked the first code, and signed out the browser it
+	// had opened.
 	b := e.applicantAt(t, link)
 	wantRedirect(t, b.get("?auth_code="+code), b.base)
 	wantPage(t, b.get(""), http.StatusOK, "Confirm it is you")
+	wantRedirect(t, a.get("/s/company"), a.base)
 
-	// The new code works until it expires, then email verification.
+	// The new code signs in; signing out revokes it, so that the link in
+	// the browser's history does not sign the next user in.
 	c := e.applicantAt(t, link)
 	wantRedirect(t, c.get("?auth_code="+refreshed["pre_auth_code"].(string)), c.base)
-	e.clock.Advance(onboarding.PreAuthTTL)
+	wantPage(t, c.get(""), http.StatusOK, "Company details")
+	wantRedirect(t, c.post("/sign-out", nil), c.base+"/signed-out")
+	next := e.applicantAt(t, link)
+	wantRedirect(t, next.get("?auth_code="+refreshed["pre_auth_code"].(string)), next.base)
+	wantPage(t, next.get(""), http.StatusOK, "Confirm it is you")
+
+	// A code works until it expires, then email verification.
+	last := decode(t, e.do("POST", "/api/external/applications/"+id+"/pre-auth", "acme", ""))["pre_auth_code"].(string)
+	e.clock.Advance(onboarding.PreAuthTTL - time.Second)
 	d := e.applicantAt(t, link)
-	wantRedirect(t, d.get("?auth_code="+refreshed["pre_auth_code"].(string)), d.base)
-	wantPage(t, d.get(""), http.StatusOK, "Confirm it is you")
+	wantRedirect(t, d.get("?auth_code="+last), d.base)
+	wantPage(t, d.get(""), http.StatusOK, "Company details")
+	e.clock.Advance(time.Second)
+	f := e.applicantAt(t, link)
+	wantRedirect(t, f.get("?auth_code="+last), f.base)
+	wantPage(t, f.get(""), http.StatusOK, "Confirm it is you")
 }
 
 func TestFormCustomDomain(t *testing.T) {
@@ -1036,6 +1051,23 @@ func TestFormCollaborators(t *testing.T) {
 	}
 	wantRedirect(t, a.post("/collaborators/"+tomID+"/remove", nil), a.base+"/collaborators?done=removed")
 	wantPage(t, tom.get(""), http.StatusNotFound, onboarding.ErrFormNotFound.Message)
+
+	// Inviting and removing in turn stops at the day's limit, on the
+	// page, with what was typed kept.
+	if _, err := e.store.UpdateApplication(context.Background(), id, func(a *onboarding.Application) (onboarding.Changes, error) {
+		for len(a.CollaboratorInvites) < onboarding.MaxCollaboratorInvites {
+			a.CollaboratorInvites = append(a.CollaboratorInvites, e.clock.Now())
+		}
+		return onboarding.Changes{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mailed := len(e.mail.messages())
+	w = a.post("/collaborators", url.Values{"email": {"again@northwind.example"}, "name": {"Again"}})
+	wantPage(t, w, http.StatusTooManyRequests, onboarding.ErrTooManyInvites.Message, `value="again@northwind.example"`)
+	if n := len(e.mail.messages()) - mailed; n != 0 {
+		t.Errorf("a refused invitation sent %d emails", n)
+	}
 }
 
 func TestFormCompanySelection(t *testing.T) {

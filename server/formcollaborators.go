@@ -49,6 +49,9 @@ func (s *Server) collaboratorInvite(c echo.Context) error {
 		errs := map[string]string{"email": e.Message}
 		return s.renderCollaborators(c, v, http.StatusBadRequest, map[string]string{"email": email, "name": name}, errs, []errorItem{{Anchor: "email", Message: e.Message}}, "")
 	}
+	if e := onboarding.AsError(err); e != nil && e.Kind == onboarding.KindRateLimited {
+		return s.renderCollaborators(c, v, http.StatusTooManyRequests, map[string]string{"email": email, "name": name}, nil, []errorItem{{Message: e.Message}}, "")
+	}
 	if err != nil {
 		return err
 	}

@@ -7,32 +7,34 @@ import (
 )
 
 // Signing out: the header's "Sign out" ends the participant's sessions on
-// every device and leaves the browser on a page that says how to come
-// back.
+// every device, revokes their pre-auth code, and leaves the browser on a
+// page that says how to come back. An application's link and an RFI
+// request's work alike (guest).
 
-// registerSignOutRoutes registers the sign-out post and the page after it.
-func (s *Server) registerSignOutRoutes(open, in []echo.MiddlewareFunc) {
-	s.e.POST("/a/:slug/sign-out", s.signOut, in...)
-	s.e.GET("/a/:slug/signed-out", s.signedOutPage, open...)
+// registerSignOutRoutes registers the sign-out post and the page after it
+// under prefix, /a/:slug or /r/:slug.
+func (s *Server) registerSignOutRoutes(prefix string, open, in []echo.MiddlewareFunc) {
+	s.e.POST(prefix+"/sign-out", s.signOut, in...)
+	s.e.GET(prefix+"/signed-out", s.signedOutPage, open...)
 }
 
 func (s *Server) signOut(c echo.Context) error {
-	v := visitorOf(c)
-	if err := s.svc.SignOut(c.Request().Context(), v); err != nil {
+	g := guestOf(c)
+	if err := g.signOut(c.Request().Context(), s.svc); err != nil {
 		return err
 	}
-	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: formBase(v), MaxAge: -1, HttpOnly: true,
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: g.base(), MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie || c.Request().TLS != nil})
-	return c.Redirect(http.StatusSeeOther, formBase(v)+"/signed-out")
+	return c.Redirect(http.StatusSeeOther, g.base()+"/signed-out")
 }
 
 // signedOutPage says the applicant has signed out; a visitor still signed
-// in (another tab signed in again) goes to the form.
+// in (another tab signed in again) goes to the link's first page.
 func (s *Server) signedOutPage(c echo.Context) error {
-	v := visitorOf(c)
-	if v.SignedIn {
-		return c.Redirect(http.StatusSeeOther, formBase(v))
+	g := guestOf(c)
+	if g.signedIn() {
+		return c.Redirect(http.StatusSeeOther, g.base())
 	}
-	l := newLayout(v, "You have signed out")
+	l := g.layout("You have signed out")
 	return s.render(c, http.StatusOK, "signedout", &l)
 }

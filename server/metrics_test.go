@@ -287,6 +287,30 @@ func TestRequestLogLines(t *testing.T) {
 	}
 }
 
+// TestUnmatchedPathHidesSlug: a link mangled in transit matches no route,
+// and its line shows the path without the slug, a credential.
+func TestUnmatchedPathHidesSlug(t *testing.T) {
+	e, logs := meteredEnv(t, prometheus.NewRegistry(), slog.LevelInfo)
+	link := e.primaryLink(t, e.create(t, "acme", ""))
+	slug := link[strings.LastIndex(link, "/")+1:]
+	logs.Reset()
+	e.do("GET", "/a/"+slug+"/", "", "")
+	e.do("GET", "/r/"+slug+"x/y?auth_code=ABC", "", "")
+	if strings.Contains(logs.String(), slug) || strings.Contains(logs.String(), "ABC") {
+		t.Errorf("the log holds the slug or the code:\n%s", logs)
+	}
+	for _, want := range []string{`"path":"/a/:slug/"`, `"path":"/r/:slug/y"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log lacks %s:\n%s", want, logs)
+		}
+	}
+	for path, want := range map[string]string{"/a/": "/a/:slug", "/a/s": "/a/:slug", "/nope": "/nope", "/api/a/x": "/api/a/x"} {
+		if got := loggedPath(path); got != want {
+			t.Errorf("loggedPath(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
+
 // BenchmarkGetApplicationMetrics is BenchmarkGetApplication with and
 // without the HTTP metrics, for the cost of counting each request.
 func BenchmarkGetApplicationMetrics(b *testing.B) {

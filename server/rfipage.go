@@ -36,6 +36,9 @@ func (s *Server) rfiRoutes() {
 	s.e.POST("/r/:slug/documents/remove", s.rfiRemove, in...)
 	s.e.POST("/r/:slug/complete", s.rfiComplete, in...)
 	s.registerSessionRoutes("/r/:slug", in)
+	// Signing out works whatever the request's state, as the form's does
+	// after submission: no rfiOpen.
+	s.registerSignOutRoutes("/r/:slug", []echo.MiddlewareFunc{visit}, []echo.MiddlewareFunc{visit, signedIn})
 }
 
 // rfiLink is an RFI request's kind of link.
@@ -264,6 +267,9 @@ func (g rfiGuest) base() string                         { return rfiBase(g.RFIVi
 func (g rfiGuest) layout(title string) layout           { return newRFILayout(g.RFIVisitor, title) }
 func (g rfiGuest) sendCode(ctx context.Context, svc *onboarding.Service) error {
 	return svc.SendRFICode(ctx, g.RFIVisitor)
+}
+func (g rfiGuest) signOut(ctx context.Context, svc *onboarding.Service) error {
+	return svc.SignOutRFI(ctx, g.RFIVisitor)
 }
 func (g rfiGuest) verifyCode(ctx context.Context, svc *onboarding.Service, code string) error {
 	return svc.VerifyRFICode(ctx, g.RFIVisitor, code)

@@ -201,6 +201,35 @@ func TestRFIPagePreAuth(t *testing.T) {
 	wantPage(t, a.get(""), http.StatusOK, "Send your documents")
 }
 
+// TestRFIPageSignOut: an RFI link signs out as an application's does:
+// every session of the contact ends, the pre-auth code is revoked (the
+// link in the history signs nobody in), and the page says how to come
+// back.
+func TestRFIPageSignOut(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.rfiRequest(t, "acme", true)
+	a := e.applicantAt(t, c.Link)
+	a.get("?auth_code=" + c.PreAuthCode)
+	wantPage(t, a.get(""), http.StatusOK, `<form method="post" action="`+a.base+`/sign-out" class="sign-out">`, `id="sign-out">Sign out</button>`)
+	old := a.cookie
+	wantRedirect(t, a.post("/sign-out", nil), a.base+"/signed-out")
+	if a.cookie.MaxAge >= 0 || a.cookie.Value != "" {
+		t.Errorf("cookie after sign-out = %+v, want it removed", a.cookie)
+	}
+	w := a.get("/signed-out")
+	wantPage(t, w, http.StatusOK, "You have signed out", "The documents you uploaded are saved.", "You will be asked for a new code.")
+	if strings.Contains(w.Body.String(), "Sign out</button>") {
+		t.Error("the signed-out page offers to sign out")
+	}
+	stolen := e.applicantAt(t, rfiLinkOf(c))
+	stolen.cookie = old
+	wantPage(t, stolen.get(""), http.StatusOK, "Confirm it is you")
+	again := e.applicantAt(t, rfiLinkOf(c))
+	wantRedirect(t, again.get("?auth_code="+c.PreAuthCode), again.base)
+	wantPage(t, again.get(""), http.StatusOK, "Confirm it is you")
+	wantPage(t, a.post("/sign-out", nil), http.StatusUnauthorized, onboarding.ErrNotSignedIn.Message)
+}
+
 func TestRFIPageCSRF(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	a, c := e.signedInRFI(t)

@@ -182,6 +182,9 @@ type guest interface {
 	// sendCode and verifyCode are the domain's verification steps.
 	sendCode(ctx context.Context, svc *onboarding.Service) error
 	verifyCode(ctx context.Context, svc *onboarding.Service, code string) error
+	// signOut ends the participant's sessions and revokes their pre-auth
+	// code.
+	signOut(ctx context.Context, svc *onboarding.Service) error
 }
 
 // keepSession gives the visit of g its session: a new one when g signed in
