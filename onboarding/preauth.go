@@ -44,11 +44,6 @@ func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string) (
 		}
 		p.PreAuthHash = hashSecret(code)
 		p.PreAuthExpires = expires
-		// The earlier code is revoked, and so is what it opened: a
-		// browser signed in with a leaked link is signed out too (as is
-		// every other browser of the participant's, which the new link
-		// signs in again).
-		p.SessionEpoch++
 		return []Activity{{At: now, Action: ActionPreAuthIssued, Actor: keyActor(k)}}, nil
 	})
 	if err != nil {

@@ -410,12 +410,13 @@ func TestFormPreAuth(t *testing.T) {
 	if refreshed["already_verified"] != false {
 		t.Errorf("already_verified = %v, want false", refreshed["already_verified"])
 	}
-	// The refresh revoked the first code, and signed out the browser it
-	// had opened.
+	// The refresh revoked the first code; the browser it opened carries
+	// on (a partner fetching a new link must not sign out an applicant
+	// mid-form).
 	b := e.applicantAt(t, link)
 	wantRedirect(t, b.get("?auth_code="+code), b.base)
 	wantPage(t, b.get(""), http.StatusOK, "Confirm it is you")
-	wantRedirect(t, a.get("/s/company"), a.base)
+	wantPage(t, a.get("/s/company"), http.StatusOK, "Company details")
 
 	// The new code signs in; signing out revokes it, so that the link in
 	// the browser's history does not sign the next user in.
