@@ -75,6 +75,16 @@ import (
 //     the database is larger (after a bench run 896 MiB against 324 to
 //     399); and the value log is written through its memory mapping, so
 //     more of it counts in RSS (serve trims it: Trim, pageout.go).
+//   - TableSizeMultiplier 1 (Badger's default is 2) and NumCompactors 2
+//     (default 4): every table is of the base size, 2 MiB, at every
+//     level. A compaction builds its output tables in memory, eight or
+//     more at once, each at about three times its size; with tables
+//     doubling per level, seeding 200,000 applications at full speed held
+//     282 of 331 MiB of heap in compactions' table builders at the peak,
+//     and serve's VmHWM reached 401 MiB (the target is 256). With these:
+//     VmHWM 243 MiB, seeding at 1,090 a second against 960
+//     (TestScaleMemory, 2026-11-27). The cost is more, smaller tables in
+//     the lower levels; a point read still checks one table a level.
 //   - MetricsEnabled false: Badger counts every get, put and bloom-filter
 //     check, per level, in expvar maps that onboard never reads (its
 //     /metrics are its own). A read of an application checks a level's
@@ -86,12 +96,14 @@ import (
 // Tried and not taken (2-core machine, issue 15):
 //   - Tables without compression took less memory to build but made the
 //     database 70% larger, on disk and in the page cache the process maps.
-//   - Two compactors instead of four: decisions ran at the same rate in
-//     interleaved runs (2,138 and 2,137 a second on average over three
-//     each), the memory peaks moved less than their noise, and seeding was
-//     no faster.
+//   - Two compactors instead of four, alone (tables doubling per level,
+//     60,000 seeded): decisions ran at the same rate in interleaved runs
+//     (2,138 and 2,137 a second on average over three each), the memory
+//     peaks moved less than their noise, and seeding was no faster.
 func badgerOptions(dir string, log *slog.Logger) badger.Options {
-	return badger.DefaultOptions(dir).
+	opts := badger.DefaultOptions(dir)
+	opts.TableSizeMultiplier = 1 // no With method in badger v4
+	return opts.
 		WithSyncWrites(true).
 		WithLogger(badgerLogger{log}).
 		WithNumVersionsToKeep(1).
@@ -104,7 +116,8 @@ func badgerOptions(dir string, log *slog.Logger) badger.Options {
 		WithIndexCacheSize(16 << 20).
 		WithDetectConflicts(true).
 		WithValueThreshold(1 << 10).
-		WithMetricsEnabled(false)
+		WithMetricsEnabled(false).
+		WithNumCompactors(2)
 }
 
 // badgerLogger forwards Badger's warnings and errors to slog.
