@@ -70,12 +70,7 @@ func (s *Service) InviteCollaborator(ctx context.Context, v *Visitor, email, nam
 	p := Participant{ID: id, LinkSlug: slug, Email: email, Name: name, Role: RoleCollaborator, InvitedBy: v.Participant.ID}
 	now := s.now().UTC()
 	err = s.changeForm(ctx, v, now, func(a *Application) (Activity, error) {
-		recent := a.CollaboratorInvites[:0:0]
-		for _, t := range a.CollaboratorInvites {
-			if now.Sub(t) < collaboratorInviteWindow {
-				recent = append(recent, t)
-			}
-		}
+		recent := within(a.CollaboratorInvites, now, collaboratorInviteWindow)
 		if len(recent) >= MaxCollaboratorInvites {
 			return Activity{}, ErrTooManyInvites
 		}

@@ -58,12 +58,7 @@ func (s *Service) ResendInvite(ctx context.Context, k *APIKey, appID string) (*R
 		default:
 			return nil, ErrCannotResend(a.Status)
 		}
-		recent := a.InviteResends[:0:0]
-		for _, t := range a.InviteResends {
-			if now.Sub(t) < inviteResendWindow {
-				recent = append(recent, t)
-			}
-		}
+		recent := within(a.InviteResends, now, inviteResendWindow)
 		if len(recent) >= maxInviteResends {
 			// Room comes back when the oldest resend of the window leaves it.
 			return nil, ErrTooManyResends(recent[0].Add(inviteResendWindow).Sub(now))
@@ -88,4 +83,16 @@ func (s *Service) ResendInvite(ctx context.Context, k *APIKey, appID string) (*R
 		res.Warning = ResendWarning
 	}
 	return res, nil
+}
+
+// within returns the times of ts (oldest first) less than window before
+// now, in a new slice: what a per-day limit counts.
+func within(ts []time.Time, now time.Time, window time.Duration) []time.Time {
+	recent := ts[:0:0]
+	for _, t := range ts {
+		if now.Sub(t) < window {
+			recent = append(recent, t)
+		}
+	}
+	return recent
 }

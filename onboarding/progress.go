@@ -57,11 +57,7 @@ func (s *Service) SignOut(ctx context.Context, v *Visitor) error {
 		if p == nil {
 			return nil, ErrNotSignedIn
 		}
-		p.SessionEpoch++
-		// The partner's pre-auth code goes too: the link carrying it
-		// stays in the browser's history, and would sign the next user
-		// of a shared computer in. A new one comes from a refresh.
-		p.PreAuthHash, p.PreAuthExpires = nil, time.Time{}
+		p.signOut()
 		return nil, nil
 	})
 	if err != nil {
@@ -69,6 +65,15 @@ func (s *Service) SignOut(ctx context.Context, v *Visitor) error {
 	}
 	v.refresh(app)
 	return nil
+}
+
+// signOut ends every session of p (the epoch moves on) and revokes p's
+// pre-auth code: the link carrying it stays in the browser's history, and
+// would sign the next user of a shared computer in. A new one comes from a
+// refresh.
+func (p *Participant) signOut() {
+	p.SessionEpoch++
+	p.PreAuthHash, p.PreAuthExpires = nil, time.Time{}
 }
 
 // RegistrySupplied returns the registry document that already supplies

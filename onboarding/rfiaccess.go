@@ -184,8 +184,7 @@ func (s *Service) rfiDoor(v *RFIVisitor) door {
 // application's link. It works after the request closed too.
 func (s *Service) SignOutRFI(ctx context.Context, v *RFIVisitor) error {
 	err := s.rfiDoor(v).update(ctx, func(p *Participant) ([]Activity, error) {
-		p.SessionEpoch++
-		p.PreAuthHash, p.PreAuthExpires = nil, time.Time{}
+		p.signOut()
 		return nil, nil
 	})
 	if err != nil {
