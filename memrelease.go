@@ -83,7 +83,7 @@ func (r *idleRelease) check() bool {
 
 // idleFree is what an idle spell hands back.
 type idleFree struct {
-	forget  func()                // storage.Store.ForgetCached
+	forget  func()                // storage.Store.ForgetCached and onboarding.Service.ForgetRendered
 	freeOS  func()                // runtime/debug.FreeOSMemory
 	pageOut func() (int64, error) // storage.Store.PageOut; nil leaves the mapped files alone
 	log     *slog.Logger
@@ -184,7 +184,7 @@ func fileResident() (int64, error) {
 // spell of svc's requests, until ctx ends. Without a limit, the idle spells
 // leave the mapped files alone too.
 func releaseMemory(ctx context.Context, svc *onboarding.Service, store *storage.Store, log *slog.Logger, maxMapped int64) {
-	free := idleFree{forget: store.ForgetCached, freeOS: debug.FreeOSMemory, log: log}
+	free := idleFree{forget: func() { store.ForgetCached(); svc.ForgetRendered() }, freeOS: debug.FreeOSMemory, log: log}
 	if maxMapped != 0 {
 		free.pageOut = store.PageOut
 	}

@@ -30,14 +30,37 @@ const defaultDocumentType = "application/octet-stream"
 // has no file: a skipped requirement has none, and a rejected upload is
 // never offered to the API.
 func (s *Service) DocumentURL(d *Document, ttl time.Duration) string {
-	if s.links == nil || d.BlobID == "" || d.Status == DocumentSkipped || !d.Visible() {
+	l, ok := s.documentLink(d, ttl)
+	if !ok {
 		return ""
+	}
+	return s.sign(l)
+}
+
+// documentLink is what DocumentURL signs, and false when it answers "".
+func (s *Service) documentLink(d *Document, ttl time.Duration) (signedLink, bool) {
+	if s.links == nil || d.BlobID == "" || d.Status == DocumentSkipped || !d.Visible() {
+		return signedLink{}, false
 	}
 	ctype := d.FileType
 	if ctype == "" {
 		ctype = defaultDocumentType
 	}
-	return s.links.SignedLink(s.publicURL, d.BlobID, Download{FileName: d.FileName, ContentType: ctype}, ttl)
+	return signedLink{blobID: d.BlobID, download: Download{FileName: d.FileName, ContentType: ctype}, ttl: ttl}, true
+}
+
+// signedLink is what a download link signs: a blob, how it downloads, and
+// for how long from the moment it is signed.
+type signedLink struct {
+	blobID   string
+	download Download
+	ttl      time.Duration
+}
+
+// sign returns l signed now, under the public URL; the Service must sign
+// links (s.links set).
+func (s *Service) sign(l signedLink) string {
+	return s.links.SignedLink(s.publicURL, l.blobID, l.download, l.ttl)
 }
 
 // DocumentLink is what get document answers (spec 4.7).

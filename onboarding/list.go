@@ -102,15 +102,15 @@ func parseLimit(raw string) (int, error) {
 // ApplicationJSON appends to dst an application of k's organization as
 // get-application answers it (spec 4.4): its view, with fresh download
 // links, encoded. The application is read as the store shares it, not
-// copied.
+// copied, and rendered once per version (viewMemo).
 func (s *Service) ApplicationJSON(ctx context.Context, k *APIKey, id string, dst []byte) ([]byte, error) {
 	if err := Authorize(k, ScopeApplicationsRead); err != nil {
 		return nil, err
 	}
 	err := s.readApplication(ctx, k, id, func(app *Application) error {
-		view, err := s.View(app, ViewOptions{Links: true})
+		r, err := s.rendered(app)
 		if err == nil {
-			dst, err = view.AppendJSON(dst)
+			dst = s.appendRendered(dst, r)
 		}
 		return err
 	})

@@ -259,14 +259,26 @@ func (s *Service) retryRegistry(ctx context.Context, call func() error) error {
 	}
 }
 
-// RegistryDocumentURL is a fresh signed download link for a registry document.
+// RegistryDocumentURL is a fresh signed download link for a registry
+// document, or "" when the Service signs no links or the document has no
+// file.
 func (s *Service) RegistryDocumentURL(d RegistryDocument) string {
-	if s.links == nil || d.BlobID == "" {
+	l, ok := s.registryDocumentLink(&d)
+	if !ok {
 		return ""
+	}
+	return s.sign(l)
+}
+
+// registryDocumentLink is what RegistryDocumentURL signs, and false when it
+// answers "".
+func (s *Service) registryDocumentLink(d *RegistryDocument) (signedLink, bool) {
+	if s.links == nil || d.BlobID == "" {
+		return signedLink{}, false
 	}
 	name := d.FileName
 	if name == "" {
 		name = d.DocumentType + ".pdf"
 	}
-	return s.links.SignedLink(s.publicURL, d.BlobID, Download{FileName: name, ContentType: "application/pdf"}, RegistryDocumentLinkTTL)
+	return signedLink{blobID: d.BlobID, download: Download{FileName: name, ContentType: "application/pdf"}, ttl: RegistryDocumentLinkTTL}, true
 }

@@ -72,6 +72,9 @@ type Store interface {
 	// ReadApplication calls read with the application with id without
 	// copying it: read must not change it or keep any part of it once it
 	// returns, since other readers may share it. It answers read's error.
+	// Nothing changes an application once read has it (a new version is
+	// a new application), so a reader may keep what it derives from one
+	// by its address, as viewMemo does.
 	ReadApplication(ctx context.Context, id string, read func(*Application) error) error
 	// ApplicationBySlug returns the application one of whose participants
 	// has the link slug.
@@ -226,6 +229,9 @@ type Service struct {
 	usedMu sync.Mutex
 	used   map[string]time.Time // client id → last time LastUsedAt was written
 
+	// views keeps get-application answers rendered (viewMemo).
+	views *viewMemo
+
 	// keys caches API keys by client id. Every change to a key goes through
 	// this Service (the admin socket runs in the serving process), which
 	// refreshes the entry, so the cache is never stale for authentication.
@@ -244,6 +250,7 @@ func New(opts Options) (*Service, error) {
 		store:       opts.Store,
 		registry:    opts.Registry,
 		mailer:      opts.Mailer,
+		views:       newViewMemo(renderedViewsBytes),
 		orgs:        make(map[string]*Organization),
 		configs:     make(map[string]*Configuration),
 		publicURL:   strings.TrimRight(opts.PublicURL, "/"),

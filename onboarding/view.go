@@ -146,6 +146,9 @@ type DocumentView struct {
 	UserOverrideReason string         `json:"user_override_reason,omitempty"`
 	OverriddenAt       *string        `json:"overridden_at,omitempty"`
 	DownloadURL        string         `json:"download_url,omitempty"`
+	// link, in a view with link holes, is what download_url signs when
+	// the view is answered (renderedView); blobID "" when there is none.
+	link signedLink
 }
 
 // MetaView is the application's metadata (spec 2.2).
@@ -172,6 +175,8 @@ type RegistryDocumentView struct {
 	FilingDate   *string        `json:"filing_date"`
 	FetchedAt    *string        `json:"fetched_at"`
 	DownloadURL  string         `json:"download_url,omitempty"`
+	// link is as DocumentView's.
+	link signedLink
 }
 
 // ParticipantView is someone who completes the form (spec 2.3, as
@@ -195,6 +200,10 @@ type ViewOptions struct {
 	// members are always on the wire: a sensitive person_full_name leaves
 	// them empty.
 	WithoutSensitive bool
+	// linkHoles, with Links, signs no link: each view that would have a
+	// download_url keeps what it signs instead, for AppendJSON to leave a
+	// hole in its place (renderedView).
+	linkHoles bool
 }
 
 // View renders app as the partner sees it. With WithoutSensitive the
@@ -221,7 +230,7 @@ func (s *Service) View(app *Application, opts ViewOptions) (ApplicationView, err
 			People:    make([]PersonView, 0, len(d.People)),
 			Entities:  make([]EntityView, 0, len(d.Entities)),
 			Ownership: make([]OwnershipView, 0, len(d.Ownership)),
-			Documents: s.viewDocuments(d.Documents, opts.Links, sensitive),
+			Documents: s.viewDocuments(d.Documents, opts, sensitive),
 		},
 		Participants: make([]ParticipantView, 0, len(app.Participants)),
 		CreatedAt:    Timestamp(app.CreatedAt),
@@ -252,12 +261,12 @@ func (s *Service) View(app *Application, opts ViewOptions) (ApplicationView, err
 		out.Data.People = append(out.Data.People, PersonView{
 			ID: p.ID, Source: p.Source, Roles: p.Roles, FullName: p.FullName, FirstName: p.FirstName,
 			LastName: p.LastName, Email: p.Email, PhoneNumber: p.PhoneNumber, DateOfBirth: p.DateOfBirth,
-			Nationality: p.Nationality, HomeAddress: p.HomeAddress, Documents: s.viewDocuments(p.Documents, opts.Links, sensitive),
+			Nationality: p.Nationality, HomeAddress: p.HomeAddress, Documents: s.viewDocuments(p.Documents, opts, sensitive),
 		})
 	}
 	for _, e := range d.Entities {
 		out.Data.Entities = append(out.Data.Entities, EntityView{
-			ID: e.ID, Source: e.Source, Name: e.Name, Type: e.Type, Country: e.Country, Documents: s.viewDocuments(e.Documents, opts.Links, sensitive),
+			ID: e.ID, Source: e.Source, Name: e.Name, Type: e.Type, Country: e.Country, Documents: s.viewDocuments(e.Documents, opts, sensitive),
 		})
 	}
 	for _, o := range d.Ownership {
@@ -278,7 +287,10 @@ func (s *Service) View(app *Application, opts ViewOptions) (ApplicationView, err
 					ID: rd.ID, Source: rd.Source, DocumentType: rd.DocumentType,
 					FilingDate: optionalString(rd.FilingDate), FetchedAt: OptionalTimestamp(rd.FetchedAt),
 				}
-				if opts.Links {
+				switch {
+				case opts.Links && opts.linkHoles:
+					docs[i].link, _ = s.registryDocumentLink(&rd)
+				case opts.Links:
 					docs[i].DownloadURL = s.RegistryDocumentURL(rd)
 				}
 			}
@@ -320,8 +332,9 @@ func viewFields(fields map[string]json.RawMessage, sensitive []string) map[strin
 
 // viewDocuments renders the visible documents of the company, a person or
 // an entity (spec 2.5), leaving out those of the sensitive field ids; with
-// links, each that has a file gets a fresh download_url.
-func (s *Service) viewDocuments(docs map[string]Document, links bool, sensitive []string) map[string]DocumentView {
+// opts.Links, each that has a file gets a fresh download_url (or, with
+// opts.linkHoles, what it signs).
+func (s *Service) viewDocuments(docs map[string]Document, opts ViewOptions, sensitive []string) map[string]DocumentView {
 	out := make(map[string]DocumentView, len(docs))
 	for id, d := range docs {
 		if !d.Visible() || slices.Contains(sensitive, id) {
@@ -337,7 +350,10 @@ func (s *Service) viewDocuments(docs map[string]Document, links bool, sensitive 
 			UserOverrideReason: d.UserOverrideReason,
 			OverriddenAt:       OptionalTimestamp(d.OverriddenAt),
 		}
-		if links {
+		switch {
+		case opts.Links && opts.linkHoles:
+			dv.link, _ = s.documentLink(&d, DocumentLinkTTL)
+		case opts.Links:
 			dv.DownloadURL = s.DocumentURL(&d, DocumentLinkTTL)
 		}
 		out[id] = dv

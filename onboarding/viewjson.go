@@ -34,6 +34,12 @@ import (
 // value that is not valid JSON.
 func (v *ApplicationView) AppendJSON(dst []byte) ([]byte, error) {
 	w := jsonWriter{b: dst}
+	v.write(&w)
+	return w.b, w.err
+}
+
+// write appends v's JSON encoding to w.
+func (v *ApplicationView) write(w *jsonWriter) {
 	w.raw(`{"id":`)
 	w.str(v.ID)
 	w.raw(`,"config_id":`)
@@ -47,10 +53,10 @@ func (v *ApplicationView) AppendJSON(dst []byte) ([]byte, error) {
 	w.raw(`,"data":`)
 	w.data(&v.Data)
 	w.raw(`,"participants":`)
-	appendArray(&w, v.Participants, (*jsonWriter).participant)
+	appendArray(w, v.Participants, (*jsonWriter).participant)
 	if v.RegistryDocuments != nil {
 		w.raw(`,"registry_documents":`)
-		appendArray(&w, *v.RegistryDocuments, (*jsonWriter).registryDocument)
+		appendArray(w, *v.RegistryDocuments, (*jsonWriter).registryDocument)
 	}
 	if v.RegistryDocumentsStatus != "" {
 		w.raw(`,"registry_documents_status":`)
@@ -65,9 +71,8 @@ func (v *ApplicationView) AppendJSON(dst []byte) ([]byte, error) {
 	w.raw(`,"completed_at":`)
 	w.optionalStr(v.CompletedAt)
 	w.raw(`,"decisions":`)
-	appendArray(&w, v.Decisions, (*jsonWriter).decision)
+	appendArray(w, v.Decisions, (*jsonWriter).decision)
 	w.raw(`}`)
-	return w.b, w.err
 }
 
 // jsonWriter appends JSON to b as the reflecting encoder writes it in the
@@ -76,6 +81,8 @@ func (v *ApplicationView) AppendJSON(dst []byte) ([]byte, error) {
 type jsonWriter struct {
 	b   []byte
 	err error
+	// holes are where the links of a view with link holes go, in order.
+	holes []linkHole
 }
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
@@ -187,8 +194,19 @@ func (w *jsonWriter) document(d *DocumentView) {
 		w.raw(`,"overridden_at":`)
 		w.str(*d.OverriddenAt)
 	}
-	w.omittableStr(`,"download_url":`, d.DownloadURL)
+	w.downloadURL(d.DownloadURL, &d.link)
 	w.raw(`}`)
+}
+
+// downloadURL writes a document's download_url member: url, or a hole for
+// link when it has one (renderedView); nothing when neither is set.
+func (w *jsonWriter) downloadURL(url string, link *signedLink) {
+	if link.blobID == "" {
+		w.omittableStr(`,"download_url":`, url)
+		return
+	}
+	w.raw(`,"download_url":`)
+	w.holes = append(w.holes, linkHole{at: len(w.b), link: *link})
 }
 
 func (w *jsonWriter) meta(m *MetaView) {
@@ -230,7 +248,7 @@ func (w *jsonWriter) registryDocument(d *RegistryDocumentView) {
 	w.optionalStr(d.FilingDate)
 	w.raw(`,"fetched_at":`)
 	w.optionalStr(d.FetchedAt)
-	w.omittableStr(`,"download_url":`, d.DownloadURL)
+	w.downloadURL(d.DownloadURL, &d.link)
 	w.raw(`}`)
 }
 

@@ -96,6 +96,9 @@ func unsetMembers(path string, v reflect.Value) []string {
 		out = unsetMembers(path, v.Elem())
 	case reflect.Struct:
 		for i := range v.NumField() {
+			if !v.Type().Field(i).IsExported() {
+				continue // not a member: what a view with link holes keeps (renderedView)
+			}
 			out = append(out, unsetMembers(path+"."+v.Type().Field(i).Name, v.Field(i))...)
 		}
 	case reflect.Slice:
