@@ -9,10 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"syscall"
 	"time"
 
 	"onboard/onboarding"
@@ -44,14 +42,8 @@ func (c *ServeCmd) Run(e *env) error {
 	}
 	log := newLogger(c.LogFormat, e.stderr)
 	setMemoryLimit(log)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyShutdown()
 	defer stop()
-	go func() {
-		// After the first signal, a second one ends the process at once
-		// instead of waiting for the graceful shutdown.
-		<-ctx.Done()
-		stop()
-	}()
 
 	// Listen first: without public_url, links follow the address actually
 	// listened on (listen's port may be 0). A start that fails here (port
