@@ -56,12 +56,19 @@ func viewCustomForm(t *testing.T) *onboarding.Form {
 // viewCustom.
 func newViewService(t *testing.T) *onboarding.Service {
 	t.Helper()
+	svc, _ := newViewServiceAt(t, func() time.Time { return viewNow })
+	return svc
+}
+
+// newViewServiceAt is newViewService with clock as its clock, and its
+// store.
+func newViewServiceAt(t *testing.T, clock func() time.Time) (*onboarding.Service, *storage.Store) {
+	t.Helper()
 	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	clock := func() time.Time { return viewNow }
 	signer, err := blobs.NewSigner(bytes.Repeat([]byte{7}, 32), clock)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +83,7 @@ func newViewService(t *testing.T) *onboarding.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return svc
+	return svc, store
 }
 
 // viewApplication returns an application on configuration configID with

@@ -1,10 +1,8 @@
 package onboarding_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,10 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oklog/ulid/v2"
 
-	"onboard/blobs"
 	"onboard/onboarding"
-	"onboard/pdf"
-	"onboard/storage"
 )
 
 // TestApplicationJSONRenderedOnce holds get-application's answer, which is
@@ -25,28 +20,10 @@ import (
 // first get, on a later get whose links must be signed anew, and after the
 // application changes.
 func TestApplicationJSONRenderedOnce(t *testing.T) {
-	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	var now atomic.Int64
 	now.Store(viewNow.UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
-	signer, err := blobs.NewSigner(bytes.Repeat([]byte{7}, 32), clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := onboarding.New(onboarding.Options{
-		Store: store, Now: clock, PageCounter: pdf.PageCount, PublicURL: "https://onboard.example", Links: signer,
-		Organizations: []*onboarding.Organization{{ID: "acme", DefaultConfig: viewStd, Configs: []*onboarding.Configuration{
-			{ID: viewStd, Form: onboarding.StandardForm(), Countries: []string{"GB"}},
-			{ID: viewCustom, Form: viewCustomForm(t), Countries: []string{"GB"}},
-		}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, store := newViewServiceAt(t, clock)
 	ctx := context.Background()
 	key := &onboarding.APIKey{OrgID: "acme", Scopes: []onboarding.Scope{onboarding.ScopeApplicationsRead}}
 
