@@ -430,40 +430,6 @@ func decodeJSON(t *testing.T, body string) map[string]any {
 	return v
 }
 
-// TestServeSecondSignal checks that a second SIGTERM during the graceful
-// shutdown ends serve at once, killed by the signal as its default action
-// does, instead of waiting for the requests in flight (up to 30 s).
-// TestStopOnSignals covers a second signal that comes before serve has
-// acted on the first, which the kernel may merge with the first when they
-// are sent to a process at once.
-func TestServeSecondSignal(t *testing.T) {
-	t.Parallel()
-	p := startServe(t, "--data-dir", filepath.Join(t.TempDir(), "data"))
-	key := p.waitForKey(t)
-	var created struct {
-		ApplicationID string `json:"application_id"`
-	}
-	if err := json.Unmarshal([]byte(p.wantStatus(t, http.StatusCreated, http.MethodPost, "/api/external/applications", key, createBody)), &created); err != nil {
-		t.Fatal(err)
-	}
-	startSlowPatch(t, p, key, created.ApplicationID) // never finished: it holds the shutdown open
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	waitRefused(t, strings.TrimPrefix(p.base, "http://")) // shutting down
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("serve still runs 5 s after a second SIGTERM\nstderr:\n%s", p.stderr.String())
-	}
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-		t.Errorf("serve ended with %v after a second SIGTERM, want killed by it", p.cmd.ProcessState)
-	}
-}
-
 // TestServeBootstrapKeyAfterKeysList: a data directory first opened by
 // another command still gets its sandbox key on the first serve, and one
 // where the operator already created a key gets none.
