@@ -144,11 +144,7 @@ func Restore(dir string, r io.Reader) (int, error) {
 	}
 	n := 0
 	err = s.view(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+		for range scanPrefix(txn, nil, scanOpts{keysOnly: true}) {
 			n++
 		}
 		return nil

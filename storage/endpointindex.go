@@ -53,15 +53,11 @@ func loadEndpointIndex(db *badger.DB) (*endpointIndex, error) {
 	x := &endpointIndex{byOrg: map[string][]string{}, decoded: map[string]decodedEndpoint{}}
 	err := db.View(func(txn *badger.Txn) error {
 		prefix := []byte(prefixOrgEndpointIndex)
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix, opts.PrefetchValues = prefix, false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			rest := it.Item().Key()[len(prefix):]
+		for item := range scanPrefix(txn, prefix, scanOpts{keysOnly: true}) {
+			rest := item.Key()[len(prefix):]
 			i := slices.Index(rest, sep)
 			if i < 0 {
-				return fmt.Errorf("organization endpoint index: malformed key %q", it.Item().Key())
+				return fmt.Errorf("organization endpoint index: malformed key %q", item.Key())
 			}
 			org, id := string(rest[:i]), string(rest[i+1:])
 			x.byOrg[org] = append(x.byOrg[org], id) // keys come in order
