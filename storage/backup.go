@@ -13,7 +13,7 @@ import (
 	"github.com/dgraph-io/badger/v4/pb"
 )
 
-// Backup and restore of the records (onboard backup and restore, DESIGN §4).
+// Backup and restore of the records (onboard backup and restore, docs/operations.md).
 //
 // Backup writes Badger's own backup format, which DB.Load (and the badger
 // command's restore) reads, from a Stream that iterates with one goroutine.

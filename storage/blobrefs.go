@@ -36,8 +36,7 @@ func (s *Store) BlobReferences(ctx context.Context) (map[string]bool, error) {
 // to: an application's or an RFI request's; other records refer to none.
 // It decodes only the members that name blobs (appBlobRefs, rfiBlobRefs),
 // skipping the rest of the record: a sweep or a backup reads every record,
-// and reading the references of 1,000,000 applications took 12.5 seconds
-// this way against 18.3 decoding each record whole.
+// so what each read skips adds up.
 func noteBlobRefs(set map[string]bool, key, value []byte) error {
 	switch {
 	case bytes.HasPrefix(key, []byte(prefixApp)):

@@ -17,10 +17,9 @@ import (
 //
 // Every event a write stores is queued, in the same transaction, for the
 // endpoints of its organization that want it. Finding them through the
-// index keys took an iterator, and an iterator in a write transaction
-// sorts every write the transaction holds so far: in a group commit that
-// was 18 µs of each decision's share of the group's serial work, growing
-// with the group.
+// index keys would take an iterator, and an iterator in a write
+// transaction sorts every write the transaction holds so far: in a group
+// commit, serial work that grows with the group.
 //
 // It holds a superset of the committed endpoints: an id is added before
 // the transaction that creates the endpoint commits (and stays if that
@@ -112,9 +111,8 @@ func (x *endpointIndex) remove(org, id string) {
 // transaction reads it, its own writes included.
 //
 // Every create and decision queues its events for its organization's
-// endpoints inside the group commit's one goroutine, and decoding their
-// records there was a quarter of that work while webhooks were being
-// delivered (0.12 s of a 5-second busy create phase, profiled).
+// endpoints inside the group commit's one goroutine, where decoding their
+// records every time would be a large share of that serial work.
 //
 // The endpoint is shared with every other caller: none may change it.
 func (x *endpointIndex) decode(org, id string, rec []byte) (*onboarding.Endpoint, error) {

@@ -30,8 +30,7 @@ func (s *Store) writeEvents(txn *badger.Txn, events []*onboarding.Event) error {
 // eventRecords are events with their records already encoded: the writes
 // that go through the group commit encode them on the caller's goroutine,
 // so that the group's one goroutine only writes them (an event's body is
-// a whole application, and encoding it was about 6% of the process's CPU
-// while deciding).
+// a whole application, which takes a while to encode).
 type eventRecords struct {
 	events []*onboarding.Event
 	recs   [][]byte // recs[i] is events[i] encoded

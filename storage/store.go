@@ -65,8 +65,8 @@ type Store struct {
 	// process owns the database, so concurrent updates queue instead of
 	// failing with write conflicts. A lock is held through the commit's
 	// fsync, so two updates of different applications that share one wait
-	// a commit for nothing: with 1024, 32 concurrent updates share a lock
-	// 3% of the time (with 64, 38%).
+	// a commit for nothing: appLockCount locks make that rare among the
+	// updates a server runs at once.
 	appLocks [appLockCount]sync.Mutex
 
 	// rfiClaims serialises ClaimRFIExpiries: claims all read the front of
