@@ -37,6 +37,10 @@ type Error struct {
 	// Fields lists the keys of Details in the order they were found (the
 	// order of the request or form), when that order is known.
 	Fields []string
+	// Problems holds, for a validation error of field values, the typed
+	// problem behind each of Details (see Error.Problem), for a reader that
+	// words problems itself.
+	Problems map[string]Problem
 	// SuggestedName is the registered company name on a name mismatch.
 	SuggestedName string
 	// Retryable is true when the same request may succeed later.

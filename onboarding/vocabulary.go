@@ -102,9 +102,50 @@ const (
 
 // joinValues joins the values of a vocabulary for a message: "a, b, c".
 func joinValues[T ~string](values []T) string {
+	return strings.Join(stringsOf(values), ", ")
+}
+
+// stringsOf is the values of a vocabulary as strings.
+func stringsOf[T ~string](values []T) []string {
 	s := make([]string, len(values))
 	for i, v := range values {
 		s[i] = string(v)
 	}
-	return strings.Join(s, ", ")
+	return s
+}
+
+// Currency is a currency a currency field takes: its ISO 4217 code and the
+// sign amounts in it are written with.
+type Currency struct{ Code, Sign string }
+
+// Currencies lists the currencies a currency field takes, in the order a
+// form offers them.
+func Currencies() []Currency {
+	return []Currency{{"GBP", "£"}, {"EUR", "€"}, {"USD", "$"}}
+}
+
+// CurrencyCodes lists the codes of Currencies, in the same order.
+func CurrencyCodes() []string {
+	cs := Currencies()
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Code
+	}
+	return out
+}
+
+// IsCurrencyCode reports whether code is the code of one of Currencies.
+func IsCurrencyCode(code string) bool {
+	for _, c := range Currencies() {
+		if c.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// ScopeNames lists the names of AllScopes, in its order: the vocabulary of
+// scopes as the CLI and error messages spell it.
+func ScopeNames() []string {
+	return stringsOf(AllScopes())
 }

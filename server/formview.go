@@ -206,11 +206,7 @@ func newFieldView(f *onboarding.Field, name string, raw json.RawMessage, errMsg 
 	}
 	if f.Pattern != "" {
 		// The same words the server uses when the pattern fails.
-		reason := "must match the pattern " + f.Pattern
-		if f.PatternMessage != "" {
-			reason = f.PatternMessage
-		}
-		v.PatternText = textError(f, reason)
+		v.PatternText = textError(f, onboarding.Problem{Code: onboarding.ProblemPattern, Pattern: f.Pattern, Text: f.PatternMessage})
 	}
 	v.Long = f.Type == onboarding.TypeText && f.MaxLength > 200
 	v.setValue(f, raw)
