@@ -87,7 +87,7 @@ func TestSampleValues(t *testing.T) {
 }
 
 // TestSampleDocument: the sample file of each kind of document field passes
-// that field's validation (DESIGN §5.6), pages counted by the real counter;
+// that field's validation, pages counted by the real counter;
 // a field that takes none of PDF, PNG and JPEG rejects it.
 func TestSampleDocument(t *testing.T) {
 	strict := func(accept ...string) *Field {

@@ -5,7 +5,7 @@ import "strings"
 // The closed sets of values an application's data takes, each declared
 // once. They are strings in JSON and in the store.
 
-// PersonRole is a role a person has in the company (spec 2.2).
+// PersonRole is a role a person has in the company.
 type PersonRole string
 
 // Person roles, in display order.
@@ -28,7 +28,7 @@ const (
 )
 
 // EntityType is the relation of a related legal entity to the company
-// (spec 2.2).
+// (docs/api.md).
 type EntityType string
 
 // Entity types, in display order.
@@ -44,11 +44,11 @@ func EntityTypes() []EntityType {
 	return []EntityType{EntityHoldingCompany, EntitySubsidiary, EntityParent, EntityOther}
 }
 
-// DocumentStatus is where a document stands (spec 2.5, DESIGN §5.6).
+// DocumentStatus is where a document stands.
 type DocumentStatus string
 
 // Document statuses. Only accepted, forced and skipped documents appear in
-// API payloads (spec §3); rejected ones are shown to the applicant only.
+// API payloads; rejected ones are shown to the applicant only.
 const (
 	DocumentAccepted DocumentStatus = "accepted"
 	DocumentForced   DocumentStatus = "forced"
@@ -75,7 +75,7 @@ const (
 	SourceIrishRegistry RegistrySource = "irish_registry" // the CRO
 )
 
-// PartyType is the kind of either side of an ownership row (spec 2.2): an
+// PartyType is the kind of either side of an ownership row: an
 // owner is a person or an entity; what is owned is the applying company
 // (the target) or an entity.
 type PartyType string
@@ -89,7 +89,7 @@ const (
 )
 
 // RegistryDocumentsStatus is how fetching an application's registry
-// documents went (spec §3); empty for applications that are not eligible.
+// documents went; empty for applications that are not eligible.
 type RegistryDocumentsStatus string
 
 // Registry document statuses.
