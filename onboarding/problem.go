@@ -154,8 +154,8 @@ type Problem struct {
 	Allowed []string
 	// Values are the members or parts missing or unknown.
 	Values []string
-	// Value is the caller's input the message quotes, clipped (ClipInput),
-	// or the name it quotes.
+	// Value is the input the message quotes (clipped with ClipInput where
+	// it may be long), or the name it quotes.
 	Value string
 	// Pattern is the text field's pattern.
 	Pattern string
