@@ -17,6 +17,7 @@ import (
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/registry"
+	"onboard/server/form"
 )
 
 // Fuzz targets for the API's input surfaces, through the real router: no
@@ -35,15 +36,16 @@ type fuzzEnv struct {
 
 func newFuzzEnv(f *testing.F) *fuzzEnv {
 	e := newEnv(f, envOptions{})
-	sessions, err := NewSignedSessions(bytes.Repeat([]byte{9}, 32))
+	sessions, err := form.NewSignedSessions(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		f.Fatal(err)
 	}
 	var log bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	pages := form.New(form.Options{Service: e.svc, Sessions: sessions, Now: e.clock.Now, PublicURL: "https://onboard.test", Logger: logger})
 	e.h = New(Options{
-		Service: e.svc, Responses: e.store, Sessions: sessions, Now: e.clock.Now,
-		PublicURL: "https://onboard.test", Sandbox: true,
-		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Service: e.svc, Responses: e.store, Pages: pages, Now: e.clock.Now, Sandbox: true,
+		Logger: logger,
 	}).Handler()
 	return &fuzzEnv{env: e, log: &log}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // Echo context keys of the authenticated API key and the bearer token it
@@ -72,7 +73,7 @@ func (s *Server) authenticate(scope onboarding.Scope) echo.MiddlewareFunc {
 			addr := clientAddr(c)
 			if wait := s.authFailures.wait(addr); wait > 0 {
 				c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-				return errRateLimited
+				return web.ErrRateLimited
 			}
 			scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
 			if !ok || !strings.EqualFold(scheme, "Bearer") {
@@ -262,7 +263,7 @@ const jsonBodyTimeout = 30 * time.Second
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	r := c.Request()
 	if r.ContentLength > s.maxJSON {
-		return nil, errBodyTooLarge
+		return nil, web.ErrBodyTooLarge
 	}
 	// Not supported by test recorders, hence no error check; over a real
 	// connection it replaces the server-wide ReadTimeout while the body
@@ -406,7 +407,7 @@ func (l *limiter) spend(key string) (emptied bool) {
 }
 
 // take spends one token of key's bucket and sets the RateLimit headers, or
-// returns errRateLimited with Retry-After set.
+// returns web.ErrRateLimited with Retry-After set.
 func (l *limiter) take(h http.Header, key string) error {
 	if l.rate <= 0 {
 		return nil
@@ -426,7 +427,7 @@ func (l *limiter) take(h http.Header, key string) error {
 	h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil((l.burst-tokens)/l.rate))))
 	if !allowed {
 		h.Set("Retry-After", strconv.Itoa(int(math.Ceil((1-tokens)/l.rate))))
-		return errRateLimited
+		return web.ErrRateLimited
 	}
 	return nil
 }

@@ -54,5 +54,7 @@ func (s *Server) routes() {
 	route("GET", "/events/:id", s.getEvent, onboarding.ScopeEventsRead)
 	s.testHelperRoutes(route)
 
-	s.formRoutes()
+	if s.pages != nil {
+		s.pages.Register(s.e)
+	}
 }

@@ -5,7 +5,6 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,22 +29,16 @@ type Options struct {
 	// Responses keeps the responses of requests with an Idempotency-Key;
 	// without it such requests fail with 500 and a logged cause.
 	Responses ResponseStore
-	// Sessions keeps the applicant form's sessions; without it the form
-	// answers that it is not available.
-	Sessions Sessions
-	// SessionTimeout is how long a form session lasts without use
-	// (default 12 hours); pages warn before it ends.
-	SessionTimeout time.Duration
-	Logger         *slog.Logger // default: discard
+	// Pages are the routes served beside the API: the applicant form and
+	// the RFI page. Without them, their paths answer 404 Not found.
+	Pages  Pages
+	Logger *slog.Logger // default: discard
 	// RatePerSecond and Burst set each API key's token bucket (DESIGN §5.9);
 	// a RatePerSecond of 0 disables rate limiting.
 	RatePerSecond float64
 	Burst         int
 	MaxJSONBytes  int64            // default 1 MiB
 	Now           func() time.Time // default time.Now
-	// PublicURL is the base URL applicants reach the server at; form
-	// cookies are Secure when it is https.
-	PublicURL string
 	// Sandbox serves the sandbox test helpers (DESIGN §5.11); without it
 	// (production) every path under /api/external/test-helpers/ answers
 	// 404 Not found.
@@ -69,6 +61,15 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 }
 
+// Pages are routes that share the API's listener, middleware and error
+// answers without being part of the API: the applicant form and the RFI
+// page (package form).
+type Pages interface {
+	// Register adds the routes to e. New calls it once, after
+	// registering the API's routes.
+	Register(e *echo.Echo)
+}
+
 // Server serves the API.
 type Server struct {
 	svc   *onboarding.Service
@@ -80,14 +81,10 @@ type Server struct {
 	maxJSON      int64
 	now          func() time.Time
 
-	secureCookie bool
-	sandbox      bool   // serve the test helpers
-	pages        *pages // the applicant form's parsed templates
+	sandbox bool  // serve the test helpers
+	pages   Pages // the applicant form and the RFI page; nil: none
 
-	replays  *replays // requests with an Idempotency-Key
-	sessions Sessions // the applicant form's sessions
-	// sessionTimeout is how long a form session lasts without use.
-	sessionTimeout time.Duration
+	replays *replays // requests with an Idempotency-Key
 
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
 	answers  answerBuffers
@@ -113,12 +110,9 @@ func New(opts Options) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.secureCookie = strings.HasPrefix(opts.PublicURL, "https://")
 	s.sandbox = opts.Sandbox
 	s.backup = opts.Backup
-	s.pages = mustParsePages()
-	s.sessions = opts.Sessions
-	s.sessionTimeout = cmp.Or(opts.SessionTimeout, sessionTTL)
+	s.pages = opts.Pages
 	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]*flight{}}
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
 	s.authFailures = newLimiter(authFailureBurst/authFailureWindow.Seconds(), authFailureBurst, s.now)

@@ -1,4 +1,4 @@
-package server
+package form
 
 // Countries by name, for the form's country questions: ISO 3166-1 alpha-2
 // codes (the values the API stores) with their English short names, in
