@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/server/form"
+	"onboard/server/web"
 )
 
 // rawServer is a second real router over e's service and store, without
@@ -141,8 +142,8 @@ func TestHeadErrors(t *testing.T) {
 		}
 	}
 	for allow, want := range map[string]string{"": "", "POST": "POST", "GET": "GET, HEAD", "OPTIONS, GET, HEAD": "OPTIONS, GET, HEAD", "GET, POST": "GET, HEAD, POST"} {
-		if got := allowHead(allow); got != want {
-			t.Errorf("allowHead(%q) = %q, want %q", allow, got, want)
+		if got := web.AllowHead(allow); got != want {
+			t.Errorf("web.AllowHead(%q) = %q, want %q", allow, got, want)
 		}
 	}
 	for _, tt := range tests {

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -27,8 +26,6 @@ import (
 const (
 	ctxKey   = "onboard.apikey"
 	ctxToken = "onboard.token"
-	// ctxHead marks a HEAD request headAsGet routes as GET.
-	ctxHead = "onboard.head"
 )
 
 // apiKey returns the key the auth middleware stored for this request.
@@ -142,7 +139,7 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 		took := time.Since(start)
 		route, status := s.routeOf(c), c.Response().Status
 		if s.metrics != nil {
-			s.metrics.observe(route, requestMethod(c), status, took)
+			s.metrics.observe(route, web.RequestMethod(c), status, took)
 		}
 		level := slog.LevelInfo
 		if isProbeRoute(route) && status < 500 {
@@ -152,7 +149,7 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		attrs := []slog.Attr{
-			slog.String("method", requestMethod(c)),
+			slog.String("method", web.RequestMethod(c)),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Float64("latency_ms", float64(took.Microseconds())/1000),
@@ -211,38 +208,6 @@ func requestIDOK(id string) bool {
 		}
 	}
 	return true
-}
-
-// recoverPanic turns a panic into a 500 with the stack in the log.
-func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				if r == http.ErrAbortHandler {
-					panic(r)
-				}
-				err = fmt.Errorf("panic: %v", r)
-			}
-		}()
-		return next(c)
-	}
-}
-
-// baseHeaders sets the headers every answer carries, success or error,
-// whatever its route: no sniffing, and no caching unless the handler says
-// otherwise (the assets, the OpenAPI document). handleError sets them again
-// on every error, over what a failing handler set.
-func baseHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		noStore(c.Response().Header())
-		return next(c)
-	}
-}
-
-// noStore marks an answer as not to be sniffed nor stored.
-func noStore(h http.Header) {
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
 }
 
 // jsonBodyTimeout is how long a JSON API body may take to arrive, counted

@@ -5,14 +5,15 @@ import (
 
 	"onboard/onboarding"
 	"onboard/server/openapi"
+	"onboard/server/web"
 )
 
-// routes registers every route of the API in one place. Every GET route
-// answers HEAD too (headAsGet, unless it has a HEAD route of its own), and
-// every answer carries baseHeaders.
+// routes registers every route of the API in one place, then the Pages'.
+// Every GET route answers HEAD too (web.HeadAsGet, unless it has a HEAD
+// route of its own), and every answer carries web.BaseHeaders.
 func (s *Server) routes() {
-	s.e.Pre(s.headAsGet)
-	s.e.Use(s.foreground, s.requestLog, baseHeaders, s.recoverPanic)
+	s.e.Pre(web.HeadAsGet(s.e, func(pattern string) bool { return s.headRoutes[pattern] }))
+	s.e.Use(s.foreground, s.requestLog, web.BaseHeaders, web.RecoverPanic)
 
 	s.e.GET("/healthz", s.health)
 	s.e.GET("/readyz", s.ready)

@@ -11,16 +11,14 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"sync"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // Options configures a Server.
@@ -124,7 +122,7 @@ func New(opts Options) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = s.handleError
+	e.HTTPErrorHandler = web.ErrorHandler(s.log)
 	e.IPExtractor = ipExtractor(opts.TrustedProxies)
 	s.e = e
 	s.routes()
@@ -185,23 +183,4 @@ func (s *Server) Run(ctx context.Context, api, admin net.Listener, grace time.Du
 		}
 	}
 	return first
-}
-
-// writeJSON renders v with the given status. It encodes as encoding/json
-// does, with the JSON v2 implementation in that mode (DefaultOptionsV1):
-// the same bytes in less time and with fewer allocations.
-func writeJSON(c echo.Context, status int, v any) error {
-	b, err := jsonv2.Marshal(v, jsonv1.DefaultOptionsV1())
-	if err != nil {
-		return err
-	}
-	return writeRawJSON(c, status, b)
-}
-
-// writeRawJSON sends bytes that are already JSON, with their
-// Content-Length: net/http would otherwise send a body of more than 2 KiB
-// chunked.
-func writeRawJSON(c echo.Context, status int, b []byte) error {
-	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(b)))
-	return c.Blob(status, echo.MIMEApplicationJSON, b)
 }

@@ -1,11 +1,17 @@
 // Package web is the HTTP plumbing the JSON API and the applicant form
-// share: the one table from domain errors to HTTP statuses and the errors
-// of the HTTP layer itself.
+// share on one echo instance: the table from domain errors to HTTP
+// statuses and the JSON error answer, the headers every answer carries,
+// HEAD on every GET route, panic recovery and JSON writing.
 package web
 
 import (
 	"errors"
+	"log/slog"
+	"math"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -114,4 +120,47 @@ func FailureOf(err error) Failure {
 		}
 	}
 	return Failure{Status: he.Status, Body: ErrorBody{Error: he.Message, Retryable: he.Retryable}}
+}
+
+// ErrorHandler is echo's HTTPErrorHandler: the only place errors become
+// responses, JSON error bodies; unexpected errors are logged on log.
+func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		f := FailureOf(err)
+		// An error is never stored nor sniffed, whatever the handler set
+		// before it failed (an asset's caching, say).
+		NoStore(c.Response().Header())
+		if f.Unexpected() {
+			log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err,
+				"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		}
+		if f.Status == http.StatusUnauthorized {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="onboard"`)
+		}
+		if f.Status == http.StatusMethodNotAllowed {
+			h := c.Response().Header()
+			h.Set("Allow", AllowHead(h.Get("Allow")))
+		}
+		if f.Cause != nil && f.Cause.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.Cause.RetryAfter.Seconds()))))
+		}
+		if err := WriteJSON(c, f.Status, f.Body); err != nil {
+			log.Warn("write error response", "err", err)
+		}
+	}
+}
+
+// AllowHead adds HEAD after GET to the Allow header echo gives a 405
+// ("OPTIONS, GET, PATCH"): every GET route answers HEAD (HeadAsGet), which
+// echo's router does not know.
+func AllowHead(allow string) string {
+	methods := strings.Split(allow, ", ")
+	if !slices.Contains(methods, http.MethodGet) || slices.Contains(methods, http.MethodHead) {
+		return allow
+	}
+	i := slices.Index(methods, http.MethodGet)
+	return strings.Join(slices.Insert(methods, i+1, http.MethodHead), ", ")
 }
