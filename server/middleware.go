@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -119,19 +117,12 @@ func (s *Server) foreground(next echo.HandlerFunc) echo.HandlerFunc {
 
 // requestLog logs one line per request (never bodies: they carry personal
 // data; never the path of a matched route either, whose parameters may be
-// an applicant's link: its route pattern instead), counts it in the HTTP
-// metrics, and tags the response with a request id: the client's
-// X-Request-Id when it is sane (requestIDOK), a new one otherwise.
+// an applicant's link: its route pattern instead), with the request id
+// web.RequestID gave it, and counts it in the HTTP metrics.
 func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		id := c.Request().Header.Get(echo.HeaderXRequestID)
-		if !requestIDOK(id) {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
-		}
-		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		id := c.Response().Header().Get(echo.HeaderXRequestID)
 		err := next(c)
 		if err != nil {
 			c.Error(err)
@@ -187,27 +178,6 @@ func loggedPath(path string) string {
 // logged at debug level while they succeed.
 func isProbeRoute(route string) bool {
 	return route == "/healthz" || route == "/readyz" || route == "/metrics"
-}
-
-// maxRequestID bounds the X-Request-Id a client may choose.
-const maxRequestID = 128
-
-// requestIDOK reports whether a client's X-Request-Id may be kept: 1 to
-// maxRequestID letters, digits and "-_.:+/=" (UUIDs, ULIDs, hex and base64
-// ids), nothing that could break a log line or a header.
-func requestIDOK(id string) bool {
-	if id == "" || len(id) > maxRequestID {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		switch b := id[i]; {
-		case b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9':
-		case strings.IndexByte("-_.:+/=", b) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // jsonBodyTimeout is how long a JSON API body may take to arrive, counted

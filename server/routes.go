@@ -13,7 +13,7 @@ import (
 // route of its own), and every answer carries web.BaseHeaders.
 func (s *Server) routes() {
 	s.e.Pre(web.HeadAsGet(s.e, func(pattern string) bool { return s.headRoutes[pattern] }))
-	s.e.Use(s.foreground, s.requestLog, web.BaseHeaders, web.RecoverPanic)
+	s.e.Use(s.foreground, web.RequestID, s.requestLog, web.BaseHeaders, web.RecoverPanic)
 
 	s.e.GET("/healthz", s.health)
 	s.e.GET("/readyz", s.ready)
