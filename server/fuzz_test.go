@@ -26,8 +26,8 @@ import (
 
 // fuzzEnv is an env for fuzzing: the same stack as newEnv, but its handler
 // is the router itself, without the OpenAPI contract check (which reports
-// asynchronously, to the test that made the env, and would halve the
-// executions per second), and with the server's log kept so that a 5xx can
+// asynchronously, to the test that made the env, and would slow the
+// fuzzing down), and with the server's log kept so that a 5xx can
 // say what went wrong.
 type fuzzEnv struct {
 	*env
@@ -440,9 +440,9 @@ func mustQuery(t testing.TB, q string) url.Values {
 }
 
 // TestDecisionTimestampYearRange: a decision timestamp whose offset carries
-// it past year 9999 (or before year 0) in UTC is refused as invalid; it
-// used to be a 500, as the stored record could not be encoded
-// (FuzzDecisionBody found it). The years at the very edges are taken.
+// it past year 9999 (or before year 0) in UTC is refused as invalid,
+// never a 500 from a stored record that cannot be encoded. The years at
+// the very edges are taken.
 func TestDecisionTimestampYearRange(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	tests := []struct {

@@ -10,7 +10,7 @@ import (
 	"onboard/server/web"
 )
 
-// Probe is one check of GET /readyz (DESIGN §5.13): Check returns nil while
+// Probe is one check of GET /readyz (docs/operations.md): Check returns nil while
 // what it watches (the store, a background job) is ready, and an error
 // saying what is wrong otherwise.
 type Probe struct {

@@ -40,7 +40,7 @@ const (
 )
 
 // authenticate resolves the bearer key, checks the endpoint's scope and
-// applies the key's rate limit, in that order (spec §5, DESIGN §5.9).
+// applies the key's rate limit, in that order (docs/api.md).
 //
 // Before that, a client address that has failed too often is refused
 // with 429 and Retry-After, whatever key it presents this time, valid

@@ -23,7 +23,7 @@ func (s *Server) routes() {
 	// Signed blob downloads: the link itself is the credential.
 	s.e.GET("/files/:id", s.download)
 	s.e.HEAD("/files/:id", s.download) // ServeContent answers HEAD without reading the file
-	// The API's contract (DESIGN §5.13): no key, cacheable.
+	// The API's contract (docs/api.md): no key, cacheable.
 	s.e.GET(openapi.Path, echo.WrapHandler(openapi.Handler()))
 
 	// Middleware is attached per route, not to the group: echo v4 answers

@@ -31,18 +31,18 @@ type Options struct {
 	// the RFI page. Without them, their paths answer 404 Not found.
 	Pages  Pages
 	Logger *slog.Logger // default: discard
-	// RatePerSecond and Burst set each API key's token bucket (DESIGN §5.9);
+	// RatePerSecond and Burst set each API key's token bucket (docs/api.md);
 	// a RatePerSecond of 0 disables rate limiting.
 	RatePerSecond float64
 	Burst         int
 	MaxJSONBytes  int64            // default 1 MiB
 	Now           func() time.Time // default time.Now
-	// Sandbox serves the sandbox test helpers (DESIGN §5.11); without it
+	// Sandbox serves the sandbox test helpers (docs/sandbox.md); without it
 	// (production) every path under /api/external/test-helpers/ answers
 	// 404 Not found.
 	Sandbox bool
 	// Metrics, when set, is the registry the HTTP metrics are registered
-	// on and GET /metrics serves (DESIGN §5.13); without it there is no
+	// on and GET /metrics serves (docs/operations.md); without it there is no
 	// /metrics.
 	Metrics *prometheus.Registry
 	// MetricsListener, when set, is where Run serves GET /metrics, instead

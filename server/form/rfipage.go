@@ -13,7 +13,7 @@ import (
 	"onboard/server/web"
 )
 
-// The RFI page (DESIGN §5.10): an RFI request's link, /r/{link_slug}, is
+// The RFI page (docs/applicant-form.md): an RFI request's link, /r/{link_slug}, is
 // one page where the contact uploads each document the agent asks for and
 // then sends them. It shares the form's link machinery (linkVisitor, the
 // sessions, the verification pages) and its upload step (receiveUpload,

@@ -18,8 +18,8 @@ import (
 	"onboard/onboarding"
 )
 
-// The sessions of applicant links, the form's and RFI requests' (DESIGN
-// §5.5, §5.10): once a participant proved control of their email address
+// The sessions of applicant links, the form's and RFI requests'
+// (docs/applicant-form.md): once a participant proved control of their email address
 // (or used the partner's pre-auth code), their browser holds a session
 // token in an HttpOnly cookie scoped to their link, and every post
 // carries a CSRF token derived from the session's secret nonce.
