@@ -1,7 +1,7 @@
-// Package server is onboard's HTTP layer and the only package that imports
-// echo: the /api/external JSON API, the admin socket, and the one table that
-// maps domain errors to HTTP statuses. Handlers are thin: bind, call one
-// Service method, render.
+// Package server is onboard's JSON API under /api/external, with the
+// health, metrics and admin socket beside it: it builds the echo instance
+// that the applicant form (package form) is mounted on, and runs the
+// listeners. Handlers are thin: bind, call one Service method, render.
 package server
 
 import (
