@@ -122,8 +122,9 @@ func FailureOf(err error) Failure {
 	return Failure{Status: he.Status, Body: ErrorBody{Error: he.Message, Retryable: he.Retryable}}
 }
 
-// ErrorHandler is echo's HTTPErrorHandler: the only place errors become
-// responses, JSON error bodies; unexpected errors are logged on log.
+// ErrorHandler is echo's HTTPErrorHandler: every error a handler or
+// middleware returns (the form renders its own as pages) becomes a JSON
+// error answer here, and unexpected ones are logged on log.
 func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
