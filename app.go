@@ -16,7 +16,7 @@ import (
 	"onboard/onboarding"
 	"onboard/pdf"
 	"onboard/registry"
-	"onboard/server"
+	"onboard/server/form"
 	"onboard/storage"
 )
 
@@ -24,10 +24,10 @@ import (
 type app struct {
 	store    *storage.Store
 	svc      *onboarding.Service
-	sessions *server.SignedSessions // the applicant form's sessions, under the session key
-	backup   *dataBackup            // onboard backup of this data directory
-	sweeper  *blobSweeper           // removes blobs no record refers to
-	log      *slog.Logger           // serve's, for the background work that has no request to answer
+	sessions *form.SignedSessions // the applicant form's sessions, under the session key
+	backup   *dataBackup          // onboard backup of this data directory
+	sweeper  *blobSweeper         // removes blobs no record refers to
+	log      *slog.Logger         // serve's, for the background work that has no request to answer
 }
 
 // close closes the store, reporting a failure on stderr.
@@ -62,7 +62,7 @@ func openMeteredApp(cfg Config, log *slog.Logger, m *serveMetrics) (*app, error)
 		store.Close()
 		return nil, err
 	}
-	sessions, err := server.NewSignedSessions(sessionKey)
+	sessions, err := form.NewSignedSessions(sessionKey)
 	if err != nil {
 		store.Close()
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/server"
+	"onboard/server/form"
 )
 
 // ServeCmd runs the API server.
@@ -104,9 +105,11 @@ func newAPIServer(cfg Config, a *app, log *slog.Logger, metrics *serveMetrics, m
 	proxies, _ := cfg.proxyPrefixes() // valid: Validate checked them
 	return server.New(server.Options{
 		TrustedProxies: proxies,
-		Service:        a.svc, Responses: a.store, Sessions: a.sessions, SessionTimeout: cfg.Limits.SessionTimeout.Duration, Logger: log,
+		Service:        a.svc, Responses: a.store, Logger: log,
+		Pages: form.New(form.Options{Service: a.svc, Sessions: a.sessions, SessionTimeout: cfg.Limits.SessionTimeout.Duration,
+			Logger: log, PublicURL: cfg.PublicURL}),
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
-		PublicURL: cfg.PublicURL, Sandbox: cfg.Environment == "sandbox",
+		Sandbox: cfg.Environment == "sandbox",
 		Metrics: metrics.reg, MetricsListener: metricsLn, Readiness: []server.Probe{
 			{Name: "store", Check: a.store.Ping},
 			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry), workers.probe(jobBlobSweep),

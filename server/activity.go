@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // activityResponse is a page of an application's activity log (DESIGN
@@ -26,5 +27,5 @@ func (s *Server) listActivity(c echo.Context) error {
 	if page.NextCursor != "" {
 		out.NextCursor = &page.NextCursor
 	}
-	return writeJSON(c, http.StatusOK, out)
+	return web.WriteJSON(c, http.StatusOK, out)
 }

@@ -3,9 +3,8 @@ package server
 import "sync"
 
 // answerBuffers reuses the buffers that GET /applications/:id renders an
-// application's JSON into. An answer is a few KiB; a new buffer for each
-// get was a sixth of the bytes a get-only bench run allocated, and the
-// collector's work grows with them.
+// application's JSON into, so that reads do not each allocate a new one:
+// the garbage collector's work grows with the bytes allocated.
 type answerBuffers struct {
 	pool sync.Pool // *[]byte
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // createApplication handles POST /api/external/applications (spec 4.1).
@@ -35,7 +36,7 @@ func (s *Server) createApplication(c echo.Context) error {
 	for _, p := range res.Application.Participants {
 		out.Participants = append(out.Participants, createdParticipant{ID: p.ID, LinkSlug: p.LinkSlug, Email: p.Email, Role: p.Role})
 	}
-	return writeJSON(c, http.StatusCreated, out)
+	return web.WriteJSON(c, http.StatusCreated, out)
 }
 
 // refreshPreAuth handles POST /api/external/applications/:id/pre-auth (spec 4.2).
@@ -44,7 +45,7 @@ func (s *Server) refreshPreAuth(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusCreated, preAuthResponse{
+	return web.WriteJSON(c, http.StatusCreated, preAuthResponse{
 		PreAuthCode:     res.Code,
 		Link:            res.Link,
 		ExpiresAt:       onboarding.Timestamp(res.ExpiresAt),
@@ -66,7 +67,7 @@ func (s *Server) listApplications(c echo.Context) error {
 	if page.NextCursor != "" {
 		out.NextCursor = &page.NextCursor
 	}
-	return writeJSON(c, http.StatusOK, out)
+	return web.WriteJSON(c, http.StatusOK, out)
 }
 
 // getApplication handles GET /api/external/applications/:id (spec 4.4).
@@ -78,7 +79,7 @@ func (s *Server) getApplication(c echo.Context) error {
 		return err
 	}
 	*buf = b // grown, when the application needed more
-	return writeRawJSON(c, http.StatusOK, b)
+	return web.WriteRawJSON(c, http.StatusOK, b)
 }
 
 // getDocument handles GET /api/external/applications/:id/documents/:docId (spec 4.7).
@@ -87,7 +88,7 @@ func (s *Server) getDocument(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, documentLinkResponse{URL: doc.URL, FileName: doc.FileName, FileType: doc.FileType})
+	return web.WriteJSON(c, http.StatusOK, documentLinkResponse{URL: doc.URL, FileName: doc.FileName, FileType: doc.FileType})
 }
 
 // updateApplication handles PATCH /api/external/applications/:id (spec 4.5).
@@ -100,7 +101,7 @@ func (s *Server) updateApplication(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, updateResponse{Success: true, ApplicationID: app.ID, UpdatedFields: ids})
+	return web.WriteJSON(c, http.StatusOK, updateResponse{Success: true, ApplicationID: app.ID, UpdatedFields: ids})
 }
 
 // fieldCatalog handles GET /api/external/applications/:id/fields (spec 4.6).
@@ -131,7 +132,7 @@ func (s *Server) fieldCatalog(c echo.Context) error {
 
 // health handles GET /healthz: the process is up and serving.
 func (s *Server) health(c echo.Context) error {
-	return writeRawJSON(c, http.StatusOK, []byte(`{"status":"ok"}`))
+	return web.WriteRawJSON(c, http.StatusOK, []byte(`{"status":"ok"}`))
 }
 
 // bindJSON decodes a JSON object body into v. An empty body is an empty
@@ -168,7 +169,7 @@ func (s *Server) recordDecision(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, decisionResponse{
+	return web.WriteJSON(c, http.StatusOK, decisionResponse{
 		Success: true, DecisionID: rec.Decision.ID, ApplicationID: rec.Application.ID, Type: rec.Decision.Type,
 		Status: rec.Application.Status, RecordedAt: onboarding.Timestamp(rec.Decision.RecordedAt), AlreadyRecorded: rec.AlreadyRecorded,
 	})
@@ -188,7 +189,7 @@ func (s *Server) resendInvite(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, inviteResponse{
+	return web.WriteJSON(c, http.StatusOK, inviteResponse{
 		Success: true, ApplicationID: res.Application.ID, Status: res.Application.Status, Warning: res.Warning,
 	})
 }

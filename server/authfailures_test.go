@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/server/form"
 )
 
 // attempt is one API request from a client address, perhaps through a
@@ -114,11 +116,12 @@ func TestAuthFailuresLimited(t *testing.T) {
 // and that an IPv6 guesser is counted by its /64.
 func TestAuthFailuresBehindTrustedProxy(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	sessions, err := NewSignedSessions(bytes.Repeat([]byte{9}, 32))
+	sessions, err := form.NewSignedSessions(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(Options{Service: e.svc, Responses: e.store, Sessions: sessions, Now: e.clock.Now, Sandbox: true,
+	pages := form.New(form.Options{Service: e.svc, Sessions: sessions, Now: e.clock.Now})
+	h := New(Options{Service: e.svc, Responses: e.store, Pages: pages, Now: e.clock.Now, Sandbox: true,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}).Handler()
 	const proxy = "10.1.2.3"
 	wrong := "raw:Bearer svc_aaaaaaaaaaaaaaaa.wrong" // no such key
@@ -153,13 +156,15 @@ func TestAuthFailuresBehindTrustedProxy(t *testing.T) {
 // each attempt it refuses.
 func TestAuthLockoutLogged(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	sessions, err := NewSignedSessions(bytes.Repeat([]byte{9}, 32))
+	sessions, err := form.NewSignedSessions(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	h := New(Options{Service: e.svc, Responses: e.store, Sessions: sessions, Now: e.clock.Now, Sandbox: true,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))}).Handler()
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	pages := form.New(form.Options{Service: e.svc, Sessions: sessions, Now: e.clock.Now, Logger: log})
+	h := New(Options{Service: e.svc, Responses: e.store, Pages: pages, Now: e.clock.Now, Sandbox: true,
+		Logger: log}).Handler()
 	bad := attempt{from: "192.0.2.7", key: "raw:Bearer svc_aaaaaaaaaaaaaaaa.wrong"}
 	lockouts := func() []string {
 		var lines []string

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/server/form"
 )
 
 // createWith is a valid create body for acme with the given members
@@ -249,12 +250,13 @@ func TestGoodInputStillPasses(t *testing.T) {
 // (and nothing is stored).
 func TestTruncatedBodyIs400(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	sessions, err := NewSignedSessions(bytes.Repeat([]byte{9}, 32))
+	sessions, err := form.NewSignedSessions(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The bare handler: the contract check of e.h reads bodies itself.
-	srv := New(Options{Service: e.svc, Responses: e.store, Sessions: sessions, Now: e.clock.Now, PublicURL: "https://onboard.test", Sandbox: true})
+	pages := form.New(form.Options{Service: e.svc, Sessions: sessions, Now: e.clock.Now, PublicURL: "https://onboard.test"})
+	srv := New(Options{Service: e.svc, Responses: e.store, Pages: pages, Now: e.clock.Now, Sandbox: true})
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 

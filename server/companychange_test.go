@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"onboard/onboarding"
+	"onboard/server/form"
 )
 
 // TestFormChangeCompany: the applicant who chose their company on the
@@ -54,7 +55,7 @@ func TestFormChangeCompany(t *testing.T) {
 	}
 
 	wantRedirect(t, a.post("/company/change", nil), a.base+"/company?done=changed")
-	wantPage(t, a.get("/company?done=changed"), http.StatusOK, "<h1>Find your company</h1>", notices["changed"])
+	wantPage(t, a.get("/company?done=changed"), http.StatusOK, "<h1>Find your company</h1>", form.NoticeText("changed"))
 	app := e.apiApp(t, id)
 	data := app["data"].(map[string]any)
 	fields := data["fields"].(map[string]any)

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/blobs"
+	"onboard/server/web"
 )
 
 // download serves a blob through a signed link (registry documents and
@@ -56,7 +57,7 @@ func (w *contentErrors) WriteHeader(code int) {
 	w.failed = true
 	h := w.Header()
 	h.Del("Content-Disposition")
-	noStore(h)
+	web.NoStore(h)
 	answer := errRangeNotSatisfiable
 	if code != http.StatusRequestedRangeNotSatisfiable {
 		answer = errorBody{Error: http.StatusText(code)}

@@ -22,6 +22,7 @@ import (
 	"onboard/onboarding"
 	"onboard/pdf"
 	"onboard/registry"
+	"onboard/server/form"
 	"onboard/storage"
 )
 
@@ -213,12 +214,13 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if opts.maxJSON == 0 {
 		opts.maxJSON = 1 << 20
 	}
-	sessions, err := NewSignedSessions(o.SessionKey)
+	sessions, err := form.NewSignedSessions(o.SessionKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Options{Service: svc, Responses: store, Sessions: sessions, SessionTimeout: opts.sessionTimeout, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
-		PublicURL: "https://onboard.test", Sandbox: !opts.production})
+	pages := form.New(form.Options{Service: svc, Sessions: sessions, SessionTimeout: opts.sessionTimeout, Now: clk.Now, PublicURL: "https://onboard.test"})
+	srv := New(Options{Service: svc, Responses: store, Pages: pages, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
+		Sandbox: !opts.production})
 	// Every exchange with the API is checked against its OpenAPI document.
 	e := &env{h: contractChecked(t, srv.Handler()), unchecked: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
 	e.passes, e.sweeps = passes, sweeps

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/server/form"
 )
 
 // TestErrorAnswersCarrySecurityHeaders checks that every answer of the
@@ -61,7 +63,7 @@ func TestErrorAnswersCarrySecurityHeaders(t *testing.T) {
 	}
 }
 
-// TestFormPostTooLarge checks that a form post over maxFormPost gets 413
+// TestFormPostTooLarge checks that a form post over form.MaxPostBytes gets 413
 // and a page saying what to do, not that the page has expired, and that
 // nothing of it is saved.
 func TestFormPostTooLarge(t *testing.T) {
@@ -69,7 +71,7 @@ func TestFormPostTooLarge(t *testing.T) {
 	id := e.create(t, "acme", "")
 	a := e.applicantAt(t, e.primaryLink(t, id))
 	a.signIn()
-	w := a.post("/s/business", url.Values{"business_description": {strings.Repeat("a", maxFormPost)}})
+	w := a.post("/s/business", url.Values{"business_description": {strings.Repeat("a", form.MaxPostBytes)}})
 	wantPage(t, w, http.StatusRequestEntityTooLarge, "What you sent is too large. Go back, make your answers shorter and try again.")
 	if strings.Contains(w.Body.String(), "expired") {
 		t.Errorf("the page speaks of expiry:\n%s", pageText(w.Body.String()))

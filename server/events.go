@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"onboard/server/web"
 )
 
 // eventsResponse is a page of list events (DESIGN §5.7): each item is the
@@ -28,7 +30,7 @@ func (s *Server) listEvents(c echo.Context) error {
 	if page.NextCursor != "" {
 		out.NextCursor = &page.NextCursor
 	}
-	return writeJSON(c, http.StatusOK, out)
+	return web.WriteJSON(c, http.StatusOK, out)
 }
 
 // getEvent handles GET /api/external/events/:id.
@@ -37,5 +39,5 @@ func (s *Server) getEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeRawJSON(c, http.StatusOK, e.Body)
+	return web.WriteRawJSON(c, http.StatusOK, e.Body)
 }

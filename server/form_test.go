@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/server/form"
 )
 
 // applicant is a browser at a participant's link: it keeps the session
@@ -67,7 +68,7 @@ func (a *applicant) send(r *http.Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	a.e.h.ServeHTTP(w, r)
 	for _, c := range w.Result().Cookies() {
-		if c.Name == sessionCookie {
+		if c.Name == form.SessionCookie {
 			a.cookie = c
 		}
 	}
@@ -291,7 +292,7 @@ func TestFormVerification(t *testing.T) {
 	w = a.post("/verify", url.Values{"code": {code[:3] + " " + code[3:]}})
 	wantRedirect(t, w, a.base+"?done=verified")
 	c := a.cookie
-	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || !c.Secure || c.Path != a.base || c.MaxAge != int(sessionTTL.Seconds()) {
+	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || !c.Secure || c.Path != a.base || c.MaxAge != int(form.DefaultSessionTimeout.Seconds()) {
 		t.Errorf("session cookie = %+v, want HttpOnly, SameSite=Lax, Secure, Path %s, 12 h", c, a.base)
 	}
 	wantPage(t, a.get("?done=verified"), http.StatusOK, "Your email address is confirmed.", "Company details", "Check your answers and send")
@@ -313,7 +314,7 @@ func TestFormVerification(t *testing.T) {
 	}
 
 	// The session ends after 12 hours without use.
-	e.clock.Advance(sessionTTL + time.Second)
+	e.clock.Advance(form.DefaultSessionTimeout + time.Second)
 	wantRedirect(t, a.get("/s/company"), a.base)
 }
 
@@ -516,9 +517,7 @@ func TestFormStageSaveUsesPatchRules(t *testing.T) {
 		if !errors.As(err, &pr) || pr.Message() != reason {
 			t.Fatalf("%s: Normalize gives %v, PATCH %q", id, err, reason)
 		}
-		for _, pe := range plainErrors(f, pr, nil) {
-			want = append(want, pe.Message)
-		}
+		want = append(want, form.FieldMessages(f, pr)...)
 	}
 	// A boolean that is neither choice is refused, not taken as no answer.
 	want = append(want, `<a href="#regulated_entity">Select yes or no</a>`)

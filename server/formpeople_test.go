@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"onboard/onboarding"
+	"onboard/server/form"
 )
 
 // detailsOrganizations are the test organizations plus acme-details: the
@@ -136,7 +137,7 @@ func TestFormPeopleDetailsNeeded(t *testing.T) {
 	// the person's page; Samuel's row asks for nothing.
 	body = a.get("/review").Body.String()
 	wantIn(t, name+"'s review row", reviewRow(t, body, name), []string{
-		"Date of birth: " + dateText(first["date_of_birth"].(string)) + " — full date required",
+		"Date of birth: " + form.DateText(first["date_of_birth"].(string)) + " — full date required",
 		"Home address: Not provided — required",
 		"Email address: Not provided — required",
 		`<a href="` + a.base + "/people/" + did + `">Change`,

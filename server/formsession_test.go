@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"onboard/server/form"
 )
 
 var sessionSecondsPattern = regexp.MustCompile(`<meta name="session-seconds" content="([0-9]+)" data-keepalive="([^"]+)">`)
@@ -37,27 +39,27 @@ func TestFormSessionTimeout(t *testing.T) {
 	}
 	a.signIn()
 	n, keepalive := a.sessionSeconds()
-	if n != int(sessionTTL.Seconds()) || keepalive != a.base+"/session" {
-		t.Fatalf("signed-in page: %d s left, keep-alive %q; want %d s and %s/session", n, keepalive, int(sessionTTL.Seconds()), a.base)
+	if n != int(form.DefaultSessionTimeout.Seconds()) || keepalive != a.base+"/session" {
+		t.Fatalf("signed-in page: %d s left, keep-alive %q; want %d s and %s/session", n, keepalive, int(form.DefaultSessionTimeout.Seconds()), a.base)
 	}
 
 	// Five minutes later the page counts from the session's end, not from
 	// the visit (the token is renewed only after ten minutes).
 	e.clock.Advance(5 * time.Minute)
 	a.get("/s/company")
-	if n, _ := a.sessionSeconds(); n != int((sessionTTL - 5*time.Minute).Seconds()) {
-		t.Errorf("after 5 minutes the page says %d s left, want %d", n, int((sessionTTL - 5*time.Minute).Seconds()))
+	if n, _ := a.sessionSeconds(); n != int((form.DefaultSessionTimeout - 5*time.Minute).Seconds()) {
+		t.Errorf("after 5 minutes the page says %d s left, want %d", n, int((form.DefaultSessionTimeout - 5*time.Minute).Seconds()))
 	}
 	// "Stay signed in" renews the session in full, keeping its CSRF token.
 	before := a.csrf
 	w := a.post("/session", nil)
-	if w.Code != http.StatusOK || strings.TrimSpace(w.Body.String()) != strconv.Itoa(int(sessionTTL.Seconds())) {
-		t.Fatalf("stay signed in = %d %q, want 200 and %d", w.Code, w.Body, int(sessionTTL.Seconds()))
+	if w.Code != http.StatusOK || strings.TrimSpace(w.Body.String()) != strconv.Itoa(int(form.DefaultSessionTimeout.Seconds())) {
+		t.Fatalf("stay signed in = %d %q, want 200 and %d", w.Code, w.Body, int(form.DefaultSessionTimeout.Seconds()))
 	}
 	if cc := w.Header().Get("Cache-Control"); cc != "no-store" {
 		t.Errorf("stay signed in Cache-Control = %q", cc)
 	}
-	e.clock.Advance(sessionTTL - time.Minute)
+	e.clock.Advance(form.DefaultSessionTimeout - time.Minute)
 	wantPage(t, a.get("/s/company"), http.StatusOK, "Company details")
 	if a.csrf != before {
 		t.Error("renewing the session changed the CSRF token of open pages")
@@ -66,7 +68,7 @@ func TestFormSessionTimeout(t *testing.T) {
 	wantPage(t, a.post("/session", url.Values{"csrf": {"forged"}}), http.StatusForbidden, "This page has expired.")
 
 	// After the end, a post says so and leads to signing in again.
-	e.clock.Advance(sessionTTL + time.Second)
+	e.clock.Advance(form.DefaultSessionTimeout + time.Second)
 	w = a.post("/s/company", url.Values{"industry": {"software"}})
 	wantPage(t, w, http.StatusUnauthorized, "<title>You have been signed out – Acme Payments</title>",
 		`<p data-session-ended>Your session has ended. Confirm your email address to continue.</p>`,
@@ -91,7 +93,7 @@ func TestRFISessionTimeout(t *testing.T) {
 		t.Fatalf("RFI page: %d s left, keep-alive %q", n, keepalive)
 	}
 	e.clock.Advance(time.Hour)
-	if w := a.post("/session", nil); w.Code != http.StatusOK || strings.TrimSpace(w.Body.String()) != strconv.Itoa(int(sessionTTL.Seconds())) {
+	if w := a.post("/session", nil); w.Code != http.StatusOK || strings.TrimSpace(w.Body.String()) != strconv.Itoa(int(form.DefaultSessionTimeout.Seconds())) {
 		t.Errorf("stay signed in = %d %q", w.Code, w.Body)
 	}
 }

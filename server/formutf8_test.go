@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"onboard/server/form"
 )
 
 // A form post that cannot be read (text that is not UTF-8, a broken
@@ -36,7 +38,7 @@ func TestFormPostUnreadable(t *testing.T) {
 			csrfBefore := a.csrf
 			w := a.send(r)
 			a.csrf = csrfBefore
-			wantPage(t, w, http.StatusBadRequest, errFormUnreadable.message)
+			wantPage(t, w, http.StatusBadRequest, form.ErrPostUnreadable.Message)
 			if v := e.apiApp(t, id)["data"].(map[string]any)["fields"].(map[string]any)["business_description"]; v != nil {
 				t.Errorf("business_description = %q after a refused save", v)
 			}

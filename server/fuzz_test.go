@@ -17,6 +17,7 @@ import (
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/registry"
+	"onboard/server/form"
 )
 
 // Fuzz targets for the API's input surfaces, through the real router: no
@@ -25,8 +26,8 @@ import (
 
 // fuzzEnv is an env for fuzzing: the same stack as newEnv, but its handler
 // is the router itself, without the OpenAPI contract check (which reports
-// asynchronously, to the test that made the env, and would halve the
-// executions per second), and with the server's log kept so that a 5xx can
+// asynchronously, to the test that made the env, and would slow the
+// fuzzing down), and with the server's log kept so that a 5xx can
 // say what went wrong.
 type fuzzEnv struct {
 	*env
@@ -35,15 +36,16 @@ type fuzzEnv struct {
 
 func newFuzzEnv(f *testing.F) *fuzzEnv {
 	e := newEnv(f, envOptions{})
-	sessions, err := NewSignedSessions(bytes.Repeat([]byte{9}, 32))
+	sessions, err := form.NewSignedSessions(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		f.Fatal(err)
 	}
 	var log bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	pages := form.New(form.Options{Service: e.svc, Sessions: sessions, Now: e.clock.Now, PublicURL: "https://onboard.test", Logger: logger})
 	e.h = New(Options{
-		Service: e.svc, Responses: e.store, Sessions: sessions, Now: e.clock.Now,
-		PublicURL: "https://onboard.test", Sandbox: true,
-		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Service: e.svc, Responses: e.store, Pages: pages, Now: e.clock.Now, Sandbox: true,
+		Logger: logger,
 	}).Handler()
 	return &fuzzEnv{env: e, log: &log}
 }
@@ -438,9 +440,9 @@ func mustQuery(t testing.TB, q string) url.Values {
 }
 
 // TestDecisionTimestampYearRange: a decision timestamp whose offset carries
-// it past year 9999 (or before year 0) in UTC is refused as invalid; it
-// used to be a 500, as the stored record could not be encoded
-// (FuzzDecisionBody found it). The years at the very edges are taken.
+// it past year 9999 (or before year 0) in UTC is refused as invalid,
+// never a 500 from a stored record that cannot be encoded. The years at
+// the very edges are taken.
 func TestDecisionTimestampYearRange(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	tests := []struct {

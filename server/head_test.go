@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/server/form"
+	"onboard/server/web"
 )
 
 // rawServer is a second real router over e's service and store, without
@@ -16,12 +19,12 @@ import (
 // lists no HEAD operations, which every GET route answers).
 func rawServer(t *testing.T, e *env) *Server {
 	t.Helper()
-	sessions, err := NewSignedSessions(bytes.Repeat([]byte{9}, 32)) // newEnv's session key
+	sessions, err := form.NewSignedSessions(bytes.Repeat([]byte{9}, 32)) // newEnv's session key
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(Options{Service: e.svc, Responses: e.store, Sessions: sessions, Now: e.clock.Now,
-		PublicURL: "https://onboard.test", Sandbox: true})
+	pages := form.New(form.Options{Service: e.svc, Sessions: sessions, Now: e.clock.Now, PublicURL: "https://onboard.test"})
+	return New(Options{Service: e.svc, Responses: e.store, Pages: pages, Now: e.clock.Now, Sandbox: true})
 }
 
 // routeExample fills a route pattern's parameters with values from
@@ -139,8 +142,8 @@ func TestHeadErrors(t *testing.T) {
 		}
 	}
 	for allow, want := range map[string]string{"": "", "POST": "POST", "GET": "GET, HEAD", "OPTIONS, GET, HEAD": "OPTIONS, GET, HEAD", "GET, POST": "GET, HEAD, POST"} {
-		if got := allowHead(allow); got != want {
-			t.Errorf("allowHead(%q) = %q, want %q", allow, got, want)
+		if got := web.AllowHead(allow); got != want {
+			t.Errorf("web.AllowHead(%q) = %q, want %q", allow, got, want)
 		}
 	}
 	for _, tt := range tests {

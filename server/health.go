@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"onboard/server/web"
 )
 
-// Probe is one check of GET /readyz (DESIGN §5.13): Check returns nil while
+// Probe is one check of GET /readyz (docs/operations.md): Check returns nil while
 // what it watches (the store, a background job) is ready, and an error
 // saying what is wrong otherwise.
 type Probe struct {
@@ -47,5 +49,5 @@ func (s *Server) ready(c echo.Context) error {
 		body.Status, status = "unavailable", http.StatusServiceUnavailable
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return writeJSON(c, status, body)
+	return web.WriteJSON(c, status, body)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // headerIdempotencyKey is the request header of DESIGN §5.9.
@@ -113,7 +114,7 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if saved != nil {
 			c.Response().Header().Set("Idempotent-Replayed", "true")
-			return writeRawJSON(c, saved.Status, saved.Body)
+			return web.WriteRawJSON(c, saved.Status, saved.Body)
 		}
 		rec := &teeWriter{ResponseWriter: c.Response().Writer}
 		c.Response().Writer = rec

@@ -17,6 +17,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"onboard/server/web"
 )
 
 // meteredEnv is newEnv's stack served by a Server with metrics on reg and
@@ -182,7 +184,7 @@ func TestNoMetricsWithoutRegistry(t *testing.T) {
 // sent is echoed, any other is replaced by a generated one.
 func TestRequestID(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	longest := strings.Repeat("a", maxRequestID)
+	longest := strings.Repeat("a", web.MaxRequestID)
 	tests := []struct {
 		name, sent string
 		echoed     bool

@@ -1,10 +1,7 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -19,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // Echo context keys of the authenticated API key and the bearer token it
@@ -26,8 +24,6 @@ import (
 const (
 	ctxKey   = "onboard.apikey"
 	ctxToken = "onboard.token"
-	// ctxHead marks a HEAD request headAsGet routes as GET.
-	ctxHead = "onboard.head"
 )
 
 // apiKey returns the key the auth middleware stored for this request.
@@ -44,7 +40,7 @@ const (
 )
 
 // authenticate resolves the bearer key, checks the endpoint's scope and
-// applies the key's rate limit, in that order (spec §5, DESIGN §5.9).
+// applies the key's rate limit, in that order (docs/api.md).
 //
 // Before that, a client address that has failed too often is refused
 // with 429 and Retry-After, whatever key it presents this time, valid
@@ -72,7 +68,7 @@ func (s *Server) authenticate(scope onboarding.Scope) echo.MiddlewareFunc {
 			addr := clientAddr(c)
 			if wait := s.authFailures.wait(addr); wait > 0 {
 				c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-				return errRateLimited
+				return web.ErrRateLimited
 			}
 			scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
 			if !ok || !strings.EqualFold(scheme, "Bearer") {
@@ -121,19 +117,12 @@ func (s *Server) foreground(next echo.HandlerFunc) echo.HandlerFunc {
 
 // requestLog logs one line per request (never bodies: they carry personal
 // data; never the path of a matched route either, whose parameters may be
-// an applicant's link: its route pattern instead), counts it in the HTTP
-// metrics, and tags the response with a request id: the client's
-// X-Request-Id when it is sane (requestIDOK), a new one otherwise.
+// an applicant's link: its route pattern instead), with the request id
+// web.RequestID gave it, and counts it in the HTTP metrics.
 func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		id := c.Request().Header.Get(echo.HeaderXRequestID)
-		if !requestIDOK(id) {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
-		}
-		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		id := c.Response().Header().Get(echo.HeaderXRequestID)
 		err := next(c)
 		if err != nil {
 			c.Error(err)
@@ -141,7 +130,7 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 		took := time.Since(start)
 		route, status := s.routeOf(c), c.Response().Status
 		if s.metrics != nil {
-			s.metrics.observe(route, requestMethod(c), status, took)
+			s.metrics.observe(route, web.RequestMethod(c), status, took)
 		}
 		level := slog.LevelInfo
 		if isProbeRoute(route) && status < 500 {
@@ -151,7 +140,7 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		attrs := []slog.Attr{
-			slog.String("method", requestMethod(c)),
+			slog.String("method", web.RequestMethod(c)),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Float64("latency_ms", float64(took.Microseconds())/1000),
@@ -191,59 +180,6 @@ func isProbeRoute(route string) bool {
 	return route == "/healthz" || route == "/readyz" || route == "/metrics"
 }
 
-// maxRequestID bounds the X-Request-Id a client may choose.
-const maxRequestID = 128
-
-// requestIDOK reports whether a client's X-Request-Id may be kept: 1 to
-// maxRequestID letters, digits and "-_.:+/=" (UUIDs, ULIDs, hex and base64
-// ids), nothing that could break a log line or a header.
-func requestIDOK(id string) bool {
-	if id == "" || len(id) > maxRequestID {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		switch b := id[i]; {
-		case b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9':
-		case strings.IndexByte("-_.:+/=", b) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// recoverPanic turns a panic into a 500 with the stack in the log.
-func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				if r == http.ErrAbortHandler {
-					panic(r)
-				}
-				err = fmt.Errorf("panic: %v", r)
-			}
-		}()
-		return next(c)
-	}
-}
-
-// baseHeaders sets the headers every answer carries, success or error,
-// whatever its route: no sniffing, and no caching unless the handler says
-// otherwise (the assets, the OpenAPI document). handleError sets them again
-// on every error, over what a failing handler set.
-func baseHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		noStore(c.Response().Header())
-		return next(c)
-	}
-}
-
-// noStore marks an answer as not to be sniffed nor stored.
-func noStore(h http.Header) {
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-}
-
 // jsonBodyTimeout is how long a JSON API body may take to arrive, counted
 // from when the handler starts reading it. API bodies come from partners'
 // servers and are small (at most maxJSON, 1 MiB by default, usually a few
@@ -262,7 +198,7 @@ const jsonBodyTimeout = 30 * time.Second
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	r := c.Request()
 	if r.ContentLength > s.maxJSON {
-		return nil, errBodyTooLarge
+		return nil, web.ErrBodyTooLarge
 	}
 	// Not supported by test recorders, hence no error check; over a real
 	// connection it replaces the server-wide ReadTimeout while the body
@@ -406,7 +342,7 @@ func (l *limiter) spend(key string) (emptied bool) {
 }
 
 // take spends one token of key's bucket and sets the RateLimit headers, or
-// returns errRateLimited with Retry-After set.
+// returns web.ErrRateLimited with Retry-After set.
 func (l *limiter) take(h http.Header, key string) error {
 	if l.rate <= 0 {
 		return nil
@@ -426,7 +362,7 @@ func (l *limiter) take(h http.Header, key string) error {
 	h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil((l.burst-tokens)/l.rate))))
 	if !allowed {
 		h.Set("Retry-After", strconv.Itoa(int(math.Ceil((1-tokens)/l.rate))))
-		return errRateLimited
+		return web.ErrRateLimited
 	}
 	return nil
 }

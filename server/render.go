@@ -8,7 +8,7 @@ import (
 	"onboard/onboarding"
 )
 
-// renderSummary renders a list item (spec 4.3). Its documents are one flat
+// renderSummary renders an item of list applications. Its documents are one flat
 // list in a stable order: the company's documents by field id, then each
 // person's (in people order) by field id, then each entity's likewise.
 func (s *Server) renderSummary(app *onboarding.Application) applicationSummary {
@@ -58,7 +58,7 @@ func (s *Server) appendSummaryDocuments(out []summaryDocument, docs map[string]o
 	return out
 }
 
-// renderCatalog renders a form's field catalog (spec 2.4) once per form.
+// renderCatalog renders a form's field catalog once per form.
 func (s *Server) renderCatalog(form *onboarding.Form) ([]byte, error) {
 	if b, ok := s.catalogs.Load(form); ok {
 		return b.([]byte), nil

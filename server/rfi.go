@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // RFI requests (spec 4.9, DESIGN §5.10): create, read, list, and the
@@ -72,7 +73,7 @@ func (s *Server) createRFIRequest(c echo.Context) error {
 		out.PreAuthCode = res.PreAuthCode
 		out.PreAuthExpiresAt = onboarding.Timestamp(r.Primary().PreAuthExpires)
 	}
-	return writeJSON(c, http.StatusCreated, out)
+	return web.WriteJSON(c, http.StatusCreated, out)
 }
 
 // getRFIRequest handles GET /api/external/rfi-requests/:id.
@@ -81,7 +82,7 @@ func (s *Server) getRFIRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, s.svc.RFIView(r, true))
+	return web.WriteJSON(c, http.StatusOK, s.svc.RFIView(r, true))
 }
 
 // listRFIRequests handles GET /api/external/rfi-requests.
@@ -97,7 +98,7 @@ func (s *Server) listRFIRequests(c echo.Context) error {
 	if page.NextCursor != "" {
 		out.NextCursor = &page.NextCursor
 	}
-	return writeJSON(c, http.StatusOK, out)
+	return web.WriteJSON(c, http.StatusOK, out)
 }
 
 // getRFIDocument handles GET /api/external/rfi-requests/:id/documents/:docId.
@@ -106,5 +107,5 @@ func (s *Server) getRFIDocument(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, documentLinkResponse{URL: d.URL, FileName: d.FileName, FileType: d.FileType})
+	return web.WriteJSON(c, http.StatusOK, documentLinkResponse{URL: d.URL, FileName: d.FileName, FileType: d.FileType})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/server/form"
 )
 
 // rfiRequest creates an RFI request through the domain, as the API does,
@@ -143,7 +144,7 @@ func TestRFIPageVerification(t *testing.T) {
 
 	wantRedirect(t, a.post("/verify", url.Values{"code": {code}}), a.base+"?done=verified")
 	ck := a.cookie
-	if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || !ck.Secure || ck.Path != a.base || ck.MaxAge != int(sessionTTL.Seconds()) {
+	if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || !ck.Secure || ck.Path != a.base || ck.MaxAge != int(form.DefaultSessionTimeout.Seconds()) {
 		t.Errorf("session cookie = %+v, want HttpOnly, SameSite=Lax, Secure, Path %s, 12 h", ck, a.base)
 	}
 	wantPage(t, a.get("?done=verified"), http.StatusOK, "Your email address is confirmed.", "Send your documents",
@@ -159,7 +160,7 @@ func TestRFIPageVerification(t *testing.T) {
 	}
 
 	// The session ends after 12 hours without use.
-	e.clock.Advance(sessionTTL + time.Second)
+	e.clock.Advance(form.DefaultSessionTimeout + time.Second)
 	wantPage(t, a.get(""), http.StatusOK, "Confirm it is you")
 }
 

@@ -82,10 +82,10 @@ func TestManyConcurrentPatchesAllSucceed(t *testing.T) {
 }
 
 // TestPatchWithHugeNumberOfIDsIsCheap guards against a PATCH whose cost
-// grows with the square of its ids (a 1 MiB body of distinct ids once took
-// 15 s): ten times the ids must cost about ten times as much, not a hundred.
-// It compares growth rather than a wall-clock bound, which the race detector
-// and a busy CI machine made flaky, and it takes the best of three runs.
+// grows with the square of its ids: ten times the ids must cost about ten
+// times as much, not a hundred. It compares growth rather than a
+// wall-clock bound, which the race detector and a busy machine would make
+// flaky, and it takes the best of three runs.
 func TestPatchWithHugeNumberOfIDsIsCheap(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	id := e.create(t, "acme", "")

@@ -5,14 +5,15 @@ import (
 
 	"onboard/onboarding"
 	"onboard/server/openapi"
+	"onboard/server/web"
 )
 
-// routes registers every route of the API in one place. Every GET route
-// answers HEAD too (headAsGet, unless it has a HEAD route of its own), and
-// every answer carries baseHeaders.
+// routes registers every route of the API in one place, then the Pages'.
+// Every GET route answers HEAD too (web.HeadAsGet, unless it has a HEAD
+// route of its own), and every answer carries web.BaseHeaders.
 func (s *Server) routes() {
-	s.e.Pre(s.headAsGet)
-	s.e.Use(s.foreground, s.requestLog, baseHeaders, s.recoverPanic)
+	s.e.Pre(web.HeadAsGet(s.e, func(pattern string) bool { return s.headRoutes[pattern] }))
+	s.e.Use(s.foreground, web.RequestID, s.requestLog, web.BaseHeaders, web.RecoverPanic)
 
 	s.e.GET("/healthz", s.health)
 	s.e.GET("/readyz", s.ready)
@@ -22,7 +23,7 @@ func (s *Server) routes() {
 	// Signed blob downloads: the link itself is the credential.
 	s.e.GET("/files/:id", s.download)
 	s.e.HEAD("/files/:id", s.download) // ServeContent answers HEAD without reading the file
-	// The API's contract (DESIGN §5.13): no key, cacheable.
+	// The API's contract (docs/api.md): no key, cacheable.
 	s.e.GET(openapi.Path, echo.WrapHandler(openapi.Handler()))
 
 	// Middleware is attached per route, not to the group: echo v4 answers
@@ -54,5 +55,7 @@ func (s *Server) routes() {
 	route("GET", "/events/:id", s.getEvent, onboarding.ScopeEventsRead)
 	s.testHelperRoutes(route)
 
-	s.formRoutes()
+	if s.pages != nil {
+		s.pages.Register(s.e)
+	}
 }

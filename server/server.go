@@ -1,28 +1,24 @@
-// Package server is onboard's HTTP layer and the only package that imports
-// echo: the /api/external JSON API, the admin socket, and the one table that
-// maps domain errors to HTTP statuses. Handlers are thin: bind, call one
-// Service method, render.
+// Package server is onboard's JSON API under /api/external, with the
+// health, metrics and admin socket beside it: it builds the echo instance
+// that the applicant form (package form) is mounted on, and runs the
+// listeners. Handlers are thin: bind, call one Service method, render.
 package server
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // Options configures a Server.
@@ -31,28 +27,22 @@ type Options struct {
 	// Responses keeps the responses of requests with an Idempotency-Key;
 	// without it such requests fail with 500 and a logged cause.
 	Responses ResponseStore
-	// Sessions keeps the applicant form's sessions; without it the form
-	// answers that it is not available.
-	Sessions Sessions
-	// SessionTimeout is how long a form session lasts without use
-	// (default 12 hours); pages warn before it ends.
-	SessionTimeout time.Duration
-	Logger         *slog.Logger // default: discard
-	// RatePerSecond and Burst set each API key's token bucket (DESIGN §5.9);
+	// Pages are the routes served beside the API: the applicant form and
+	// the RFI page. Without them, their paths answer 404 Not found.
+	Pages  Pages
+	Logger *slog.Logger // default: discard
+	// RatePerSecond and Burst set each API key's token bucket (docs/api.md);
 	// a RatePerSecond of 0 disables rate limiting.
 	RatePerSecond float64
 	Burst         int
 	MaxJSONBytes  int64            // default 1 MiB
 	Now           func() time.Time // default time.Now
-	// PublicURL is the base URL applicants reach the server at; form
-	// cookies are Secure when it is https.
-	PublicURL string
-	// Sandbox serves the sandbox test helpers (DESIGN §5.11); without it
+	// Sandbox serves the sandbox test helpers (docs/sandbox.md); without it
 	// (production) every path under /api/external/test-helpers/ answers
 	// 404 Not found.
 	Sandbox bool
 	// Metrics, when set, is the registry the HTTP metrics are registered
-	// on and GET /metrics serves (DESIGN §5.13); without it there is no
+	// on and GET /metrics serves (docs/operations.md); without it there is no
 	// /metrics.
 	Metrics *prometheus.Registry
 	// MetricsListener, when set, is where Run serves GET /metrics, instead
@@ -69,6 +59,15 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 }
 
+// Pages are routes that share the API's listener, middleware and error
+// answers without being part of the API: the applicant form and the RFI
+// page (package form).
+type Pages interface {
+	// Register adds the routes to e. New calls it once, after
+	// registering the API's routes.
+	Register(e *echo.Echo)
+}
+
 // Server serves the API.
 type Server struct {
 	svc   *onboarding.Service
@@ -80,14 +79,10 @@ type Server struct {
 	maxJSON      int64
 	now          func() time.Time
 
-	secureCookie bool
-	sandbox      bool   // serve the test helpers
-	pages        *pages // the applicant form's parsed templates
+	sandbox bool  // serve the test helpers
+	pages   Pages // the applicant form and the RFI page; nil: none
 
-	replays  *replays // requests with an Idempotency-Key
-	sessions Sessions // the applicant form's sessions
-	// sessionTimeout is how long a form session lasts without use.
-	sessionTimeout time.Duration
+	replays *replays // requests with an Idempotency-Key
 
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
 	answers  answerBuffers
@@ -113,12 +108,9 @@ func New(opts Options) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.secureCookie = strings.HasPrefix(opts.PublicURL, "https://")
 	s.sandbox = opts.Sandbox
 	s.backup = opts.Backup
-	s.pages = mustParsePages()
-	s.sessions = opts.Sessions
-	s.sessionTimeout = cmp.Or(opts.SessionTimeout, sessionTTL)
+	s.pages = opts.Pages
 	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]*flight{}}
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
 	s.authFailures = newLimiter(authFailureBurst/authFailureWindow.Seconds(), authFailureBurst, s.now)
@@ -130,7 +122,7 @@ func New(opts Options) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = s.handleError
+	e.HTTPErrorHandler = web.ErrorHandler(s.log)
 	e.IPExtractor = ipExtractor(opts.TrustedProxies)
 	s.e = e
 	s.routes()
@@ -191,23 +183,4 @@ func (s *Server) Run(ctx context.Context, api, admin net.Listener, grace time.Du
 		}
 	}
 	return first
-}
-
-// writeJSON renders v with the given status. It encodes as encoding/json
-// does, with the JSON v2 implementation in that mode (DefaultOptionsV1):
-// the same bytes in less time and with fewer allocations.
-func writeJSON(c echo.Context, status int, v any) error {
-	b, err := jsonv2.Marshal(v, jsonv1.DefaultOptionsV1())
-	if err != nil {
-		return err
-	}
-	return writeRawJSON(c, status, b)
-}
-
-// writeRawJSON sends bytes that are already JSON, with their
-// Content-Length: net/http would otherwise send a body of more than 2 KiB
-// chunked.
-func writeRawJSON(c echo.Context, status int, b []byte) error {
-	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(b)))
-	return c.Blob(status, echo.MIMEApplicationJSON, b)
 }

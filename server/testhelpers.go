@@ -6,9 +6,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
-// testHelperRoutes registers the sandbox test helpers (DESIGN §5.11) with
+// testHelperRoutes registers the sandbox test helpers (docs/sandbox.md) with
 // route, the API's route registration (key, scope, Idempotency-Key on
 // POST). In production it registers nothing, so every path under
 // /api/external/test-helpers/ answers 404 Not found, as any unknown path.
@@ -29,7 +30,7 @@ func (s *Server) completeRFIForTest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, s.svc.RFIView(r, true))
+	return web.WriteJSON(c, http.StatusOK, s.svc.RFIView(r, true))
 }
 
 // expireRFIForTest handles POST
@@ -39,7 +40,7 @@ func (s *Server) expireRFIForTest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, s.svc.RFIView(r, true))
+	return web.WriteJSON(c, http.StatusOK, s.svc.RFIView(r, true))
 }
 
 // submitForTest handles POST
@@ -54,5 +55,5 @@ func (s *Server) submitForTest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, view)
+	return web.WriteJSON(c, http.StatusOK, view)
 }

@@ -1,4 +1,4 @@
-package server
+package form
 
 import (
 	"context"
@@ -10,9 +10,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
-// The RFI page (DESIGN §5.10): an RFI request's link, /r/{link_slug}, is
+// The RFI page (docs/applicant-form.md): an RFI request's link, /r/{link_slug}, is
 // one page where the contact uploads each document the agent asks for and
 // then sends them. It shares the form's link machinery (linkVisitor, the
 // sessions, the verification pages) and its upload step (receiveUpload,
@@ -127,7 +128,7 @@ func (s *Server) rfiRemove(c echo.Context) error {
 	field := c.Request().PostForm.Get("field")
 	err := s.svc.RemoveRFIDocument(c.Request().Context(), v, field)
 	if e := onboarding.AsError(err); e != nil && (e.Kind == onboarding.KindInvalid || errors.Is(err, onboarding.ErrNoDocumentToRemove)) {
-		return s.rfiPage(c, v, statusOf(e.Kind), field, e.Message, nil)
+		return s.rfiPage(c, v, web.StatusOf(e.Kind), field, e.Message, nil)
 	}
 	if err != nil {
 		return err

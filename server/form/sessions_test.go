@@ -1,4 +1,4 @@
-package server
+package form
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ func TestSignedSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, _ := NewSignedSessions(bytes.Repeat([]byte{8}, 32))
-	signedIn := Session{AppID: "a1", ParticipantID: "p1", Epoch: 3, Issued: now, Expires: now.Add(sessionTTL), Nonce: "n0nce"}
-	anon := Session{AppID: "a1", Issued: now, Expires: now.Add(sessionTTL), Nonce: "n1"}
+	signedIn := Session{AppID: "a1", ParticipantID: "p1", Epoch: 3, Issued: now, Expires: now.Add(DefaultSessionTimeout), Nonce: "n0nce"}
+	anon := Session{AppID: "a1", Issued: now, Expires: now.Add(DefaultSessionTimeout), Nonce: "n1"}
 	token := k.Issue(signedIn)
 	tests := []struct {
 		name  string
@@ -28,8 +28,8 @@ func TestSignedSessions(t *testing.T) {
 	}{
 		{"signed in", token, now, signedIn, true},
 		{"anonymous", k.Issue(anon), now, anon, true},
-		{"just before expiry", token, now.Add(sessionTTL - time.Second), signedIn, true},
-		{"expired", token, now.Add(sessionTTL), Session{}, false},
+		{"just before expiry", token, now.Add(DefaultSessionTimeout - time.Second), signedIn, true},
+		{"expired", token, now.Add(DefaultSessionTimeout), Session{}, false},
 		{"another key", other.Issue(signedIn), now, Session{}, false},
 		{"tampered epoch", strings.Replace(token, ".3.", ".4.", 1), now, Session{}, false},
 		{"tampered signature", token[:len(token)-1] + "A", now, Session{}, false},

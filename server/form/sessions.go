@@ -1,4 +1,4 @@
-package server
+package form
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"onboard/onboarding"
 )
 
-// The sessions of applicant links, the form's and RFI requests' (DESIGN
-// §5.5, §5.10): once a participant proved control of their email address
+// The sessions of applicant links, the form's and RFI requests'
+// (docs/applicant-form.md): once a participant proved control of their email address
 // (or used the partner's pre-auth code), their browser holds a session
 // token in an HttpOnly cookie scoped to their link, and every post
 // carries a CSRF token derived from the session's secret nonce.
@@ -28,9 +28,9 @@ import (
 
 // Lifetimes of form sessions.
 const (
-	// sessionTTL is how long a form session lasts without use, unless
-	// Options.SessionTimeout says otherwise; every visit renews it.
-	sessionTTL = 12 * time.Hour
+	// DefaultSessionTimeout is how long a form session lasts without use,
+	// unless Options.SessionTimeout says otherwise; every visit renews it.
+	DefaultSessionTimeout = 12 * time.Hour
 	// sessionRenewAfter is how old a session may get before a visit
 	// issues a fresh token, so that not every request sets a cookie (a
 	// quarter of the timeout when that is shorter).
@@ -156,7 +156,7 @@ const (
 
 // heldSession reads the session the browser holds, if it holds a valid one.
 func (s *Server) heldSession(c echo.Context) (Session, bool) {
-	ck, err := c.Request().Cookie(sessionCookie)
+	ck, err := c.Request().Cookie(SessionCookie)
 	if err != nil {
 		return Session{}, false
 	}
@@ -249,7 +249,7 @@ func (s *Server) startSession(c echo.Context, g guest) {
 // link.
 func (s *Server) setSession(c echo.Context, g guest, ss Session) {
 	c.SetCookie(&http.Cookie{
-		Name: sessionCookie, Value: s.sessions.Issue(ss), Path: g.base(),
+		Name: SessionCookie, Value: s.sessions.Issue(ss), Path: g.base(),
 		MaxAge: int(s.sessionTimeout.Seconds()), HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie || c.Request().TLS != nil,
 	})

@@ -1,4 +1,4 @@
-package server
+package form
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // The company search: with company selection, the applicant finds their
@@ -47,7 +48,7 @@ func (s *Server) companySearch(c echo.Context) error {
 		matches, err := s.svc.SearchForVisitor(c.Request().Context(), v, p.Query)
 		if e := onboarding.AsError(err); e != nil && e.Kind != onboarding.KindInternal {
 			p.Errors = []errorItem{{Anchor: "q", Message: e.Message}}
-			status = statusOf(e.Kind)
+			status = web.StatusOf(e.Kind)
 		} else if err != nil {
 			return err
 		} else {
@@ -71,7 +72,7 @@ func (s *Server) companyConfirm(c echo.Context) error {
 	if e := onboarding.AsError(err); e != nil && e.Kind != onboarding.KindInternal {
 		p := &companyView{layout: newLayout(v, "Find your company"), RegistryName: registryName(v.App.Country), Query: q}
 		p.Errors = []errorItem{{Anchor: "q", Message: e.Message}}
-		return s.render(c, statusOf(e.Kind), "company", p)
+		return s.render(c, web.StatusOf(e.Kind), "company", p)
 	}
 	if err != nil {
 		return err
@@ -115,7 +116,7 @@ func (s *Server) companyChoose(c echo.Context) error {
 	if e := onboarding.AsError(err); e != nil && (e.Kind == onboarding.KindInvalid || e.Kind == onboarding.KindUnavailable || e.Kind == onboarding.KindUpstream) {
 		p := &companyView{layout: newLayout(v, "Find your company"), RegistryName: registryName(v.App.Country)}
 		p.Errors = []errorItem{{Anchor: "q", Message: e.Message}}
-		return s.render(c, statusOf(e.Kind), "company", p)
+		return s.render(c, web.StatusOf(e.Kind), "company", p)
 	}
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package form
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // The applicant's form: server-rendered pages under /a/{link_slug}, with
@@ -30,12 +31,27 @@ var templateFiles embed.FS
 var assetFiles embed.FS
 
 const (
-	sessionCookie = "onboard_session"
-	// maxFormPost bounds a form post other than an upload.
-	maxFormPost = 256 << 10
-	visitorKey  = "visitor"
+	// SessionCookie is the cookie that holds a link's session token.
+	SessionCookie = "onboard_session"
+	// MaxPostBytes bounds a form post other than an upload.
+	MaxPostBytes = 256 << 10
+	visitorKey   = "visitor"
 	// uploadRoute is the one form route that takes multipart posts.
 	uploadRoute = "/a/:slug/documents"
+)
+
+// The form's pages for posts it cannot take.
+var (
+	// ErrPostTooLarge is the form's page for a post over MaxPostBytes: in
+	// words an applicant can act on.
+	ErrPostTooLarge = &web.Error{Status: http.StatusRequestEntityTooLarge,
+		Message: "What you sent is too large. Go back, make your answers shorter and try again."}
+	// ErrPostUnreadable is the form's page for a post that cannot be read:
+	// cut short, with more than 10,000 parameters (net/url's limit), a
+	// broken %-escape, or text that is not UTF-8. Browsers send none of
+	// these; a flaky connection can cut one short.
+	ErrPostUnreadable = &web.Error{Status: http.StatusBadRequest,
+		Message: "What you sent could not be read. Go back and try again."}
 )
 
 // pages holds one parsed template per page, each with the shared layout,
@@ -80,13 +96,13 @@ func (s *Server) formRoutes() {
 		name := c.Param("*")
 		f, err := assets.Open(name)
 		if err != nil {
-			return errRouteNotFound
+			return web.ErrRouteNotFound
 		}
 		defer f.Close()
 		info, err := f.Stat()
 		content, seekable := f.(io.ReadSeeker)
 		if err != nil || info.IsDir() || !seekable {
-			return errRouteNotFound
+			return web.ErrRouteNotFound
 		}
 		h := c.Response().Header()
 		h.Set("Cache-Control", "public, max-age=3600")
@@ -197,16 +213,16 @@ func (s *Server) linkVisitor(k linkKind) echo.MiddlewareFunc {
 				return k.fail(c, onboarding.ErrCSRF)
 			}
 			if r.Method == http.MethodPost && !isMultipart(r) {
-				r.Body = http.MaxBytesReader(c.Response(), r.Body, maxFormPost)
+				r.Body = http.MaxBytesReader(c.Response(), r.Body, MaxPostBytes)
 				if err := r.ParseForm(); err != nil {
 					var tooBig *http.MaxBytesError
 					if errors.As(err, &tooBig) {
-						return k.fail(c, errFormTooLarge)
+						return k.fail(c, ErrPostTooLarge)
 					}
-					return k.fail(c, errFormUnreadable)
+					return k.fail(c, ErrPostUnreadable)
 				}
 				if !formIsUTF8(r.PostForm) {
-					return k.fail(c, errFormUnreadable)
+					return k.fail(c, ErrPostUnreadable)
 				}
 				if !validCSRF(csrfOf(c), r.PostForm.Get("csrf")) {
 					return k.fail(c, onboarding.ErrCSRF)
@@ -385,25 +401,25 @@ func (s *Server) linkFailure(c echo.Context, l layout, err error) error {
 	if c.Response().Committed {
 		return nil
 	}
-	f := failureOf(err)
-	status := f.status
-	if f.unexpected() {
+	f := web.FailureOf(err)
+	status := f.Status
+	if f.Unexpected() {
 		s.log.Error("form request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	}
 	title := "Sorry, there is a problem"
-	msg := f.body.Error
+	msg := f.Body.Error
 	ended := false
 	switch {
 	case errors.Is(err, onboarding.ErrFormNotFound):
 		title = "This link does not work"
 	case errors.Is(err, onboarding.ErrNotSignedIn):
 		title, ended = "You have been signed out", true
-	case f.unexpected() && l.RFI:
+	case f.Unexpected() && l.RFI:
 		msg = "Something went wrong on our side. The documents you uploaded are safe. Try again in a few minutes."
-	case f.unexpected():
+	case f.Unexpected():
 		msg = "Something went wrong on our side. Your saved answers are safe. Try again in a few minutes."
-	case f.cause == nil && status == http.StatusNotFound:
+	case f.Cause == nil && status == http.StatusNotFound:
 		msg = "This page does not exist."
 	}
 	l.Title = title

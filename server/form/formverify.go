@@ -1,4 +1,4 @@
-package server
+package form
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // The verification pages of every applicant link (the form's and RFI
@@ -27,7 +28,7 @@ func (s *Server) sendCode(c echo.Context) error {
 	}
 	if err := g.sendCode(c.Request().Context(), s.svc); err != nil {
 		if e := onboarding.AsError(err); e != nil && e.Kind != onboarding.KindConflict {
-			return s.renderVerify(c, statusOf(e.Kind), g, e.Message)
+			return s.renderVerify(c, web.StatusOf(e.Kind), g, e.Message)
 		}
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"net/http"
@@ -7,30 +7,39 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// headAsGet answers HEAD on every GET route (RFC 9110 §9.3.2), which echo
+// HeadAsGet answers HEAD on every GET route (RFC 9110 §9.3.2), which echo
 // v4 does not route by itself: it runs before routing, routes a HEAD
 // request as GET (unless a HEAD route of its own matches it), and sends
 // the GET's status and headers with no body (a Content-Length of the
 // body's size, unless the handler set one). The request is HEAD again
 // before the server finishes the answer, and the request log and metrics
 // still say HEAD. An OPTIONS answer's Allow names HEAD beside GET, as a
-// 405's does (allowHead).
-func (s *Server) headAsGet(next echo.HandlerFunc) echo.HandlerFunc {
+// 405's does (AllowHead).
+//
+// e is the instance whose router finds the route; ownHead reports whether
+// a route pattern has a HEAD route of its own.
+func HeadAsGet(e *echo.Echo, ownHead func(pattern string) bool) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return headAsGet(e, ownHead, next)
+	}
+}
+
+func headAsGet(e *echo.Echo, ownHead func(pattern string) bool, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if r.Method == http.MethodOptions {
 			res := c.Response()
 			res.Before(func() {
 				if allow := res.Header().Get("Allow"); allow != "" {
-					res.Header().Set("Allow", allowHead(allow))
+					res.Header().Set("Allow", AllowHead(allow))
 				}
 			})
 		}
 		if r.Method != http.MethodHead {
 			return next(c)
 		}
-		s.e.Router().Find(http.MethodHead, echo.GetPath(r), c) // echo finds the route again after
-		if !s.headRoutes[c.Path()] {
+		e.Router().Find(http.MethodHead, echo.GetPath(r), c) // echo finds the route again after
+		if !ownHead(c.Path()) {
 			c.Set(ctxHead, true)
 			r.Method = http.MethodGet // echo routes by this very request
 		}
@@ -46,9 +55,13 @@ func (s *Server) headAsGet(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// requestMethod is the method the client sent: HEAD for a HEAD request
-// headAsGet routes as GET.
-func requestMethod(c echo.Context) string {
+// ctxHead is the echo context key that marks a HEAD request HeadAsGet
+// routes as GET.
+const ctxHead = "onboard.head"
+
+// RequestMethod is the method the client sent: HEAD for a HEAD request
+// HeadAsGet routes as GET.
+func RequestMethod(c echo.Context) string {
 	if head, _ := c.Get(ctxHead).(bool); head {
 		return http.MethodHead
 	}

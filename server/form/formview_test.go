@@ -1,4 +1,4 @@
-package server
+package form
 
 import (
 	"net/url"

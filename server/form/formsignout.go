@@ -1,4 +1,4 @@
-package server
+package form
 
 import (
 	"net/http"
@@ -23,7 +23,7 @@ func (s *Server) signOut(c echo.Context) error {
 	if err := g.signOut(c.Request().Context(), s.svc); err != nil {
 		return err
 	}
-	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: g.base(), MaxAge: -1, HttpOnly: true,
+	c.SetCookie(&http.Cookie{Name: SessionCookie, Value: "", Path: g.base(), MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie || c.Request().TLS != nil})
 	return c.Redirect(http.StatusSeeOther, g.base()+"/signed-out")
 }

@@ -1,4 +1,4 @@
-package server
+package form
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // The documents stage: one upload per document field of the company, and
@@ -239,15 +240,15 @@ func bodyError(err error) error {
 // concerns. The rest of an oversized body is read (up to the request
 // limit) so that the browser gets the page rather than a reset connection.
 func (s *Server) uploadFailed(c echo.Context, t uploadTarget, key string, err error) error {
-	f := failureOf(err)
-	switch f.status {
+	f := web.FailureOf(err)
+	switch f.Status {
 	case http.StatusInternalServerError, http.StatusForbidden, http.StatusConflict:
 		return err
 	case http.StatusRequestEntityTooLarge:
-		f.body.Error = onboarding.ErrUploadTooLarge(s.svc.MaxUploadBytes()).Message
+		f.Body.Error = onboarding.ErrUploadTooLarge(s.svc.MaxUploadBytes()).Message
 		_, _ = io.Copy(io.Discard, c.Request().Body)
 	}
-	return t.page(f.status, key, f.body.Error)
+	return t.page(f.Status, key, f.Body.Error)
 }
 
 // removeDocument takes away the applicant's upload for one document.
