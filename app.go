@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"onboard/blobs"
+	"onboard/config"
 	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/pdf"
@@ -38,12 +39,12 @@ func (a *app) close(stderr io.Writer) {
 }
 
 // openApp opens the data directory and builds the Service.
-func openApp(cfg Config, log *slog.Logger) (*app, error) { return openMeteredApp(cfg, log, nil) }
+func openApp(cfg config.Config, log *slog.Logger) (*app, error) { return openMeteredApp(cfg, log, nil) }
 
 // openMeteredApp is openApp with the Service's transports counted on m
 // (nil: not counted).
-func openMeteredApp(cfg Config, log *slog.Logger, m *serveMetrics) (*app, error) {
-	orgs, err := cfg.domainOrganizations()
+func openMeteredApp(cfg config.Config, log *slog.Logger, m *serveMetrics) (*app, error) {
+	orgs, err := cfg.DomainOrganizations()
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func openMeteredApp(cfg Config, log *slog.Logger, m *serveMetrics) (*app, error)
 // applicant access; m (may be nil) counts what the transports do. It
 // returns the blob store too, guarded so that a backup can hold its
 // deletions off.
-func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger, m *serveMetrics) (*onboarding.Service, *blobs.Guard, error) {
+func newService(cfg config.Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger, m *serveMetrics) (*onboarding.Service, *blobs.Guard, error) {
 	reg, err := newRegistry(cfg, m.registryCounter())
 	if err != nil {
 		return nil, nil, err
@@ -112,7 +113,7 @@ func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organizatio
 
 // newWebhooks returns the webhook transport: https to public addresses
 // only in production, http and loopback too in sandbox (DESIGN §5.7).
-func newWebhooks(cfg Config) *notify.Webhooks {
+func newWebhooks(cfg config.Config) *notify.Webhooks {
 	sandbox := cfg.Environment == "sandbox"
 	return notify.NewWebhooks(notify.WebhookOptions{
 		// A User-Agent product version is a token: "(devel)" becomes "devel".
@@ -126,7 +127,7 @@ func newWebhooks(cfg Config) *notify.Webhooks {
 // openBlobs opens the data directory's blob store and the signer of its
 // download links, with the configured key or the one generated into
 // secrets/ on the first start.
-func openBlobs(cfg Config) (*blobs.Store, *blobs.Signer, error) {
+func openBlobs(cfg config.Config) (*blobs.Store, *blobs.Signer, error) {
 	files, err := blobs.Open(filepath.Join(cfg.DataDir, "blobs"))
 	if err != nil {
 		return nil, nil, err
@@ -150,7 +151,7 @@ func openBlobs(cfg Config) (*blobs.Store, *blobs.Signer, error) {
 // registryOptions are the registry options the configuration's [registry]
 // table gives: mode, credentials, timeout and addresses. The fixtures and
 // the transport are the caller's.
-func registryOptions(cfg Config) registry.Options {
+func registryOptions(cfg config.Config) registry.Options {
 	return registry.Options{
 		Mode:                  cfg.Registry.Mode,
 		CompaniesHouseAPIKey:  cfg.Registry.CompaniesHouseAPIKey,
@@ -164,7 +165,7 @@ func registryOptions(cfg Config) registry.Options {
 
 // newRegistry returns the configured registry, serving the embedded
 // recordings in fixtures mode; count (may be nil) counts its calls.
-func newRegistry(cfg Config, count func(registry, outcome string)) (*registry.Registry, error) {
+func newRegistry(cfg config.Config, count func(registry, outcome string)) (*registry.Registry, error) {
 	fixtures, err := fs.Sub(registryFixtures, "testdata/registry")
 	if err != nil {
 		return nil, err
@@ -178,7 +179,7 @@ func newRegistry(cfg Config, count func(registry, outcome string)) (*registry.Re
 // newMailer picks the invite transport: SMTP when configured, the sandbox
 // outbox in sandbox, and none in production without SMTP (create then
 // answers with a warning).
-func newMailer(cfg Config, log *slog.Logger) (onboarding.Mailer, error) {
+func newMailer(cfg config.Config, log *slog.Logger) (onboarding.Mailer, error) {
 	if cfg.Mail.SMTPURL != "" {
 		m, err := notify.NewSMTP(cfg.Mail.SMTPURL, cfg.Mail.From, notify.SMTPOptions{})
 		if err != nil {

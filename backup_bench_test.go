@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"onboard/config"
 	"onboard/onboarding"
 )
 
@@ -30,7 +31,7 @@ const (
 // what is measured.
 func seedBench(b *testing.B) *app {
 	b.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = filepath.Join(b.TempDir(), "data")
 	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
+	"onboard/config"
 	"onboard/onboarding"
 )
 
@@ -24,7 +25,7 @@ import (
 // of the test.
 func openTestApp(t *testing.T) (*app, string) {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = filepath.Join(t.TempDir(), "data")
 	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"onboard/config"
 	"onboard/onboarding"
 )
 
@@ -34,8 +35,8 @@ type benchServer struct {
 // benchConfig is the configuration of the bench server: the embedded
 // sandbox defaults (fixtures registry, sandbox outbox, test helpers) on
 // dataDir, listening at addr, without the API's rate limit.
-func benchConfig(dataDir, addr string) (Config, error) {
-	cfg := DefaultConfig()
+func benchConfig(dataDir, addr string) (config.Config, error) {
+	cfg := config.Default()
 	cfg.DataDir = dataDir
 	cfg.Listen = addr
 	cfg.PublicURL = "http://" + addr
@@ -48,7 +49,7 @@ func benchConfig(dataDir, addr string) (Config, error) {
 	quiet.ID, quiet.RegistryDocuments = benchQuietConfig, false
 	org.Configs = append(org.Configs, quiet)
 	if err := cfg.Validate(); err != nil {
-		return Config{}, fmt.Errorf("invalid bench configuration:\n%w", err)
+		return config.Config{}, fmt.Errorf("invalid bench configuration:\n%w", err)
 	}
 	return cfg, nil
 }

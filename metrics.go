@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"onboard/config"
 	"onboard/onboarding"
 	"onboard/registry"
 )
@@ -271,7 +272,7 @@ func disabledReason(reason string) string {
 
 // listenMetrics opens the listener of [metrics] listen, or none when it is
 // empty (/metrics is then on the API's listener).
-func listenMetrics(cfg Config) (net.Listener, error) {
+func listenMetrics(cfg config.Config) (net.Listener, error) {
 	if cfg.Metrics.Listen == "" {
 		return nil, nil
 	}

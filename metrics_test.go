@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"onboard/config"
 	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/pdf"
@@ -310,7 +311,7 @@ func readyz(t *testing.T, h http.Handler) (int, map[string]any) {
 // directory: /readyz is 503 before they start, 200 while they run, 503
 // naming the job once one stops, and the store once it is closed.
 func TestReadyzFollowsJobsAndStore(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	discard := slog.New(slog.DiscardHandler)
 	a, err := openMeteredApp(cfg, discard, newServeMetrics())
@@ -373,7 +374,7 @@ func TestReadyzFollowsJobsAndStore(t *testing.T) {
 
 // TestJobStoppedByError: a job that fails is reported with its error.
 func TestJobStoppedByError(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -403,7 +404,7 @@ func TestJobStoppedByError(t *testing.T) {
 // store at scrape time; the outbox count lasts its refresh.
 func TestOutboxGauges(t *testing.T) {
 	ctx := context.Background()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -505,7 +506,7 @@ func TestCountingTransports(t *testing.T) {
 		t.Errorf("mailer(nil) = %v, want nil: no transport stays none", got)
 	}
 
-	reg, err := newRegistry(DefaultConfig(), m.registryCounter())
+	reg, err := newRegistry(config.Default(), m.registryCounter())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +540,7 @@ func TestCountingTransports(t *testing.T) {
 // deliveries (a scrape within the refresh skips it).
 func BenchmarkOutboxCount(b *testing.B) {
 	ctx := context.Background()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = b.TempDir()
 	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -570,7 +571,7 @@ func BenchmarkOutboxCount(b *testing.B) {
 // BenchmarkScrape serves a whole scrape of serve's registry: Go runtime,
 // process, counters and the store's gauges within the outbox refresh.
 func BenchmarkScrape(b *testing.B) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = b.TempDir()
 	m := newServeMetrics()
 	a, err := openMeteredApp(cfg, slog.New(slog.DiscardHandler), m)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"onboard/config"
 	"onboard/onboarding"
 )
 
@@ -83,7 +84,7 @@ func prepareScaleDir(t *testing.T, root string, n, concurrency int) scaleDir {
 		return d
 	}
 
-	cfg, err := LoadConfig(d.config)
+	cfg, err := config.Load(d.config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"onboard/config"
 	"onboard/onboarding"
 	"onboard/server"
 )
@@ -25,7 +26,7 @@ type ServeCmd struct {
 }
 
 // override applies the serve flags to the configuration.
-func (c *ServeCmd) override(cfg *Config) {
+func (c *ServeCmd) override(cfg *config.Config) {
 	if c.Listen != "" {
 		cfg.Listen = c.Listen
 	}
@@ -52,7 +53,7 @@ func (c *ServeCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	cfg.PublicURL = cfg.linkBase(listenedAt(cfg.Listen, api.Addr()))
+	cfg.PublicURL = cfg.LinkBase(listenedAt(cfg.Listen, api.Addr()))
 
 	metrics := newServeMetrics()
 	a, err := openMeteredApp(cfg, log, metrics)
@@ -100,8 +101,8 @@ func (c *ServeCmd) Run(e *env) error {
 // newAPIServer is the server serve runs: a's API as cfg configures it, its
 // metrics on metrics (served on metricsLn, or on the API's listener when
 // nil) and the readiness of the store and of the background jobs.
-func newAPIServer(cfg Config, a *app, log *slog.Logger, metrics *serveMetrics, metricsLn net.Listener, workers *jobs) *server.Server {
-	proxies, _ := cfg.proxyPrefixes() // valid: Validate checked them
+func newAPIServer(cfg config.Config, a *app, log *slog.Logger, metrics *serveMetrics, metricsLn net.Listener, workers *jobs) *server.Server {
+	proxies, _ := cfg.ProxyPrefixes() // valid: Validate checked them
 	return server.New(server.Options{
 		TrustedProxies: proxies,
 		Service:        a.svc, Responses: a.store, Sessions: a.sessions, SessionTimeout: cfg.Limits.SessionTimeout.Duration, Logger: log,
@@ -169,7 +170,7 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 // and prints it once: when the data directory holds no API key yet, so a
 // directory first opened by `keys list`, or by a start that failed before
 // this point, still gets its key.
-func printBootstrapKey(ctx context.Context, svc *onboarding.Service, cfg Config, out io.Writer) error {
+func printBootstrapKey(ctx context.Context, svc *onboarding.Service, cfg config.Config, out io.Writer) error {
 	existing, err := svc.APIKeys(ctx, "")
 	if err != nil {
 		return err
@@ -192,7 +193,7 @@ func printBootstrapKey(ctx context.Context, svc *onboarding.Service, cfg Config,
 }
 
 // adminSocket is the path of the admin socket in the data directory.
-func adminSocket(cfg Config) string { return filepath.Join(cfg.DataDir, "admin.sock") }
+func adminSocket(cfg config.Config) string { return filepath.Join(cfg.DataDir, "admin.sock") }
 
 // maxSocketPath is the longest path of a Unix socket: sun_path holds 108
 // bytes on Linux, its last the terminating NUL.

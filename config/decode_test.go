@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"testing"
@@ -28,11 +28,11 @@ id = "acme"
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
-	want := DefaultConfig()
+	want := Default()
 	want.Listen = "127.0.0.1:9090"
 	want.Registry.Timeout = Duration{3 * time.Second}
 	want.Webhooks.RetrySchedule = []Duration{{time.Second}, {2 * time.Second}}
-	want.Organizations = []OrgConfig{{
+	want.Organizations = []Organization{{
 		ID:      "acme",
 		Configs: []AppConfig{{ID: "acme", Form: "standard", Countries: []string{"GB"}}},
 	}}

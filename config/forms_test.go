@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"path/filepath"
@@ -12,7 +12,7 @@ import (
 
 func TestLoadFormKYBLite(t *testing.T) {
 	cfg := Config{dir: "."}
-	form, err := cfg.loadForm(filepath.Join("testdata", "forms", "kyb-lite.toml"))
+	form, err := cfg.loadForm(filepath.Join("..", "testdata", "forms", "kyb-lite.toml"))
 	if err != nil {
 		t.Fatalf("loadForm: %v", err)
 	}

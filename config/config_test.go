@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -31,7 +31,7 @@ func writeFile(t *testing.T, name, content string) string {
 func loadConfigText(t *testing.T, content string) (Config, string, error) {
 	t.Helper()
 	path := writeFile(t, "onboard.toml", content)
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	return cfg, path, err
 }
 
@@ -46,19 +46,19 @@ func errText(err error) string {
 var ignoreConfigDir = cmpopts.IgnoreUnexported(Config{})
 
 func TestLoadConfigWithoutFileIsTheDefault(t *testing.T) {
-	cfg, err := LoadConfig("")
+	cfg, err := Load("")
 	if err != nil {
-		t.Fatalf("LoadConfig(\"\"): %v", err)
+		t.Fatalf("Load(\"\"): %v", err)
 	}
-	if diff := cmp.Diff(DefaultConfig(), cfg, cmp.AllowUnexported(Config{})); diff != "" {
-		t.Errorf("LoadConfig(\"\") differs from DefaultConfig() (-want +got):\n%s", diff)
+	if diff := cmp.Diff(Default(), cfg, cmp.AllowUnexported(Config{})); diff != "" {
+		t.Errorf("Load(\"\") differs from Default() (-want +got):\n%s", diff)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("the default configuration does not validate:\n%v", err)
 	}
-	orgs, err := cfg.domainOrganizations()
+	orgs, err := cfg.DomainOrganizations()
 	if err != nil {
-		t.Fatalf("domainOrganizations: %v", err)
+		t.Fatalf("DomainOrganizations: %v", err)
 	}
 	type shape struct{ Org, DefaultConfig, Config, Form string }
 	var got []shape
@@ -76,7 +76,7 @@ func TestLoadConfigWithoutFileIsTheDefault(t *testing.T) {
 // TestExampleConfig loads config.example.toml, so that the documented file
 // cannot drift from the code.
 func TestExampleConfig(t *testing.T) {
-	cfg, err := LoadConfig("config.example.toml")
+	cfg, err := Load("../config.example.toml")
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
@@ -85,15 +85,15 @@ func TestExampleConfig(t *testing.T) {
 	}
 
 	// Outside [[organizations]], the example writes out the defaults.
-	got, want := cfg, DefaultConfig()
+	got, want := cfg, Default()
 	got.Organizations, want.Organizations = nil, nil
 	if diff := cmp.Diff(want, got, ignoreConfigDir); diff != "" {
 		t.Errorf("config.example.toml does not show the defaults (-default +example):\n%s", diff)
 	}
 
-	orgs, err := cfg.domainOrganizations()
+	orgs, err := cfg.DomainOrganizations()
 	if err != nil {
-		t.Fatalf("domainOrganizations: %v", err)
+		t.Fatalf("DomainOrganizations: %v", err)
 	}
 	type config struct {
 		ID, Form          string
@@ -124,7 +124,7 @@ func TestExampleConfig(t *testing.T) {
 	if diff := cmp.Diff(wantOrgs, gotOrgs); diff != "" {
 		t.Errorf("organizations of config.example.toml (-want +got):\n%s", diff)
 	}
-	wantAgents := []RFIAgentConfig{{
+	wantAgents := []RFIAgent{{
 		ID: "3f1c2a4e-8b7d-4c6f-9a1e-2d5b7c9e0f13", Name: "Document collection", Default: true, Active: true,
 		Documents: []string{"bank_statement", "proof_of_address"}, ExpiryDays: 14,
 	}}
@@ -157,10 +157,10 @@ func configKeys(t reflect.Type, prefix string) []string {
 }
 
 // TestExampleConfigDocumentsEveryKey checks that config.example.toml sets
-// every key of Config, in the order of the Config type (DESIGN §3).
+// every key of Config, in the order of the Config type.
 func TestExampleConfigDocumentsEveryKey(t *testing.T) {
 	var cfg Config
-	md, err := toml.DecodeFile("config.example.toml", &cfg)
+	md, err := toml.DecodeFile("../config.example.toml", &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,8 +252,8 @@ retry_schedule = ["0s", "later"]
 
 func TestLoadConfigFileErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope.toml")
-	if _, err := LoadConfig(missing); err == nil || !strings.Contains(err.Error(), missing) {
-		t.Errorf("LoadConfig(missing file) = %v; want an error naming %s", err, missing)
+	if _, err := Load(missing); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Load(missing file) = %v; want an error naming %s", err, missing)
 	}
 	tests := []struct {
 		name, content, want string
@@ -300,7 +300,7 @@ func TestLoadConfigOverlay(t *testing.T) {
 			if err != nil {
 				t.Fatalf("LoadConfig: %v", err)
 			}
-			want := DefaultConfig()
+			want := Default()
 			tt.change(&want)
 			if diff := cmp.Diff(want, got, ignoreConfigDir); diff != "" {
 				t.Errorf("configuration (-want +got):\n%s", diff)
@@ -315,7 +315,7 @@ func TestLoadConfigOrganizations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(DefaultConfig().Organizations, cfg.Organizations); diff != "" {
+		if diff := cmp.Diff(Default().Organizations, cfg.Organizations); diff != "" {
 			t.Errorf("organizations (-want +got):\n%s", diff)
 		}
 	})
@@ -341,12 +341,12 @@ id = "globex"
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []OrgConfig{
+		want := []Organization{
 			{
 				ID: "acme", Name: "Acme",
 				Configs: []AppConfig{{ID: "acme-gb", Form: "standard", Countries: []string{"GB"}}},
-				// expiry_days defaults to the spec's 14 days.
-				RFIAgents: []RFIAgentConfig{{ID: "3f1c2a4e-8b7d-4c6f-9a1e-2d5b7c9e0f13", Name: "Docs", Documents: []string{"proof_of_address"}, ExpiryDays: 14}},
+				// expiry_days defaults to 14 days.
+				RFIAgents: []RFIAgent{{ID: "3f1c2a4e-8b7d-4c6f-9a1e-2d5b7c9e0f13", Name: "Docs", Documents: []string{"proof_of_address"}, ExpiryDays: 14}},
 			},
 			{ID: "globex"},
 		}
@@ -370,12 +370,12 @@ func TestValidate(t *testing.T) {
 		{"default", func(*Config) {}, nil},
 		{"production with live registry and credentials", func(c *Config) {
 			c.Environment, c.PublicURL = "production", "https://onboarding.example.com"
-			c.Registry = RegistryConfig{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
-			c.Mail = MailConfig{SMTPURL: "smtp://u:p@mail.example:587", From: "ops@example.com"}
+			c.Registry = Registry{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
+			c.Mail = Mail{SMTPURL: "smtp://u:p@mail.example:587", From: "ops@example.com"}
 		}, nil},
 		{"registry URLs over http in production", func(c *Config) {
 			c.Environment, c.PublicURL = "production", "https://onboarding.example.com"
-			c.Registry = RegistryConfig{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
+			c.Registry = Registry{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
 			c.Registry.CompaniesHouseURL = "http://ch-proxy.internal"
 			c.Registry.CROURL = "ftp://cro.example"
 		}, []string{
@@ -387,7 +387,7 @@ func TestValidate(t *testing.T) {
 		{"bad blobs.signing_key", func(c *Config) { c.Blobs.SigningKey = "c2hvcnQ=" },
 			[]string{"blobs.signing_key: blobs: signing key is 5 bytes after base64 decoding; at least 32 are required (generate one with: openssl rand -base64 32)"}},
 		{"organization without configurations", func(c *Config) {
-			c.Organizations = append(c.Organizations, OrgConfig{ID: "empty"})
+			c.Organizations = append(c.Organizations, Organization{ID: "empty"})
 		}, nil},
 		{"bad environment", func(c *Config) { c.Environment = "staging" },
 			[]string{`environment must be "sandbox" or "production", not "staging"`}},
@@ -423,13 +423,13 @@ func TestValidate(t *testing.T) {
 			[]string{"registry.timeout must be between 1ms and 1m, not 0s"}},
 		{"long registry.timeout", func(c *Config) { c.Registry.Timeout = Duration{2 * time.Minute} },
 			[]string{"registry.timeout must be between 1ms and 1m, not 2m0s"}},
-		{"smtp_url without from", func(c *Config) { c.Mail = MailConfig{SMTPURL: "smtp://u:p@mail.example:587"} },
+		{"smtp_url without from", func(c *Config) { c.Mail = Mail{SMTPURL: "smtp://u:p@mail.example:587"} },
 			[]string{"mail.from is required when mail.smtp_url is set"}},
 		{"sandbox without from", func(c *Config) { c.Mail.From = "" },
 			[]string{"mail.from is required in sandbox: the outbox writes messages from it"}},
 		{"production without smtp_url or from", func(c *Config) {
 			c.Environment, c.PublicURL, c.Mail.From = "production", "https://onboarding.example.com", ""
-			c.Registry = RegistryConfig{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
+			c.Registry = Registry{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
 		}, nil},
 		{"production with the sandbox's fixtures and links following listen", func(c *Config) { c.Environment = "production" }, []string{
 			"public_url is required in production: applicant links must use the address applicants reach",
@@ -474,15 +474,15 @@ func TestValidate(t *testing.T) {
 		{"bad organization id", func(c *Config) { c.Organizations[0].ID = "Acme Corp" },
 			[]string{`organization "Acme Corp": id must be 1-63 lower-case letters, digits, '-' or '_'`}},
 		{"duplicate organization ids", func(c *Config) {
-			c.Organizations = append(c.Organizations, OrgConfig{ID: "default"})
+			c.Organizations = append(c.Organizations, Organization{ID: "default"})
 		}, []string{`organization "default": duplicate organization id`}},
 		{"duplicate configuration ids across organizations", func(c *Config) {
-			c.Organizations = append(c.Organizations, OrgConfig{ID: "acme", Configs: []AppConfig{{ID: "default", Form: "standard", Countries: []string{"GB"}}}})
+			c.Organizations = append(c.Organizations, Organization{ID: "acme", Configs: []AppConfig{{ID: "default", Form: "standard", Countries: []string{"GB"}}}})
 		}, []string{`organization "acme": configuration "default": duplicate configuration id (also in organization "default"); configuration ids are global`}},
 		{"default_config that does not exist", func(c *Config) { c.Organizations[0].DefaultConfig = "missing" },
 			[]string{`organization "default": default_config "missing" is not one of its configurations`}},
 		{"default_config of another organization", func(c *Config) {
-			c.Organizations = append(c.Organizations, OrgConfig{ID: "acme", DefaultConfig: "default"})
+			c.Organizations = append(c.Organizations, Organization{ID: "acme", DefaultConfig: "default"})
 		}, []string{`organization "acme": default_config "default" is not one of its configurations`}},
 		{"configuration without form or countries", func(c *Config) {
 			c.Organizations[0].Configs[0].Form, c.Organizations[0].Configs[0].Countries = "", nil
@@ -507,30 +507,30 @@ func TestValidate(t *testing.T) {
 			[]string{`organization "default": terms_url "https://u:p@acme.example/terms" must be an absolute http or https URL without credentials`}},
 		{"terms_url over http in production", func(c *Config) {
 			c.Environment, c.PublicURL = "production", "https://onboarding.example.com"
-			c.Registry = RegistryConfig{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
+			c.Registry = Registry{Mode: "live", CompaniesHouseAPIKey: "k", CROEmail: "ops@example.com", CROAPIKey: "c", Timeout: Duration{time.Second}}
 			c.Organizations[0].TermsURL = "http://acme.example/terms"
 		}, []string{`organization "default": terms_url must be an https URL in production`}},
 		{"rfi agent id not a UUID", func(c *Config) {
-			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: "docs", Name: "Docs", Documents: []string{"bank_statement"}, ExpiryDays: 14}}
+			c.Organizations[0].RFIAgents = []RFIAgent{{ID: "docs", Name: "Docs", Documents: []string{"bank_statement"}, ExpiryDays: 14}}
 		}, []string{`organization "default": rfi agent "docs": id must be a UUID`}},
 		{"two default rfi agents", func(c *Config) {
-			c.Organizations[0].RFIAgents = []RFIAgentConfig{
+			c.Organizations[0].RFIAgents = []RFIAgent{
 				{ID: agentID, Default: true, Documents: []string{"bank_statement"}, ExpiryDays: 14},
 				{ID: "9b2e6c1d-0f4a-4b8e-a7c3-5d1f2e3a4b6c", Default: true, Documents: []string{"bank_statement"}, ExpiryDays: 14},
 			}
 		}, []string{`organization "default": at most one rfi agent may be the default`}},
 		{"duplicate rfi agent across organizations", func(c *Config) {
-			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: agentID, Documents: []string{"bank_statement"}, ExpiryDays: 14}}
-			c.Organizations = append(c.Organizations, OrgConfig{ID: "acme", RFIAgents: []RFIAgentConfig{{ID: agentID, Documents: []string{"bank_statement"}, ExpiryDays: 14}}})
+			c.Organizations[0].RFIAgents = []RFIAgent{{ID: agentID, Documents: []string{"bank_statement"}, ExpiryDays: 14}}
+			c.Organizations = append(c.Organizations, Organization{ID: "acme", RFIAgents: []RFIAgent{{ID: agentID, Documents: []string{"bank_statement"}, ExpiryDays: 14}}})
 		}, []string{`organization "acme": rfi agent "` + agentID + `": duplicate rfi agent id`}},
 		{"rfi agent with negative expiry", func(c *Config) {
-			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: agentID, Documents: []string{"bank_statement"}, ExpiryDays: -1}}
+			c.Organizations[0].RFIAgents = []RFIAgent{{ID: agentID, Documents: []string{"bank_statement"}, ExpiryDays: -1}}
 		}, []string{`organization "default": rfi agent "` + agentID + `": expiry_days must be at least 1`}},
 		{"rfi agent without documents", func(c *Config) {
-			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: agentID, ExpiryDays: 14}}
+			c.Organizations[0].RFIAgents = []RFIAgent{{ID: agentID, ExpiryDays: 14}}
 		}, []string{`organization "default": rfi agent "` + agentID + `": documents must name at least one document`}},
 		{"rfi agent asking for an unknown or a person document", func(c *Config) {
-			c.Organizations[0].RFIAgents = []RFIAgentConfig{{ID: agentID, Documents: []string{"passport", "person_id_document", "bank_statement", "bank_statement"}, ExpiryDays: 14}}
+			c.Organizations[0].RFIAgents = []RFIAgent{{ID: agentID, Documents: []string{"passport", "person_id_document", "bank_statement", "bank_statement"}, ExpiryDays: 14}}
 		}, []string{
 			`organization "default": rfi agent "` + agentID + `": unknown document "passport" (use one of certificate_of_incorporation, proof_of_address, bank_statement)`,
 			`organization "default": rfi agent "` + agentID + `": unknown document "person_id_document" (use one of certificate_of_incorporation, proof_of_address, bank_statement)`,
@@ -550,7 +550,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := Default()
 			tt.change(&cfg)
 			err := cfg.Validate()
 			var got []string
@@ -569,7 +569,7 @@ func TestValidate(t *testing.T) {
 func liteFormDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	form, err := os.ReadFile(filepath.Join("testdata", "forms", "kyb-lite.toml"))
+	form, err := os.ReadFile(filepath.Join("..", "testdata", "forms", "kyb-lite.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,16 +602,16 @@ default_config = "lite"
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	orgs, err := cfg.domainOrganizations()
+	orgs, err := cfg.DomainOrganizations()
 	if err != nil {
-		t.Fatalf("domainOrganizations: %v", err)
+		t.Fatalf("DomainOrganizations: %v", err)
 	}
 	cs := orgs[0].Configs
 	if len(cs) != 2 || cs[0].Form.ID() != "kyb-lite" || cs[0].Form != cs[1].Form {
@@ -620,11 +620,11 @@ default_config = "lite"
 }
 
 func TestDomainOrganizationsNamesTheBrokenConfiguration(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Default()
 	cfg.Organizations[0].Configs[0].Form = "forms/missing.toml"
-	_, err := cfg.domainOrganizations()
+	_, err := cfg.DomainOrganizations()
 	want := `organization "default": configuration "default": form "forms/missing.toml": `
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("domainOrganizations error = %v; want one starting %q", err, want)
+		t.Errorf("DomainOrganizations error = %v; want one starting %q", err, want)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -56,7 +56,7 @@ func (c *Config) validateServer(p *onboarding.Problems) {
 	if c.DataDir == "" {
 		p.Note("server", "data_dir must not be empty")
 	}
-	if _, err := c.proxyPrefixes(); err != nil {
+	if _, err := c.ProxyPrefixes(); err != nil {
 		p.Note("server", "%v", err)
 	}
 }
@@ -80,9 +80,9 @@ func (c *Config) checkPublicURL(p *onboarding.Problems) {
 	}
 }
 
-// proxyPrefixes parses trusted_proxies: each an address (one host) or a
+// ProxyPrefixes parses trusted_proxies: each an address (one host) or a
 // CIDR prefix.
-func (c *Config) proxyPrefixes() ([]netip.Prefix, error) {
+func (c *Config) ProxyPrefixes() ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, s := range c.TrustedProxies {
 		if pr, err := netip.ParsePrefix(s); err == nil {
@@ -99,7 +99,7 @@ func (c *Config) proxyPrefixes() ([]netip.Prefix, error) {
 }
 
 // validate checks the [registry] table; environment is the configuration's.
-func (r *RegistryConfig) validate(environment string, p *onboarding.Problems) {
+func (r *Registry) validate(environment string, p *onboarding.Problems) {
 	switch r.Mode {
 	case "fixtures":
 		if environment == "production" {
@@ -133,7 +133,7 @@ func (r *RegistryConfig) validate(environment string, p *onboarding.Problems) {
 }
 
 // validate checks the [mail] table; environment is the configuration's.
-func (m *MailConfig) validate(environment string, p *onboarding.Problems) {
+func (m *Mail) validate(environment string, p *onboarding.Problems) {
 	if m.SMTPURL != "" {
 		if u, err := url.Parse(m.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
 			p.Note("mail", "mail.smtp_url must look like smtp://user:pass@host:587 or smtps://user:pass@host:465")
@@ -172,7 +172,7 @@ func smtpURLProblem(rawURL string) string {
 }
 
 // validate checks the [limits] table.
-func (l *LimitsConfig) validate(p *onboarding.Problems) {
+func (l *Limits) validate(p *onboarding.Problems) {
 	if l.RatePerSecond < 0 {
 		p.Note("limits", "limits.rate_per_second must be 0 (no limit) or more")
 	}
@@ -194,7 +194,7 @@ func (l *LimitsConfig) validate(p *onboarding.Problems) {
 }
 
 // validate checks the [webhooks] table.
-func (w *WebhooksConfig) validate(p *onboarding.Problems) {
+func (w *Webhooks) validate(p *onboarding.Problems) {
 	switch {
 	case len(w.RetrySchedule) == 0:
 		p.Note("webhooks", "webhooks.retry_schedule must list at least one attempt")
@@ -212,7 +212,7 @@ func (w *WebhooksConfig) validate(p *onboarding.Problems) {
 }
 
 // validate checks the [blobs] table.
-func (b *BlobsConfig) validate(p *onboarding.Problems) {
+func (b *Blobs) validate(p *onboarding.Problems) {
 	if b.SigningKey != "" {
 		if _, err := blobs.DecodeKey(b.SigningKey); err != nil {
 			p.Note("blobs", "blobs.signing_key: %v", err)
@@ -221,7 +221,7 @@ func (b *BlobsConfig) validate(p *onboarding.Problems) {
 }
 
 // validate checks the [metrics] table; listen is the API's address.
-func (m *MetricsConfig) validate(listen string, p *onboarding.Problems) {
+func (m *Metrics) validate(listen string, p *onboarding.Problems) {
 	if m.Listen == "" {
 		return
 	}
@@ -251,7 +251,7 @@ func (c *Config) formProblem(ref string) error {
 // validateOrganizations checks the [[organizations]] entries with their
 // configurations and rfi agents, for environment, loading each form with
 // loadForm.
-func validateOrganizations(orgs []OrgConfig, environment string, loadForm func(string) error, p *onboarding.Problems) {
+func validateOrganizations(orgs []Organization, environment string, loadForm func(string) error, p *onboarding.Problems) {
 	if len(orgs) == 0 {
 		p.Note("organizations", "at least one [[organizations]] entry is required")
 	}
@@ -263,7 +263,7 @@ func validateOrganizations(orgs []OrgConfig, environment string, loadForm func(s
 }
 
 // validate checks one [[organizations]] entry.
-func (o *OrgConfig) validate(environment string, seen *orgIDs, p *onboarding.Problems) {
+func (o *Organization) validate(environment string, seen *orgIDs, p *onboarding.Problems) {
 	where := fmt.Sprintf("organization %q", o.ID)
 	if !idPattern.MatchString(o.ID) {
 		p.Note("organizations", "%s: id must be 1-63 lower-case letters, digits, '-' or '_'", where)
@@ -346,7 +346,7 @@ func (ac *AppConfig) validate(where, orgID string, seen *orgIDs, p *onboarding.P
 
 // validate checks one [[organizations.rfi_agents]] entry; its problems
 // start with where, its organization.
-func (a *RFIAgentConfig) validate(where string, seen *orgIDs, p *onboarding.Problems) {
+func (a *RFIAgent) validate(where string, seen *orgIDs, p *onboarding.Problems) {
 	aw := fmt.Sprintf("%s: rfi agent %q", where, a.ID)
 	if _, err := uuid.Parse(a.ID); err != nil {
 		p.Note(where, "%s: id must be a UUID", aw)

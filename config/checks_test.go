@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -46,7 +46,7 @@ func TestConfigListenAddresses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
 			for _, key := range []string{"listen", "metrics.listen"} {
-				cfg := DefaultConfig()
+				cfg := Default()
 				if key == "listen" {
 					cfg.Listen = tt.addr
 				} else {
@@ -87,7 +87,7 @@ func TestConfigSMTPURLAsServeDoes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := Default()
 			cfg.Mail.SMTPURL = tt.url
 			got := problems(&cfg)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -113,12 +113,12 @@ func TestConfigMaskedURL(t *testing.T) {
 		{"smtp://user:pw@127.0.0.1:2525?auth=x", "smtp://user:********@127.0.0.1:2525?********"},
 		{"smtp://user:pw@127.0.0.1:2525?password=pw", "smtp://user:********@127.0.0.1:2525?********"},
 		{"smtp://user:pw@mail.example#pw", "smtp://user:********@mail.example#********"},
-		{"smtp://user:p w@mail.example", masked},
+		{"smtp://user:p w@mail.example", MaskedText},
 	}
 	for _, tt := range tests {
-		cfg := DefaultConfig()
+		cfg := Default()
 		cfg.Mail.SMTPURL = tt.url
-		if got := cfg.masked().Mail.SMTPURL; got != tt.want {
+		if got := cfg.Masked().Mail.SMTPURL; got != tt.want {
 			t.Errorf("masked smtp_url %q = %q, want %q", tt.url, got, tt.want)
 		}
 	}
@@ -169,7 +169,7 @@ id = "acme"
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,8 +183,8 @@ id = "acme"
 		t.Errorf("Validate problems (-want +got):\n%s", diff)
 	}
 	// Serve fails on the first, with the same message.
-	if _, err := cfg.domainOrganizations(); errText(err) != want[0] {
-		t.Errorf("domainOrganizations error = %v; want %q", err, want[0])
+	if _, err := cfg.DomainOrganizations(); errText(err) != want[0] {
+		t.Errorf("DomainOrganizations error = %v; want %q", err, want[0])
 	}
 }
 
@@ -224,7 +224,7 @@ id = "acme"
 		t.Errorf("Validate problems (-want +got):\n%s", diff)
 	}
 	// The values of the right type are kept.
-	if cfg.Limits.MaxJSONBytes != DefaultConfig().Limits.MaxJSONBytes || len(cfg.Organizations) != 1 || len(cfg.Organizations[0].Configs) != 2 {
+	if cfg.Limits.MaxJSONBytes != Default().Limits.MaxJSONBytes || len(cfg.Organizations) != 1 || len(cfg.Organizations[0].Configs) != 2 {
 		t.Errorf("limits %+v, organizations %+v: want the defaults for the wrong values and the rest of the file", cfg.Limits, cfg.Organizations)
 	}
 }
@@ -276,33 +276,4 @@ func TestLoadConfigWrongTypes(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestConfigCheckListsEveryProblem runs config check on a file that serve
-// refuses for each of its problems, and that config check used to pass or
-// stop at the first wrong type.
-func TestConfigCheckListsEveryProblem(t *testing.T) {
-	t.Parallel()
-	path := writeFile(t, "onboard.toml", `listen = "[::1]:x"
-public_url = "https://user:secret@example.com"
-[mail]
-smtp_url = "smtp://user:pw@127.0.0.1:2525?auth=x"
-[limits]
-max_json_bytes = "big"
-[metrics]
-listen = "127.0.0.1:99999"
-[[organizations]]
-id = "acme"
-  [[organizations.configs]]
-  id = "acme"
-  form = "nonexistent.toml"
-  countries = ["GB"]
-`)
-	wantRun(t, runBinary(t, "config", "check", "--config", path), 1, "", "onboard: invalid configuration "+path+":\n"+
-		"limits.max_json_bytes must be an integer, not a string (line 6)\n"+
-		`listen "[::1]:x": the port must be a number from 0 to 65535 (not a service name such as "http")`+"\n"+
-		"public_url must not contain a user name or password: applicant links and e-mails would show them\n"+
-		"mail.smtp_url must not have a path, query or fragment\n"+
-		`metrics.listen "127.0.0.1:99999": the port must be a number from 0 to 65535 (not a service name such as "http")`+"\n"+
-		`organization "acme": configuration "acme": form "nonexistent.toml": open `+filepath.Join(filepath.Dir(path), "nonexistent.toml")+": no such file or directory\n")
 }

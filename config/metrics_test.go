@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ func TestMetricsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(MetricsConfig{Listen: "127.0.0.1:9090"}, cfg.Metrics); diff != "" {
+	if diff := cmp.Diff(Metrics{Listen: "127.0.0.1:9090"}, cfg.Metrics); diff != "" {
 		t.Errorf("metrics table (-want +got):\n%s", diff)
 	}
 	if cfg, _, err := loadConfigText(t, "[metrics]\npath = \"/m\"\n"); err != nil || errText(cfg.Validate()) != "unknown key metrics.path (config.example.toml lists every key)" {
@@ -34,7 +34,7 @@ func TestMetricsConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := Default()
 			cfg.Listen, cfg.Metrics.Listen = tt.apiListen, tt.listen
 			var got []string
 			if err := cfg.Validate(); err != nil {

@@ -1,4 +1,7 @@
-package main
+// Package config is onboard's configuration: its types and defaults,
+// loading a TOML file onto them, validation listing every problem, and the
+// form files that application configurations name.
+package config
 
 import (
 	"fmt"
@@ -17,7 +20,7 @@ import (
 	"onboard/registry"
 )
 
-// Config is onboard's configuration file (DESIGN §3). Every key is documented
+// Config is onboard's configuration file (docs/operations.md). Every key is documented
 // in config.example.toml, which a test loads.
 type Config struct {
 	Environment string `toml:"environment"`
@@ -27,21 +30,21 @@ type Config struct {
 	// TrustedProxies are the reverse proxies (addresses or CIDR prefixes)
 	// whose X-Forwarded-For names the client; nobody else's is believed.
 	TrustedProxies []string       `toml:"trusted_proxies"`
-	Registry       RegistryConfig `toml:"registry"`
-	Mail           MailConfig     `toml:"mail"`
-	Limits         LimitsConfig   `toml:"limits"`
-	Webhooks       WebhooksConfig `toml:"webhooks"`
-	Blobs          BlobsConfig    `toml:"blobs"`
-	Metrics        MetricsConfig  `toml:"metrics"`
-	Organizations  []OrgConfig    `toml:"organizations"`
+	Registry       Registry       `toml:"registry"`
+	Mail           Mail           `toml:"mail"`
+	Limits         Limits         `toml:"limits"`
+	Webhooks       Webhooks       `toml:"webhooks"`
+	Blobs          Blobs          `toml:"blobs"`
+	Metrics        Metrics        `toml:"metrics"`
+	Organizations  []Organization `toml:"organizations"`
 
 	dir      string    // directory of the file, for relative form paths
 	unknown  []string  // keys of the file that mean nothing, for Validate
 	badTypes []badType // values of the wrong type, left out, for Validate
 }
 
-// RegistryConfig is the [registry] table.
-type RegistryConfig struct {
+// Registry is the [registry] table.
+type Registry struct {
 	Mode                 string   `toml:"mode"`
 	CompaniesHouseAPIKey string   `toml:"companies_house_api_key"`
 	CROEmail             string   `toml:"cro_email"`
@@ -51,14 +54,14 @@ type RegistryConfig struct {
 	CROURL               string   `toml:"cro_url"`
 }
 
-// MailConfig is the [mail] table.
-type MailConfig struct {
+// Mail is the [mail] table.
+type Mail struct {
 	SMTPURL string `toml:"smtp_url"`
 	From    string `toml:"from"`
 }
 
-// LimitsConfig is the [limits] table.
-type LimitsConfig struct {
+// Limits is the [limits] table.
+type Limits struct {
 	RatePerSecond  float64 `toml:"rate_per_second"`
 	Burst          int     `toml:"burst"`
 	MaxJSONBytes   int64   `toml:"max_json_bytes"`
@@ -71,36 +74,36 @@ type LimitsConfig struct {
 	SessionTimeout Duration `toml:"session_timeout"`
 }
 
-// BlobsConfig is the [blobs] table: stored files and their download links.
-type BlobsConfig struct {
+// Blobs is the [blobs] table: stored files and their download links.
+type Blobs struct {
 	// SigningKey signs download links (base64, at least 32 bytes); empty
 	// means a key generated into the data directory's secrets/.
 	SigningKey string `toml:"signing_key"`
 }
 
-// MetricsConfig is the [metrics] table (DESIGN §5.13).
-type MetricsConfig struct {
+// Metrics is the [metrics] table (docs/operations.md).
+type Metrics struct {
 	// Listen is the address (host:port) of GET /metrics; empty: the API's
 	// listener serves it.
 	Listen string `toml:"listen"`
 }
 
-// WebhooksConfig is the [webhooks] table.
-type WebhooksConfig struct {
+// Webhooks is the [webhooks] table.
+type Webhooks struct {
 	RetrySchedule []Duration `toml:"retry_schedule"`
 	Timeout       Duration   `toml:"timeout"`
 }
 
-// OrgConfig is one [[organizations]] entry.
-type OrgConfig struct {
-	ID                 string           `toml:"id"`
-	Name               string           `toml:"name"`
-	DefaultConfig      string           `toml:"default_config"`
-	CustomDomain       string           `toml:"custom_domain"`
-	CustomDomainActive bool             `toml:"custom_domain_active"`
-	TermsURL           string           `toml:"terms_url"`
-	Configs            []AppConfig      `toml:"configs"`
-	RFIAgents          []RFIAgentConfig `toml:"rfi_agents"`
+// Organization is one [[organizations]] entry.
+type Organization struct {
+	ID                 string      `toml:"id"`
+	Name               string      `toml:"name"`
+	DefaultConfig      string      `toml:"default_config"`
+	CustomDomain       string      `toml:"custom_domain"`
+	CustomDomainActive bool        `toml:"custom_domain_active"`
+	TermsURL           string      `toml:"terms_url"`
+	Configs            []AppConfig `toml:"configs"`
+	RFIAgents          []RFIAgent  `toml:"rfi_agents"`
 }
 
 // AppConfig is one [[organizations.configs]] entry: an application configuration.
@@ -112,8 +115,8 @@ type AppConfig struct {
 	RegistryDocuments bool     `toml:"registry_documents"`
 }
 
-// RFIAgentConfig is one [[organizations.rfi_agents]] entry.
-type RFIAgentConfig struct {
+// RFIAgent is one [[organizations.rfi_agents]] entry.
+type RFIAgent struct {
 	ID         string   `toml:"id"`
 	Name       string   `toml:"name"`
 	Default    bool     `toml:"default"`
@@ -159,29 +162,29 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 // existing elements of a list of tables, and the entries of a map, in place:
 // a default of either kind must be set aside in LoadConfig, as the sandbox
 // organization is, or a file's entries would inherit its fields.
-func DefaultConfig() Config {
+func Default() Config {
 	return Config{
 		Environment:    "sandbox",
 		Listen:         "127.0.0.1:8080",
 		PublicURL:      "", // links follow listen: http://127.0.0.1:8080
 		DataDir:        "./data",
 		TrustedProxies: []string{},
-		Registry: RegistryConfig{Mode: "fixtures", Timeout: Duration{8 * time.Second},
+		Registry: Registry{Mode: "fixtures", Timeout: Duration{8 * time.Second},
 			CompaniesHouseURL: registry.DefaultCompaniesHouseBaseURL, CROURL: registry.DefaultCROBaseURL},
-		Mail:   MailConfig{From: "Onboarding <onboarding@sandbox.invalid>"},
-		Limits: LimitsConfig{RatePerSecond: 20, Burst: 40, MaxJSONBytes: 1 << 20, MaxUploadBytes: 25 << 20, MaxMappedBytes: 48 << 20, SessionTimeout: Duration{12 * time.Hour}},
-		Webhooks: WebhooksConfig{
+		Mail:   Mail{From: "Onboarding <onboarding@sandbox.invalid>"},
+		Limits: Limits{RatePerSecond: 20, Burst: 40, MaxJSONBytes: 1 << 20, MaxUploadBytes: 25 << 20, MaxMappedBytes: 48 << 20, SessionTimeout: Duration{12 * time.Hour}},
+		Webhooks: Webhooks{
 			RetrySchedule: []Duration{{0}, {5 * time.Second}, {5 * time.Minute}, {30 * time.Minute}, {2 * time.Hour}, {5 * time.Hour}, {10 * time.Hour}, {10 * time.Hour}},
 			Timeout:       Duration{15 * time.Second},
 		},
-		Organizations: []OrgConfig{{
+		Organizations: []Organization{{
 			ID:            "default",
 			Name:          "Sandbox",
 			DefaultConfig: "default",
 			Configs: []AppConfig{{
 				ID: "default", Form: "standard", Countries: []string{"GB", "IE"}, RegistryDocuments: true,
 			}},
-			RFIAgents: []RFIAgentConfig{{
+			RFIAgents: []RFIAgent{{
 				ID: SandboxRFIAgentID, Name: "Document collection", Default: true, Active: true,
 				Documents: []string{"bank_statement", "proof_of_address"}, ExpiryDays: 14,
 			}},
@@ -198,8 +201,8 @@ const SandboxRFIAgentID = "5a1d0b7e-3c2f-4e8a-9b6d-0f4c8e2a7d31"
 // typo cannot silently fall back to a default. A file that declares
 // organizations replaces the sandbox organization; one that declares none
 // keeps it. Only a file that cannot be read or is not TOML fails here.
-func LoadConfig(path string) (Config, error) {
-	cfg := DefaultConfig()
+func Load(path string) (Config, error) {
+	cfg := Default()
 	if path == "" {
 		return cfg, nil
 	}
@@ -231,7 +234,7 @@ func LoadConfig(path string) (Config, error) {
 	for i := range cfg.Organizations {
 		for j := range cfg.Organizations[i].RFIAgents {
 			if a := &cfg.Organizations[i].RFIAgents[j]; a.ExpiryDays == 0 {
-				a.ExpiryDays = 14 // the spec's default RFI expiry
+				a.ExpiryDays = 14 // the default RFI expiry (docs/api.md)
 			}
 		}
 	}
@@ -272,12 +275,12 @@ func inFileOrder(keys, inFile []toml.Key) []toml.Key {
 	return keys
 }
 
-// linkBase is the base URL of applicant links: public_url, or when that is
+// LinkBase is the base URL of applicant links: public_url, or when that is
 // empty the http URL of listen, the address actually listened on (whose
 // port may have been 0). An unspecified host (":8080", "0.0.0.0:8080")
 // becomes the loopback address: an address applicants elsewhere reach has
 // to be set as public_url.
-func (c *Config) linkBase(listen string) string {
+func (c *Config) LinkBase(listen string) string {
 	if c.PublicURL != "" {
 		return c.PublicURL
 	}
@@ -294,8 +297,8 @@ func (c *Config) linkBase(listen string) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-// domainOrganizations builds the domain's organizations, loading each form once.
-func (c *Config) domainOrganizations() ([]*onboarding.Organization, error) {
+// DomainOrganizations builds the domain's organizations, loading each form once.
+func (c *Config) DomainOrganizations() ([]*onboarding.Organization, error) {
 	forms := map[string]*onboarding.Form{}
 	var out []*onboarding.Organization
 	for _, o := range c.Organizations {
