@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 
+	"onboard/backup"
 	"onboard/onboarding"
 	"onboard/server"
 )
@@ -39,7 +40,7 @@ type localAdmin struct {
 	server.WebhookAdmin
 	server.ActivityAdmin
 	server.ExportAdmin
-	*dataBackup
+	*backup.Maker
 }
 
 // withAdmin runs fn against the running server when one holds the data

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"onboard/backup"
 	"onboard/blobs"
 	"onboard/config"
 	"onboard/notify"
@@ -26,7 +27,7 @@ type app struct {
 	store    *storage.Store
 	svc      *onboarding.Service
 	sessions *server.SignedSessions // the applicant form's sessions, under the session key
-	backup   *dataBackup            // onboard backup of this data directory
+	backup   *backup.Maker          // onboard backup of this data directory
 	sweeper  *blobSweeper           // removes blobs no record refers to
 	log      *slog.Logger           // serve's, for the background work that has no request to answer
 }
@@ -73,7 +74,7 @@ func openMeteredApp(cfg config.Config, log *slog.Logger, m *serveMetrics) (*app,
 		store.Close()
 		return nil, err
 	}
-	backup := &dataBackup{store: store, files: files, dataDir: cfg.DataDir, log: log}
+	backup := backup.New(store, files, cfg.DataDir, version(), log)
 	sweeper := &blobSweeper{store: store, files: files, log: log, now: time.Now}
 	return &app{store: store, svc: svc, sessions: sessions, backup: backup, sweeper: sweeper, log: log}, nil
 }

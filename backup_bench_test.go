@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"onboard/backup"
 	"onboard/config"
 	"onboard/onboarding"
 )
@@ -75,13 +76,13 @@ func seedBench(b *testing.B) *app {
 
 // backupFile makes a checked backup of a into a file and returns its path
 // and manifest.
-func backupFile(b *testing.B, a *app) (string, *manifest) {
+func backupFile(b *testing.B, a *app) (string, *backup.Manifest) {
 	b.Helper()
 	archive := filepath.Join(b.TempDir(), "backup.tar.gz")
-	var m *manifest
+	var m *backup.Manifest
 	err := writeFileAtomically(archive, func(w io.Writer) error {
 		var err error
-		m, err = checkedBackup(context.Background(), localAdmin{dataBackup: a.backup}, w)
+		m, err = backup.Checked(context.Background(), a.backup, w)
 		return err
 	})
 	if err != nil {
@@ -130,7 +131,7 @@ func BenchmarkRestore(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, _, err = restoreArchive(bufio.NewReaderSize(f, 1<<20), filepath.Join(dir, uuid.NewString()))
+		_, _, err = backup.Restore(bufio.NewReaderSize(f, 1<<20), filepath.Join(dir, uuid.NewString()))
 		f.Close()
 		if err != nil {
 			b.Fatal(err)

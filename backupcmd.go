@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"onboard/backup"
 )
 
-// BackupCmd writes a backup archive of the data directory (DESIGN §4).
+// BackupCmd writes a backup archive of the data directory.
 type BackupCmd struct {
 	Out string `help:"Archive to write (a gzip-compressed tar); replaced atomically when it exists." required:"" placeholder:"FILE"`
 }
@@ -23,10 +25,10 @@ type BackupCmd struct {
 // at --out. A summary goes to stderr.
 func (c *BackupCmd) Run(e *env) error {
 	return e.withAdmin(func(ctx context.Context, a admin) error {
-		var m *manifest
+		var m *backup.Manifest
 		err := writeFileAtomically(c.Out, func(w io.Writer) error {
 			var err error
-			m, err = checkedBackup(ctx, a, w)
+			m, err = backup.Checked(ctx, a, w)
 			return err
 		})
 		if err != nil {
@@ -40,40 +42,6 @@ func (c *BackupCmd) Run(e *env) error {
 		}
 		return nil
 	})
-}
-
-// errCheckStopped is what the backup's writes fail with once the check of
-// the archive has stopped (having found it damaged).
-var errCheckStopped = errors.New("the check of the archive stopped")
-
-// checkedBackup has a make a backup into w and reads the archive back as
-// it passes, as restore would, returning its manifest.
-func checkedBackup(ctx context.Context, a admin, w io.Writer) (*manifest, error) {
-	pr, pw := io.Pipe()
-	type checked struct {
-		m   *manifest
-		err error
-	}
-	done := make(chan checked, 1)
-	go func() {
-		m, err := readArchive(pr, nil)
-		pr.CloseWithError(errCheckStopped)
-		done <- checked{m, err}
-	}()
-	err := a.Backup(ctx, io.MultiWriter(w, pw))
-	pw.CloseWithError(err) // nil: the reader sees the end of the archive
-	check := <-done
-	switch {
-	case check.err != nil && (err == nil || errors.Is(err, errCheckStopped)):
-		var ae archiveError
-		if errors.As(check.err, &ae) {
-			return nil, fmt.Errorf("the archive made is %w", check.err)
-		}
-		return nil, check.err
-	case err != nil:
-		return nil, err
-	}
-	return check.m, nil
 }
 
 // writeFileAtomically writes a new file at path (mode 0600) with write: to

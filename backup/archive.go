@@ -1,4 +1,7 @@
-package main
+// Package backup makes, checks and restores backup archives of a data
+// directory: the archive format and its manifest, the snapshot of a
+// running store, and the restore into a new directory.
+package backup
 
 import (
 	"archive/tar"
@@ -18,12 +21,11 @@ import (
 	"onboard/blobs"
 )
 
-// The backup archive (onboard backup and restore, DESIGN §4) is a tar
-// stream compressed with gzip (at BestSpeed: documents are mostly PDFs and
-// images, which do not compress further, and the records compress well
-// even so). The standard library writes and reads it, and any system lists
-// it (tar tzf). zstd would be faster, but the standard library has none:
-// onboard would import a zstd package itself, a new direct dependency.
+// The backup archive (onboard backup and restore, docs/operations.md) is a
+// tar stream compressed with gzip (at BestSpeed: documents are mostly PDFs
+// and images, which do not compress further, and the records compress well
+// even so). The standard library writes and reads it, with no new
+// dependency, and any system lists it (tar tzf).
 //
 // Its first entry is manifest.json (manifest); then come the entries the
 // manifest's files list, in that order: the records (records.badger, the
@@ -42,23 +44,23 @@ const (
 	maxManifest = 256 << 20
 )
 
-// manifest describes a backup archive.
-type manifest struct {
-	Format         string         `json:"format"`         // archiveFormat
-	FormatVersion  int            `json:"format_version"` // archiveVersion
-	CreatedAt      time.Time      `json:"created_at"`     // when the records' snapshot was taken
-	OnboardVersion string         `json:"onboard_version"`
-	Counts         manifestCounts `json:"counts"`
+// Manifest describes a backup archive.
+type Manifest struct {
+	Format         string    `json:"format"`         // archiveFormat
+	FormatVersion  int       `json:"format_version"` // archiveVersion
+	CreatedAt      time.Time `json:"created_at"`     // when the records' snapshot was taken
+	OnboardVersion string    `json:"onboard_version"`
+	Counts         Counts    `json:"counts"`
 	// Files are the archive's entries after the manifest, in order.
-	Files []archivedFile `json:"files"`
+	Files []File `json:"files"`
 	// MissingBlobs are blobs the records refer to that the data directory
 	// had already lost when the backup was taken: a restore answers for
 	// them as the original did (file not found).
 	MissingBlobs []string `json:"missing_blobs"`
 }
 
-// manifestCounts sums up what an archive holds.
-type manifestCounts struct {
+// Counts sums up what an archive holds.
+type Counts struct {
 	Keys        int   `json:"keys"`         // live keys in the records
 	RecordBytes int64 `json:"record_bytes"` // size of records.badger
 	Blobs       int   `json:"blobs"`
@@ -66,8 +68,8 @@ type manifestCounts struct {
 	Secrets     int   `json:"secrets"`
 }
 
-// archivedFile is one entry of an archive after the manifest.
-type archivedFile struct {
+// File is one entry of an archive after the manifest.
+type File struct {
 	Path   string `json:"path"` // slash-separated, relative to the data directory
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"` // lower-case hex
@@ -107,7 +109,7 @@ type archiveWriter struct {
 }
 
 // newArchiveWriter starts an archive on w with the manifest m.
-func newArchiveWriter(w io.Writer, m *manifest) (*archiveWriter, error) {
+func newArchiveWriter(w io.Writer, m *Manifest) (*archiveWriter, error) {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err
@@ -147,18 +149,18 @@ func (a *archiveWriter) close() error {
 	return a.gz.Close()
 }
 
-// archiveError is a reason an archive cannot be used. Its text completes
+// ArchiveError is a reason an archive cannot be used. Its text completes
 // a sentence whose subject is the archive: "backup.tar.gz is truncated".
-type archiveError string
+type ArchiveError string
 
-func (e archiveError) Error() string { return string(e) }
+func (e ArchiveError) Error() string { return string(e) }
 
 func damaged(format string, a ...any) error {
-	return archiveError("damaged: " + fmt.Sprintf(format, a...))
+	return ArchiveError("damaged: " + fmt.Sprintf(format, a...))
 }
 
 func notBackup(why string) error {
-	return archiveError("not an onboard backup (" + why + ")")
+	return ArchiveError("not an onboard backup (" + why + ")")
 }
 
 // sourceReader remembers the first error of the reader under the gzip
@@ -184,20 +186,20 @@ func (s *sourceReader) readError(err error) error {
 	case s.err != nil:
 		return s.err
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return archiveError("truncated")
+		return ArchiveError("truncated")
 	default:
 		return damaged("%v", err)
 	}
 }
 
-// readArchive reads an archive from r and checks it against its manifest
+// ReadArchive reads an archive from r and checks it against its manifest
 // as it goes: the manifest's format and version, then each entry's path,
 // size and SHA-256 checksum in the manifest's order, that none is missing
 // and none is extra, and the gzip stream's own checksum at its end. It
 // passes the content of each entry to entry (nil: read and discard); a
-// file entry wrote is known good only once readArchive has returned
+// file entry wrote is known good only once ReadArchive has returned
 // without error. Errors about the archive are archiveErrors.
-func readArchive(r io.Reader, entry func(f archivedFile, content io.Reader) error) (*manifest, error) {
+func ReadArchive(r io.Reader, entry func(f File, content io.Reader) error) (*Manifest, error) {
 	src := &sourceReader{r: r}
 	gz, err := gzip.NewReader(src)
 	if err != nil {
@@ -205,7 +207,7 @@ func readArchive(r io.Reader, entry func(f archivedFile, content io.Reader) erro
 			return nil, src.err
 		}
 		if errors.Is(err, io.EOF) {
-			return nil, archiveError("empty")
+			return nil, ArchiveError("empty")
 		}
 		return nil, notBackup("not gzip-compressed")
 	}
@@ -262,7 +264,7 @@ func readArchive(r io.Reader, entry func(f archivedFile, content io.Reader) erro
 }
 
 // entryReader reads an entry's content, remembering the first read error,
-// so that readArchive tells a failure to read the archive apart from one
+// so that ReadArchive tells a failure to read the archive apart from one
 // of entry's own.
 type entryReader struct {
 	r   io.Reader
@@ -278,7 +280,7 @@ func (e *entryReader) Read(p []byte) (int, error) {
 }
 
 // readManifest reads the archive's first entry and checks the manifest.
-func readManifest(tr *tar.Reader, src *sourceReader) (*manifest, error) {
+func readManifest(tr *tar.Reader, src *sourceReader) (*Manifest, error) {
 	hdr, err := tr.Next()
 	if errors.Is(err, io.EOF) && src.err == nil {
 		return nil, notBackup("no manifest")
@@ -296,7 +298,7 @@ func readManifest(tr *tar.Reader, src *sourceReader) (*manifest, error) {
 	if err != nil {
 		return nil, src.readError(err)
 	}
-	var m manifest
+	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, damaged("its manifest is not valid JSON: %v", err)
 	}
@@ -304,7 +306,7 @@ func readManifest(tr *tar.Reader, src *sourceReader) (*manifest, error) {
 		return nil, notBackup(fmt.Sprintf("its manifest's format is %q", m.Format))
 	}
 	if m.FormatVersion != archiveVersion {
-		return nil, archiveError(fmt.Sprintf("a backup of format version %d; this onboard reads version %d", m.FormatVersion, archiveVersion))
+		return nil, ArchiveError(fmt.Sprintf("a backup of format version %d; this onboard reads version %d", m.FormatVersion, archiveVersion))
 	}
 	return &m, checkManifest(&m)
 }
@@ -312,11 +314,11 @@ func readManifest(tr *tar.Reader, src *sourceReader) (*manifest, error) {
 // checkManifest checks that the manifest lists the records first, then
 // secrets and blobs under valid, distinct paths with plausible sizes and
 // checksums, and that its counts add up.
-func checkManifest(m *manifest) error {
+func checkManifest(m *Manifest) error {
 	if len(m.Files) == 0 || m.Files[0].Path != recordsName {
 		return damaged("its manifest does not list %s first", recordsName)
 	}
-	var c manifestCounts
+	var c Counts
 	seen := make(map[string]bool, len(m.Files))
 	for i, f := range m.Files {
 		kind := fileKind(f.Path)
@@ -346,11 +348,11 @@ func checkManifest(m *manifest) error {
 
 // fileSum returns the archive entry of r's content at p: its size and
 // SHA-256 checksum.
-func fileSum(p string, r io.Reader, h hash.Hash, buf []byte) (archivedFile, error) {
+func fileSum(p string, r io.Reader, h hash.Hash, buf []byte) (File, error) {
 	h.Reset()
 	n, err := io.CopyBuffer(h, r, buf)
 	if err != nil {
-		return archivedFile{}, err
+		return File{}, err
 	}
-	return archivedFile{Path: p, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	return File{Path: p, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }

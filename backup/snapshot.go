@@ -1,4 +1,4 @@
-package main
+package backup
 
 import (
 	"bufio"
@@ -26,19 +26,27 @@ import (
 // records, in the data directory, while its manifest is made.
 const spoolPrefix = ".backup-records-"
 
-// dataBackup makes backup archives of an open data directory: in the
-// server's process, through the admin socket, while the server runs; in
-// the CLI's when no server holds the directory. Both run Backup.
-type dataBackup struct {
+// Maker makes backup archives of an open data directory: in the server's
+// process, through the admin socket, while the server runs; in the CLI's
+// when no server holds the directory. Both run Backup.
+type Maker struct {
 	store   *storage.Store
 	files   *blobs.Guard // the Service's blob store
 	dataDir string
+	version string // onboard's version, recorded in the manifest
 	log     *slog.Logger
 
 	mu sync.Mutex // one backup at a time, so that a spool found at the start is stale
 }
 
-// Backup writes an archive (backuparchive.go) of the data directory to w:
+// New returns the Maker of the data directory dataDir, whose records are in
+// store and whose files are behind files (the Service's guarded blob
+// store); version is the onboard version the manifests record.
+func New(store *storage.Store, files *blobs.Guard, dataDir, version string, log *slog.Logger) *Maker {
+	return &Maker{store: store, files: files, dataDir: dataDir, version: version, log: log}
+}
+
+// Backup writes an archive (archive.go) of the data directory to w:
 // a snapshot of the records at one read timestamp, every blob those
 // records refer to, and the generated secrets, while writes go on.
 //
@@ -59,7 +67,7 @@ type dataBackup struct {
 // data directory and the blobs are read twice: once for their checksums,
 // once into the archive. Nothing reaches w before the archive starts, so
 // an error before then leaves w untouched.
-func (b *dataBackup) Backup(ctx context.Context, w io.Writer) error {
+func (b *Maker) Backup(ctx context.Context, w io.Writer) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.removeStaleSpools()
@@ -70,8 +78,8 @@ func (b *dataBackup) Backup(ctx context.Context, w io.Writer) error {
 		}
 	}()
 
-	m := &manifest{
-		Format: archiveFormat, FormatVersion: archiveVersion, OnboardVersion: version(),
+	m := &Manifest{
+		Format: archiveFormat, FormatVersion: archiveVersion, OnboardVersion: b.version,
 		CreatedAt: time.Now().UTC().Truncate(time.Millisecond), MissingBlobs: []string{},
 	}
 	spool, err := os.CreateTemp(b.dataDir, spoolPrefix+"*")
@@ -121,7 +129,7 @@ func (b *dataBackup) Backup(ctx context.Context, w io.Writer) error {
 }
 
 // snapshot writes the records' snapshot to spool and lists it in m.
-func (b *dataBackup) snapshot(ctx context.Context, spool *os.File, m *manifest) (archivedFile, []string, error) {
+func (b *Maker) snapshot(ctx context.Context, spool *os.File, m *Manifest) (File, []string, error) {
 	h := sha256.New()
 	counter := &countingWriter{}
 	bw := bufio.NewWriterSize(io.MultiWriter(spool, h, counter), 1<<20)
@@ -130,9 +138,9 @@ func (b *dataBackup) snapshot(ctx context.Context, spool *os.File, m *manifest) 
 		err = bw.Flush()
 	}
 	if err != nil {
-		return archivedFile{}, nil, err
+		return File{}, nil, err
 	}
-	f := archivedFile{Path: recordsName, Bytes: counter.n, SHA256: fmt.Sprintf("%x", h.Sum(nil))}
+	f := File{Path: recordsName, Bytes: counter.n, SHA256: fmt.Sprintf("%x", h.Sum(nil))}
 	m.Files = append(m.Files, f)
 	m.Counts.Keys, m.Counts.RecordBytes = snap.Keys, f.Bytes
 	return f, snap.BlobIDs, nil
@@ -141,7 +149,7 @@ func (b *dataBackup) snapshot(ctx context.Context, spool *os.File, m *manifest) 
 // secrets reads the data directory's generated secrets (small files) and
 // lists them in m; a secret's file whose name could not be restored is
 // left out.
-func (b *dataBackup) secrets(m *manifest) (map[string]io.Reader, error) {
+func (b *Maker) secrets(m *Manifest) (map[string]io.Reader, error) {
 	dir := filepath.Join(b.dataDir, "secrets")
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -173,7 +181,7 @@ func (b *dataBackup) secrets(m *manifest) (map[string]io.Reader, error) {
 
 // sumBlobs lists every blob in m with its checksum, or among the missing
 // ones when the data directory has lost it already.
-func (b *dataBackup) sumBlobs(ctx context.Context, ids []string, m *manifest) error {
+func (b *Maker) sumBlobs(ctx context.Context, ids []string, m *Manifest) error {
 	h := sha256.New()
 	buf := make([]byte, 256<<10)
 	for _, id := range ids {
@@ -202,7 +210,7 @@ func (b *dataBackup) sumBlobs(ctx context.Context, ids []string, m *manifest) er
 }
 
 // addBlob copies the blob at f.Path into the archive.
-func (b *dataBackup) addBlob(aw *archiveWriter, f archivedFile) error {
+func (b *Maker) addBlob(aw *archiveWriter, f File) error {
 	file, err := b.files.Open(path.Base(f.Path))
 	if err != nil {
 		return fmt.Errorf("copy blob: %w", err)
@@ -214,7 +222,7 @@ func (b *dataBackup) addBlob(aw *archiveWriter, f archivedFile) error {
 // removeStaleSpools removes the spools of backups that a crash
 // interrupted: b.mu is held, and only the process holding the data
 // directory makes backups, so no spool present now is in use.
-func (b *dataBackup) removeStaleSpools() {
+func (b *Maker) removeStaleSpools() {
 	entries, _ := os.ReadDir(b.dataDir)
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), spoolPrefix) {

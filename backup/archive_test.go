@@ -1,4 +1,4 @@
-package main
+package backup
 
 import (
 	"archive/tar"
@@ -23,9 +23,9 @@ type testEntry struct {
 }
 
 // sumOf is the archive entry of content at p.
-func sumOf(p, content string) archivedFile {
+func sumOf(p, content string) File {
 	sum := sha256.Sum256([]byte(content))
-	return archivedFile{Path: p, Bytes: int64(len(content)), SHA256: hex.EncodeToString(sum[:])}
+	return File{Path: p, Bytes: int64(len(content)), SHA256: hex.EncodeToString(sum[:])}
 }
 
 // tarGz packs entries, in order, into a gzip-compressed tar stream.
@@ -59,12 +59,12 @@ const (
 )
 
 // validManifest is the manifest of the archive validEntries makes.
-func validManifest() *manifest {
-	return &manifest{
+func validManifest() *Manifest {
+	return &Manifest{
 		Format: archiveFormat, FormatVersion: archiveVersion, OnboardVersion: "(devel)",
 		CreatedAt: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC),
-		Counts:    manifestCounts{Keys: 3, RecordBytes: int64(len(testRecords)), Blobs: 1, BlobBytes: int64(len(testBlob)), Secrets: 1},
-		Files: []archivedFile{
+		Counts:    Counts{Keys: 3, RecordBytes: int64(len(testRecords)), Blobs: 1, BlobBytes: int64(len(testBlob)), Secrets: 1},
+		Files: []File{
 			sumOf(recordsName, testRecords), sumOf("secrets/session.key", testSecret), sumOf(blobPath(testBlobID), testBlob),
 		},
 		MissingBlobs: []string{},
@@ -72,7 +72,7 @@ func validManifest() *manifest {
 }
 
 // manifestEntry is m as an archive's first entry.
-func manifestEntry(t *testing.T, m *manifest) testEntry {
+func manifestEntry(t *testing.T, m *Manifest) testEntry {
 	t.Helper()
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -104,7 +104,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []testEntry
-	read, err := readArchive(&buf, func(f archivedFile, content io.Reader) error {
+	read, err := ReadArchive(&buf, func(f File, content io.Reader) error {
 		b, err := io.ReadAll(content)
 		got = append(got, testEntry{f.Path, string(b)})
 		return err
@@ -133,11 +133,11 @@ func TestArchiveWriterRefusesShortContent(t *testing.T) {
 	}
 }
 
-// TestReadArchiveRefusals feeds readArchive archives that are not onboard
+// TestReadArchiveRefusals feeds ReadArchive archives that are not onboard
 // backups, of another version, or damaged in each way it checks, and
 // asserts the exact explanation of each.
 func TestReadArchiveRefusals(t *testing.T) {
-	valid := func(change func(m *manifest)) testEntry {
+	valid := func(change func(m *Manifest)) testEntry {
 		m := validManifest()
 		if change != nil {
 			change(m)
@@ -158,22 +158,22 @@ func TestReadArchiveRefusals(t *testing.T) {
 		{"not gzip", []byte("hello, world"), "not an onboard backup (not gzip-compressed)"},
 		{"no entries", tarGz(t), "not an onboard backup (no manifest)"},
 		{"manifest not first", tarGz(t, entries...), "not an onboard backup (its first entry is not manifest.json)"},
-		{"another format", withManifest(valid(func(m *manifest) { m.Format = "tarball" }), entries...),
+		{"another format", withManifest(valid(func(m *Manifest) { m.Format = "tarball" }), entries...),
 			`not an onboard backup (its manifest's format is "tarball")`},
-		{"newer version", withManifest(valid(func(m *manifest) { m.FormatVersion = 2 }), entries...),
+		{"newer version", withManifest(valid(func(m *Manifest) { m.FormatVersion = 2 }), entries...),
 			"a backup of format version 2; this onboard reads version 1"},
 		{"manifest not JSON", tarGz(t, testEntry{manifestName, "{"}), "damaged: its manifest is not valid JSON: unexpected end of JSON input"},
-		{"records not first", withManifest(valid(func(m *manifest) { m.Files[0], m.Files[1] = m.Files[1], m.Files[0] })),
+		{"records not first", withManifest(valid(func(m *Manifest) { m.Files[0], m.Files[1] = m.Files[1], m.Files[0] })),
 			"damaged: its manifest does not list records.badger first"},
-		{"path outside", withManifest(valid(func(m *manifest) { m.Files[1].Path = "secrets/../../etc/passwd" })),
+		{"path outside", withManifest(valid(func(m *Manifest) { m.Files[1].Path = "secrets/../../etc/passwd" })),
 			`damaged: its manifest lists an invalid or repeated path "secrets/../../etc/passwd"`},
-		{"blob in the wrong shard", withManifest(valid(func(m *manifest) { m.Files[2].Path = "blobs/00/00/" + testBlobID })),
+		{"blob in the wrong shard", withManifest(valid(func(m *Manifest) { m.Files[2].Path = "blobs/00/00/" + testBlobID })),
 			`damaged: its manifest lists an invalid or repeated path "blobs/00/00/` + testBlobID + `"`},
-		{"repeated path", withManifest(valid(func(m *manifest) { m.Files = append(m.Files, m.Files[2]) })),
+		{"repeated path", withManifest(valid(func(m *Manifest) { m.Files = append(m.Files, m.Files[2]) })),
 			`damaged: its manifest lists an invalid or repeated path "` + blobPath(testBlobID) + `"`},
-		{"bad checksum form", withManifest(valid(func(m *manifest) { m.Files[2].SHA256 = strings.ToUpper(m.Files[2].SHA256) })),
+		{"bad checksum form", withManifest(valid(func(m *Manifest) { m.Files[2].SHA256 = strings.ToUpper(m.Files[2].SHA256) })),
 			"damaged: its manifest has an invalid size or checksum for " + blobPath(testBlobID)},
-		{"counts", withManifest(valid(func(m *manifest) { m.Counts.Blobs = 2 }), entries...),
+		{"counts", withManifest(valid(func(m *Manifest) { m.Counts.Blobs = 2 }), entries...),
 			"damaged: its manifest's counts do not match its files"},
 		{"entry missing", withManifest(valid(nil), entries[:2]...), "damaged: " + blobPath(testBlobID) + " is missing"},
 		{"entries out of order", withManifest(valid(nil), entries[0], entries[2], entries[1]),
@@ -189,14 +189,14 @@ func TestReadArchiveRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := readArchive(bytes.NewReader(tt.archive), nil)
-			var ae archiveError
+			_, err := ReadArchive(bytes.NewReader(tt.archive), nil)
+			var ae ArchiveError
 			if !errors.As(err, &ae) || err.Error() != tt.want {
-				t.Errorf("readArchive: %v, want the archiveError %q", err, tt.want)
+				t.Errorf("ReadArchive: %v, want the ArchiveError %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := readArchive(bytes.NewReader(whole), nil); err != nil {
+	if _, err := ReadArchive(bytes.NewReader(whole), nil); err != nil {
 		t.Errorf("the valid archive the cases start from: %v", err)
 	}
 }
@@ -215,8 +215,8 @@ func TestReadArchiveReportsReadFailures(t *testing.T) {
 		errReader{eio},
 		io.MultiReader(bytes.NewReader(whole[:len(whole)/2]), errReader{eio}),
 	} {
-		if _, err := readArchive(r, nil); !errors.Is(err, eio) {
-			t.Errorf("readArchive: %v, want %v", err, eio)
+		if _, err := ReadArchive(r, nil); !errors.Is(err, eio) {
+			t.Errorf("ReadArchive: %v, want %v", err, eio)
 		}
 	}
 }
@@ -226,13 +226,13 @@ func TestReadArchiveReportsReadFailures(t *testing.T) {
 func TestReadArchiveReportsEntryFailures(t *testing.T) {
 	full := errors.New("write blob: no space left on device")
 	whole := tarGz(t, append([]testEntry{manifestEntry(t, validManifest())}, validEntries()...)...)
-	_, err := readArchive(bytes.NewReader(whole), func(f archivedFile, _ io.Reader) error {
+	_, err := ReadArchive(bytes.NewReader(whole), func(f File, _ io.Reader) error {
 		if f.Path == blobPath(testBlobID) {
 			return full
 		}
 		return nil
 	})
 	if !errors.Is(err, full) {
-		t.Errorf("readArchive: %v, want %v", err, full)
+		t.Errorf("ReadArchive: %v, want %v", err, full)
 	}
 }
