@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"errors"
@@ -77,7 +77,7 @@ func TestRunPhaseUntil(t *testing.T) {
 func TestRunPhaseCountsFailures(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")
-	r := runPhase("op", 1, time.Minute, func(_, i int) error {
+	r := RunPhase("op", 1, time.Minute, func(_, i int) error {
 		switch {
 		case i == 1:
 			return boom
@@ -91,7 +91,7 @@ func TestRunPhaseCountsFailures(t *testing.T) {
 	}
 }
 
-// TestSend checks what send returns: the body only when asked for, the
+// TestSend checks what Send returns: the body only when asked for, the
 // connection reused either way, and a wrong status as an error that
 // quotes the first 200 bytes of the answer.
 func TestSend(t *testing.T) {
@@ -112,7 +112,7 @@ func TestSend(t *testing.T) {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	client := newBenchClient(1)
+	client := NewClient(1)
 
 	tests := []struct {
 		name     string
@@ -126,7 +126,7 @@ func TestSend(t *testing.T) {
 		{name: "wrong status", path: "/missing", wantErr: "GET /missing: 404, want 200: " + long[:200]},
 	}
 	for _, tt := range tests {
-		_, body, err := send(client, benchRequest{method: "GET", url: srv.URL + tt.path, want: http.StatusOK, keepBody: tt.keepBody})
+		_, body, err := Send(client, Request{Method: "GET", URL: srv.URL + tt.path, Want: http.StatusOK, KeepBody: tt.keepBody})
 		switch {
 		case tt.wantErr != "":
 			if err == nil || err.Error() != tt.wantErr {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"encoding/json"
@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// benchCreateBody creates an application for a sandbox company.
-const benchCreateBody = `{"primary_contact":{"email":"load@example.com","name":"Load Test"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Ltd"%s}`
+// CreateBody is the body of a create: an application for a sandbox company.
+const CreateBody = `{"primary_contact":{"email":"load@example.com","name":"Load Test"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Ltd"%s}`
 
 // benchAPI makes the requests of the API's operations.
 type benchAPI struct {
@@ -27,18 +27,18 @@ type benchAPI struct {
 }
 
 // newBenchAPI drives the API of srv with client.
-func newBenchAPI(client *http.Client, srv *benchServer) *benchAPI {
-	return &benchAPI{client: client, base: srv.base, auth: http.Header{"Authorization": {"Bearer " + srv.key}}}
+func newBenchAPI(client *http.Client, srv Server) *benchAPI {
+	return &benchAPI{client: client, base: srv.URL(), auth: http.Header{"Authorization": {"Bearer " + srv.Key()}}}
 }
 
 // call makes one API request and decodes its JSON answer into out (when
 // not nil).
 func (a *benchAPI) call(method, path, body string, want int, out any) error {
-	req := benchRequest{method: method, url: a.base + "/api/external" + path, header: a.auth, want: want, keepBody: out != nil}
+	req := Request{Method: method, URL: a.base + "/api/external" + path, Header: a.auth, Want: want, KeepBody: out != nil}
 	if body != "" {
-		req.body, req.contentType = []byte(body), "application/json"
+		req.Body, req.ContentType = []byte(body), "application/json"
 	}
-	_, b, err := send(a.client, req)
+	_, b, err := Send(a.client, req)
 	if err != nil || out == nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (a *benchAPI) create(config string, preAuth bool) (created, error) {
 		extra += `,"pre_auth":true`
 	}
 	var c created
-	err := a.call("POST", "/applications", fmt.Sprintf(benchCreateBody, extra), http.StatusCreated, &c)
+	err := a.call("POST", "/applications", fmt.Sprintf(CreateBody, extra), http.StatusCreated, &c)
 	if err == nil {
 		a.creates.Add(1)
 	}
@@ -73,7 +73,7 @@ func (a *benchAPI) create(config string, preAuth bool) (created, error) {
 // createMany creates n applications in configuration config (the
 // organization's default when empty) on concurrency workers, unmeasured.
 func (a *benchAPI) createMany(n, concurrency int, config string) error {
-	return parallel(n, concurrency, func(int) error {
+	return Parallel(n, concurrency, func(int) error {
 		_, err := a.create(config, false)
 		return err
 	})
@@ -91,7 +91,7 @@ type benchFixtures struct {
 func (a *benchAPI) seed(n, concurrency int, progress func(string, ...any)) (*benchFixtures, error) {
 	f := &benchFixtures{apps: make([]string, n), submitted: &benchPool{api: a, concurrency: concurrency}}
 	progress("seeding %d applications", n)
-	if err := parallel(n, concurrency, func(i int) error {
+	if err := Parallel(n, concurrency, func(i int) error {
 		c, err := a.create("", false)
 		f.apps[i] = c.ID
 		return err
@@ -101,7 +101,7 @@ func (a *benchAPI) seed(n, concurrency int, progress func(string, ...any)) (*ben
 
 	progress("signing %d applicants in", concurrency)
 	f.applicants = make([]*benchApplicant, concurrency)
-	if err := parallel(concurrency, concurrency, func(i int) error {
+	if err := Parallel(concurrency, concurrency, func(i int) error {
 		c, err := a.create("", true)
 		if err != nil {
 			return err
@@ -129,12 +129,12 @@ var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
 // and then the form's first page, for its CSRF token.
 func (a *benchAPI) signIn(link, code string) (*benchApplicant, error) {
 	ap := &benchApplicant{link: link, cookies: map[string]string{}}
-	resp, _, err := send(a.client, benchRequest{method: "GET", url: link + "?auth_code=" + url.QueryEscape(code), want: http.StatusSeeOther})
+	resp, _, err := Send(a.client, Request{Method: "GET", URL: link + "?auth_code=" + url.QueryEscape(code), Want: http.StatusSeeOther})
 	if err != nil {
 		return nil, err
 	}
 	ap.keep(resp)
-	resp, page, err := send(a.client, benchRequest{method: "GET", url: link, header: ap.header(), want: http.StatusOK, keepBody: true})
+	resp, page, err := Send(a.client, Request{Method: "GET", URL: link, Header: ap.header(), Want: http.StatusOK, KeepBody: true})
 	if err != nil {
 		return nil, err
 	}
@@ -167,9 +167,9 @@ func (ap *benchApplicant) header() http.Header {
 // does, and checks that it was saved.
 func (a *benchAPI) saveStage(ap *benchApplicant, description string) error {
 	form := url.Values{"csrf": {ap.csrf}, "business_description": {description}, "action": {"save"}}
-	resp, _, err := send(a.client, benchRequest{
-		method: "POST", url: ap.link + "/s/business", body: []byte(form.Encode()),
-		contentType: "application/x-www-form-urlencoded", header: ap.header(), want: http.StatusSeeOther,
+	resp, _, err := Send(a.client, Request{
+		Method: "POST", URL: ap.link + "/s/business", Body: []byte(form.Encode()),
+		ContentType: "application/x-www-form-urlencoded", Header: ap.header(), Want: http.StatusSeeOther,
 	})
 	if err != nil {
 		return err
@@ -184,9 +184,9 @@ func (a *benchAPI) saveStage(ap *benchApplicant, description string) error {
 // poolMargin sizes the decisions' pool (benchPool): this many times what
 // the PATCHes or the durable-insert ceiling, whichever was faster, did in
 // the duration (two decisions an application), and one application per
-// worker more. Decisions have run at about 0.6 of the faster in default
-// runs; in a short phase on a loaded machine, their rate and PATCH's can
-// differ by half either way.
+// worker more: decisions run slower than the faster of the two, but in a
+// short phase on a loaded machine their rate and PATCH's can differ by half
+// either way.
 const poolMargin = 2
 
 // measureAPI runs every operation of the API for d each, on the fixtures:
@@ -196,30 +196,30 @@ const poolMargin = 2
 // After each operation it lets the server settle again and measures the
 // operation's ceiling (ceilings.measure), which the operation is compared
 // with.
-func (a *benchAPI) measureAPI(srv *benchServer, f *benchFixtures, ceilings *benchCeilings, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) ([]opResult, *benchBackground, error) {
+func (a *benchAPI) measureAPI(srv Server, f *benchFixtures, ceilings *benchCeilings, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) ([]Result, *Background, error) {
 	n := len(f.apps)
 	quiet, busy, bg, err := a.measureCreates(srv, ceilings, concurrency, d, settle, progress)
 	if err != nil {
 		return nil, nil, err
 	}
-	results := []opResult{quiet, busy}
-	phase := func(name, ceiling string, do func(w, i int) error) opResult {
+	results := []Result{quiet, busy}
+	phase := func(name, ceiling string, do func(w, i int) error) Result {
 		settle()
 		progress("measuring %s", name)
-		r := runPhase(name, concurrency, d, do)
+		r := RunPhase(name, concurrency, d, do)
 		settle()
 		progress("measuring the %s next to %s", ceiling, name)
 		r.Ceiling, r.CeilingRate = ceiling, ceilings.measure(ceiling, d).Throughput
 		results = append(results, r)
 		return r
 	}
-	phase("get", ceilingRead, func(w, i int) error {
+	phase("get", CeilingRead, func(w, i int) error {
 		return a.call("GET", "/applications/"+f.apps[rand.IntN(n)], "", http.StatusOK, nil)
 	})
-	phase("list", ceilingRead, func(w, i int) error {
+	phase("list", CeilingRead, func(w, i int) error {
 		return a.call("GET", "/applications?limit=50", "", http.StatusOK, nil)
 	})
-	patch := phase("patch", ceilingInsert, func(w, i int) error {
+	patch := phase("patch", CeilingInsert, func(w, i int) error {
 		// Workers PATCH different applications.
 		id := f.apps[(w+i*concurrency)%n]
 		return a.call("PATCH", "/applications/"+id, fmt.Sprintf(`{"fields":{"business_description":"Bench %d-%d"}}`, w, i), http.StatusOK, nil)
@@ -235,7 +235,7 @@ func (a *benchAPI) measureAPI(srv *benchServer, f *benchFixtures, ceilings *benc
 	submitted := f.submitted.submitted()
 	var next atomic.Int64
 	deciding := make([]string, concurrency) // by worker: the application referred last
-	phase("decision", ceilingInsert, func(w, i int) error {
+	phase("decision", CeilingInsert, func(w, i int) error {
 		decision := `{"type":"application.approved"}`
 		if i%2 == 0 {
 			k := int(next.Add(1) - 1)
@@ -246,7 +246,7 @@ func (a *benchAPI) measureAPI(srv *benchServer, f *benchFixtures, ceilings *benc
 		}
 		return a.call("POST", "/applications/"+deciding[w]+"/decision", decision, http.StatusOK, nil)
 	})
-	phase("stage save", ceilingInsert, func(w, i int) error {
+	phase("stage save", CeilingInsert, func(w, i int) error {
 		return a.saveStage(f.applicants[w], fmt.Sprintf("Bench %d-%d", w, i))
 	})
 	return results, bg, nil

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"encoding/json"
@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// Issue 15: webhook delivery and the registry documents job must not cut
-// create's throughput by more than 10% while they run. The bench measures
+// Webhook delivery and the registry documents job must not cut create's
+// throughput below busyTarget of its quiet rate while they run
+// (docs/performance.md). The bench measures
 // creates quiet (a configuration without registry documents, no webhook
 // endpoint, the registry documents queue empty) and busy (every create
 // queues its registry documents behind a backlog, and a webhook endpoint
@@ -23,23 +24,21 @@ import (
 
 // Settings of the create rounds.
 const (
-	// createRounds is how many times quiet and busy creates are measured,
+	// CreateRounds is how many times quiet and busy creates are measured,
 	// alternately and in alternating order (quiet, busy, busy, quiet, …),
 	// so that a machine or a database that slows down or speeds up during
-	// the run weighs on both alike. Four rounds, not two: one round's
-	// ratio ranged from 0.68 to 1.06 on this VM (runs 70 to 73), as noisy
-	// as five seconds of creates are here, and the ratio of the whole
-	// swung with it (0.84 to 1.01).
-	createRounds = 4
+	// the run weighs on both alike; more than two, since one round's ratio
+	// is as noisy as a few seconds of creates are.
+	CreateRounds = 4
 	// backlogPerWorker is how many applications, per connection, are
 	// created before a busy round for the registry documents job to work
 	// through (and whose events are queued for the endpoint).
 	backlogPerWorker = 10
-	// busyTarget is issue 15's floor for busy creates, as a fraction of
-	// quiet ones.
+	// busyTarget is the floor for busy creates, as a fraction of quiet
+	// ones.
 	busyTarget = 0.9
-	// busyName is the row of the busy creates.
-	busyName = "create (busy)"
+	// BusyName is the row of the busy creates.
+	BusyName = "create (busy)"
 	// busyLimit is how much longer than the duration busy creates go on,
 	// at most, waiting for the background work to be seen working.
 	busyLimit = 30 * time.Second
@@ -48,10 +47,10 @@ const (
 	docsPoll = 100 * time.Millisecond
 )
 
-// benchBackground is what the create rounds measured beside the
+// Background is what the create rounds measured beside the
 // throughputs: how busy creates compare with quiet ones, and what the
 // background work did while they ran.
-type benchBackground struct {
+type Background struct {
 	// Ratio is the busy creates' throughput over the quiet ones', each over
 	// all its rounds; Target is the floor it must reach.
 	Ratio  float64       `json:"busy_to_quiet"`
@@ -135,57 +134,56 @@ func (r *benchReceiver) close() error {
 }
 
 // measureCreates measures create quiet and busy, alternately, for d each
-// (createRounds times), after settle, and the durable-insert ceiling after
+// (CreateRounds times), after settle, and the durable-insert ceiling after
 // each round. It answers the two rows, all rounds of each in one, compared
 // with the ceiling's measurements of the rounds merged, and what the
 // rounds measured.
-func (a *benchAPI) measureCreates(srv *benchServer, ceilings *benchCeilings, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) (opResult, opResult, *benchBackground, error) {
+func (a *benchAPI) measureCreates(srv Server, ceilings *benchCeilings, concurrency int, d time.Duration, settle func(), progress func(string, ...any)) (Result, Result, *Background, error) {
 	rcv, err := startReceiver()
 	if err != nil {
-		return opResult{}, opResult{}, nil, err
+		return Result{}, Result{}, nil, err
 	}
 	defer rcv.close()
-	var quiets, busies, inserts []opResult
-	bg := &benchBackground{Target: busyTarget}
-	for round := range createRounds {
-		measureQuiet := func() (opResult, error) {
+	var quiets, busies, inserts []Result
+	bg := &Background{Target: busyTarget}
+	for round := range CreateRounds {
+		measureQuiet := func() (Result, error) {
 			settle()
 			// As many creates as the busy phase's backlog, unmeasured, so
 			// that both phases start as far from the database's last
-			// settle: a busy phase used to start 320 creates nearer to the
-			// next flush and compaction than a quiet one.
+			// settle, and as near to its next flush and compaction.
 			progress("creating %d applications before the quiet creates, as many as the backlog of the busy ones", backlogPerWorker*concurrency)
-			if err := a.createMany(backlogPerWorker*concurrency, concurrency, benchQuietConfig); err != nil {
-				return opResult{}, fmt.Errorf("before the quiet creates: %w", err)
+			if err := a.createMany(backlogPerWorker*concurrency, concurrency, QuietConfig); err != nil {
+				return Result{}, fmt.Errorf("before the quiet creates: %w", err)
 			}
-			progress("measuring create, quiet (round %d of %d)", round+1, createRounds)
-			return runPhase("create", concurrency, d, func(w, i int) error {
-				_, err := a.create(benchQuietConfig, false)
+			progress("measuring create, quiet (round %d of %d)", round+1, CreateRounds)
+			return RunPhase("create", concurrency, d, func(w, i int) error {
+				_, err := a.create(QuietConfig, false)
 				return err
 			}), nil
 		}
 		// Rounds alternate the order (quiet then busy, busy then quiet, …)
 		// so that a drift over the run, such as the database growing,
 		// weighs on both alike instead of always on the second.
-		var quiet opResult
+		var quiet Result
 		if round%2 == 0 {
 			if quiet, err = measureQuiet(); err != nil {
-				return opResult{}, opResult{}, nil, err
+				return Result{}, Result{}, nil, err
 			}
 		}
 		settle()
 		busy, r, err := a.busyCreates(srv, rcv, concurrency, d, progress)
 		if err != nil {
-			return opResult{}, opResult{}, nil, err
+			return Result{}, Result{}, nil, err
 		}
 		if round%2 == 1 {
 			if quiet, err = measureQuiet(); err != nil {
-				return opResult{}, opResult{}, nil, err
+				return Result{}, Result{}, nil, err
 			}
 		}
 		settle()
-		progress("measuring the %s next to create (round %d of %d)", ceilingInsert, round+1, createRounds)
-		inserts = append(inserts, ceilings.measure(ceilingInsert, d))
+		progress("measuring the %s next to create (round %d of %d)", CeilingInsert, round+1, CreateRounds)
+		inserts = append(inserts, ceilings.measure(CeilingInsert, d))
 		quiets = append(quiets, quiet)
 		busies = append(busies, busy)
 		r.Quiet, r.Busy = quiet.Throughput, busy.Throughput
@@ -202,10 +200,10 @@ func (a *benchAPI) measureCreates(srv *benchServer, ceilings *benchCeilings, con
 		bg.BusyCreates += busy.Requests
 		bg.RegistryBacklogEnd = r.BacklogEnd
 	}
-	quiet, busy := mergeResults("create", quiets), mergeResults(busyName, busies)
-	ceiling := mergeResults(ceilingInsert, inserts).Throughput
-	quiet.Ceiling, quiet.CeilingRate = ceilingInsert, ceiling
-	busy.Ceiling, busy.CeilingRate = ceilingInsert, ceiling
+	quiet, busy := mergeResults("create", quiets), mergeResults(BusyName, busies)
+	ceiling := mergeResults(CeilingInsert, inserts).Throughput
+	quiet.Ceiling, quiet.CeilingRate = CeilingInsert, ceiling
+	busy.Ceiling, busy.CeilingRate = CeilingInsert, ceiling
 	if quiet.Throughput > 0 {
 		bg.Ratio = busy.Throughput / quiet.Throughput
 	}
@@ -215,23 +213,23 @@ func (a *benchAPI) measureCreates(srv *benchServer, ceilings *benchCeilings, con
 // busyCreates registers a webhook endpoint at the receiver, queues a
 // backlog of registry documents, and measures creates that queue their
 // own; the endpoint is removed afterwards (its queue dropped).
-func (a *benchAPI) busyCreates(srv *benchServer, rcv *benchReceiver, concurrency int, d time.Duration, progress func(string, ...any)) (opResult, createRound, error) {
+func (a *benchAPI) busyCreates(srv Server, rcv *benchReceiver, concurrency int, d time.Duration, progress func(string, ...any)) (Result, createRound, error) {
 	var r createRound
-	ep, err := srv.addEndpoint(rcv.url)
+	ep, err := srv.AddEndpoint(rcv.url)
 	if err != nil {
-		return opResult{}, r, fmt.Errorf("webhook endpoint: %w", err)
+		return Result{}, r, fmt.Errorf("webhook endpoint: %w", err)
 	}
 	backlog := backlogPerWorker * concurrency
 	progress("queueing the registry documents of %d applications", backlog)
 	if err := a.createMany(backlog, concurrency, ""); err != nil {
-		return opResult{}, r, fmt.Errorf("registry documents backlog: %w", err)
+		return Result{}, r, fmt.Errorf("registry documents backlog: %w", err)
 	}
-	if r.BacklogStart, err = srv.pendingDocuments(); err != nil {
-		return opResult{}, r, err
+	if r.BacklogStart, err = srv.PendingDocuments(); err != nil {
+		return Result{}, r, err
 	}
-	blobs0, err := srv.storedBlobs()
+	blobs0, err := srv.StoredBlobs()
 	if err != nil {
-		return opResult{}, r, err
+		return Result{}, r, err
 	}
 	delivered0, created0, creates0 := rcv.deliveries.Load(), rcv.created.Load(), a.creates.Load()
 	progress("measuring create with webhooks and registry documents running")
@@ -256,7 +254,7 @@ func (a *benchAPI) busyCreates(srv *benchServer, rcv *benchReceiver, concurrency
 			// among the waiting but not the created, which can only
 			// undercount what the job finished.
 			created := int(a.creates.Load() - creates0)
-			pending, err := srv.pendingDocuments()
+			pending, err := srv.PendingDocuments()
 			finished := r.BacklogStart + created - pending
 			docsSeen, docsChecked = err != nil || finished > 0, time.Now()
 			if atDuration == "" {
@@ -265,7 +263,7 @@ func (a *benchAPI) busyCreates(srv *benchServer, rcv *benchReceiver, concurrency
 		}
 		return docsSeen && rcv.deliveries.Load() > delivered0
 	}
-	busy := runPhaseUntil(busyName, concurrency, d, busyLimit, working, func(w, i int) error {
+	busy := runPhaseUntil(BusyName, concurrency, d, busyLimit, working, func(w, i int) error {
 		_, err := a.create("", false)
 		return err
 	})
@@ -274,25 +272,25 @@ func (a *benchAPI) busyCreates(srv *benchServer, rcv *benchReceiver, concurrency
 	}
 	r.Deliveries = int(rcv.deliveries.Load() - delivered0)
 	r.CreatedDelivered = int(rcv.created.Load() - created0)
-	if r.BacklogEnd, err = srv.pendingDocuments(); err != nil {
-		return opResult{}, r, err
+	if r.BacklogEnd, err = srv.PendingDocuments(); err != nil {
+		return Result{}, r, err
 	}
-	blobs1, err := srv.storedBlobs()
+	blobs1, err := srv.StoredBlobs()
 	if err != nil {
-		return opResult{}, r, err
+		return Result{}, r, err
 	}
 	// Every busy create queued its application.
 	r.RegistryFetched = r.BacklogStart + busy.Requests - r.BacklogEnd
 	r.RegistryDocuments = blobs1 - blobs0
-	if err := srv.removeEndpoint(ep); err != nil {
-		return opResult{}, r, fmt.Errorf("webhook endpoint: %w", err)
+	if err := srv.RemoveEndpoint(ep); err != nil {
+		return Result{}, r, fmt.Errorf("webhook endpoint: %w", err)
 	}
 	return busy, r, nil
 }
 
 // mergeResults makes one row of the rounds of an operation: their
 // requests, over the time they ran in all.
-func mergeResults(name string, rounds []opResult) opResult {
+func mergeResults(name string, rounds []Result) Result {
 	var all []time.Duration
 	var elapsed time.Duration
 	failures := 0
@@ -305,5 +303,5 @@ func mergeResults(name string, rounds []opResult) opResult {
 			firstErr = errors.New(r.FirstErr)
 		}
 	}
-	return summarize(name, all, failures, elapsed, firstErr)
+	return Summarize(name, all, failures, elapsed, firstErr)
 }

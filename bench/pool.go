@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ func (p *benchPool) submitted() []string {
 // without registry documents (deciding does not need them, and fetching
 // them would keep the job busy).
 func (p *benchPool) prepare() error {
-	c, err := p.api.create(benchQuietConfig, false)
+	c, err := p.api.create(QuietConfig, false)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (p *benchPool) prepare() error {
 // fill prepares applications until the pool holds want.
 func (p *benchPool) fill(want int) error {
 	if n := want - p.size(); n > 0 {
-		if err := parallel(n, p.concurrency, func(int) error { return p.prepare() }); err != nil {
+		if err := Parallel(n, p.concurrency, func(int) error { return p.prepare() }); err != nil {
 			return fmt.Errorf("prepare decisions: %w", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"encoding/json"
@@ -25,8 +25,8 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[rank-1]
 }
 
-// opResult is what one operation measured.
-type opResult struct {
+// Result is what one operation measured.
+type Result struct {
 	Name       string        `json:"name"`
 	Requests   int           `json:"requests"` // answered as expected
 	Failures   int           `json:"failures"`
@@ -55,12 +55,12 @@ type opResult struct {
 	latencies []time.Duration
 }
 
-// summarize makes an opResult of latencies (of the requests answered as
+// Summarize makes an Result of latencies (of the requests answered as
 // expected, in any order) measured over elapsed.
-func summarize(name string, latencies []time.Duration, failures int, elapsed time.Duration, firstErr error) opResult {
+func Summarize(name string, latencies []time.Duration, failures int, elapsed time.Duration, firstErr error) Result {
 	slices.Sort(latencies)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	r := opResult{
+	r := Result{
 		Name: name, Requests: len(latencies), Failures: failures, Elapsed: elapsed, latencies: latencies,
 		P50: ms(percentile(latencies, 50)), P90: ms(percentile(latencies, 90)), P99: ms(percentile(latencies, 99)),
 	}
@@ -73,15 +73,15 @@ func summarize(name string, latencies []time.Duration, failures int, elapsed tim
 	return r
 }
 
-// benchReport is the output of onboard bench.
-type benchReport struct {
-	Applications int        `json:"applications_seeded"`
-	Concurrency  int        `json:"concurrency"`
-	Duration     string     `json:"duration"`
-	Operations   []opResult `json:"operations"`
+// Report is the output of onboard bench.
+type Report struct {
+	Applications int      `json:"applications_seeded"`
+	Concurrency  int      `json:"concurrency"`
+	Duration     string   `json:"duration"`
+	Operations   []Result `json:"operations"`
 	// Background compares creates with the background jobs busy and
 	// quiet (the rows create (busy) and create).
-	Background *benchBackground `json:"background"`
+	Background *Background `json:"background"`
 	// RSSBytes is the process's resident set at the end of the API's
 	// operations, without the ceilings' database's mapped files
 	// (RSSCeilingBytes). RSSAnonymousBytes is its anonymous part (the Go
@@ -103,7 +103,7 @@ type benchReport struct {
 
 // compare sets every operation's ratio to the ceiling measured next to
 // it, or where there is none to the row of the ceiling it names.
-func (r *benchReport) compare() {
+func (r *Report) compare() {
 	rps := map[string]float64{}
 	for _, op := range r.Operations {
 		rps[op.Name] = op.Throughput
@@ -122,15 +122,15 @@ func (r *benchReport) compare() {
 	}
 }
 
-// writeJSON writes the report as one JSON object.
-func (r *benchReport) writeJSON(w io.Writer) error {
+// WriteJSON writes the report as one JSON object.
+func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
 
-// writeTable writes the report as a table and two lines of totals.
-func (r *benchReport) writeTable(w io.Writer) error {
+// WriteTable writes the report as a table and two lines of totals.
+func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "onboard bench: %d applications seeded, %d connections, %s per operation, over loopback\n\n",
 		r.Applications, r.Concurrency, r.Duration)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -176,10 +176,10 @@ func (r *benchReport) writeTable(w io.Writer) error {
 
 // writeBackground writes the line of the busy creates: their throughput
 // as a fraction of the quiet ones', and what the background work did.
-func writeBackground(w io.Writer, b *benchBackground, ops []opResult) {
+func writeBackground(w io.Writer, b *Background, ops []Result) {
 	busy := 0.0
 	for _, op := range ops {
-		if op.Name == busyName {
+		if op.Name == BusyName {
 			busy = op.Throughput
 		}
 	}

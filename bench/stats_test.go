@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"testing"
@@ -48,24 +48,24 @@ func TestPercentile(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	// Unsorted latencies; two seconds.
 	lat := []time.Duration{4 * time.Millisecond, time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond}
-	got := summarize("get", lat, 1, 2*time.Second, nil)
-	want := opResult{Name: "get", Requests: 4, Failures: 1, Elapsed: 2 * time.Second, Throughput: 2, P50: 2, P90: 4, P99: 4,
+	got := Summarize("get", lat, 1, 2*time.Second, nil)
+	want := Result{Name: "get", Requests: 4, Failures: 1, Elapsed: 2 * time.Second, Throughput: 2, P50: 2, P90: 4, P99: 4,
 		latencies: []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond}}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(opResult{})); diff != "" {
-		t.Errorf("summarize (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Result{})); diff != "" {
+		t.Errorf("Summarize (-want +got):\n%s", diff)
 	}
 }
 
 // TestReportCompare: an operation is compared with the ceiling measured
 // next to it, or, where none was, with its ceiling's row.
 func TestReportCompare(t *testing.T) {
-	r := benchReport{Operations: []opResult{
-		{Name: ceilingRead, Throughput: 1000},
-		{Name: ceilingInsert, Throughput: 200},
-		{Name: "get", Throughput: 250, Ceiling: ceilingRead},
-		{Name: "create", Throughput: 50, Ceiling: ceilingInsert},
-		{Name: "list", Throughput: 250, Ceiling: ceilingRead, CeilingRate: 500},
-		{Name: "patch", Throughput: 150, Ceiling: ceilingInsert, CeilingRate: 100},
+	r := Report{Operations: []Result{
+		{Name: CeilingRead, Throughput: 1000},
+		{Name: CeilingInsert, Throughput: 200},
+		{Name: "get", Throughput: 250, Ceiling: CeilingRead},
+		{Name: "create", Throughput: 50, Ceiling: CeilingInsert},
+		{Name: "list", Throughput: 250, Ceiling: CeilingRead, CeilingRate: 500},
+		{Name: "patch", Throughput: 150, Ceiling: CeilingInsert, CeilingRate: 100},
 	}}
 	r.compare()
 	var got [][2]float64

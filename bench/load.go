@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ import (
 // application left; it is not a failure.
 var errUsedUp = errors.New("no prepared application left")
 
-// newBenchClient is the one HTTP client of a bench run: keep-alive
+// NewClient is the one HTTP client of a bench run: keep-alive
 // connections, as many as there are workers, no proxy (loopback only) and
 // no redirect followed, so that a form post is one request.
-func newBenchClient(concurrency int) *http.Client {
+func NewClient(concurrency int) *http.Client {
 	return &http.Client{
 		Timeout: 30 * time.Second,
 		Transport: &http.Transport{
@@ -32,51 +32,49 @@ func newBenchClient(concurrency int) *http.Client {
 	}
 }
 
-// benchRequest is one request of a bench run and the status it must get.
-type benchRequest struct {
-	method, url string
-	body        []byte
-	contentType string
-	header      http.Header
-	want        int
-	// keepBody asks send for the answer's body. Without it the body is
+// Request is one request of a bench run and the status it must get.
+type Request struct {
+	Method, URL string
+	Body        []byte
+	ContentType string
+	Header      http.Header
+	Want        int
+	// KeepBody asks Send for the answer's body. Without it the body is
 	// read and dropped, as a load generator such as wrk does, so that the
-	// client's garbage does not grow with the size of the answer: in a
-	// get-only run, reading each body into a new slice was 30% of the
-	// process's allocations.
-	keepBody bool
+	// client's garbage does not grow with the size of the answer.
+	KeepBody bool
 }
 
-// send makes req with client and returns the response, whose body it has
+// Send makes req with client and returns the response, whose body it has
 // read in full (so the connection is reused) and returns when
-// req.keepBody; an answer other than req.want is an error, which quotes
+// req.KeepBody; an answer other than req.Want is an error, which quotes
 // the start of its body.
-func send(client *http.Client, req benchRequest) (*http.Response, []byte, error) {
+func Send(client *http.Client, req Request) (*http.Response, []byte, error) {
 	var body io.Reader
-	if req.body != nil {
-		body = bytes.NewReader(req.body)
+	if req.Body != nil {
+		body = bytes.NewReader(req.Body)
 	}
-	r, err := http.NewRequest(req.method, req.url, body)
+	r, err := http.NewRequest(req.Method, req.URL, body)
 	if err != nil {
 		return nil, nil, err
 	}
-	for k, v := range req.header {
+	for k, v := range req.Header {
 		r.Header[k] = v
 	}
-	if req.contentType != "" {
-		r.Header.Set("Content-Type", req.contentType)
+	if req.ContentType != "" {
+		r.Header.Set("Content-Type", req.ContentType)
 	}
 	resp, err := client.Do(r)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != req.want {
+	if resp.StatusCode != req.Want {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		_, _ = io.Copy(io.Discard, resp.Body)
-		return nil, nil, fmt.Errorf("%s %s: %d, want %d: %s", req.method, r.URL.Path, resp.StatusCode, req.want, b)
+		return nil, nil, fmt.Errorf("%s %s: %d, want %d: %s", req.Method, r.URL.Path, resp.StatusCode, req.Want, b)
 	}
-	if !req.keepBody {
+	if !req.KeepBody {
 		_, err := io.Copy(io.Discard, resp.Body)
 		return resp, nil, err
 	}
@@ -87,10 +85,10 @@ func send(client *http.Client, req benchRequest) (*http.Response, []byte, error)
 	return resp, b, nil
 }
 
-// runPhase runs do on concurrency workers, each in a loop, until d has
+// RunPhase runs do on concurrency workers, each in a loop, until d has
 // passed (or do answers errUsedUp), and measures the requests. do gets
 // the worker's number and the iteration's.
-func runPhase(name string, concurrency int, d time.Duration, do func(w, i int) error) opResult {
+func RunPhase(name string, concurrency int, d time.Duration, do func(w, i int) error) Result {
 	return runPhaseUntil(name, concurrency, d, 0, nil, do)
 }
 
@@ -98,12 +96,12 @@ func runPhase(name string, concurrency int, d time.Duration, do func(w, i int) e
 // whether what it waits for has happened.
 const phasePoll = 10 * time.Millisecond
 
-// runPhaseUntil is runPhase that, once d has passed, goes on until ready
+// runPhaseUntil is RunPhase that, once d has passed, goes on until ready
 // answers true or d+limit has passed, whichever comes first: a phase
 // measured while work in the background runs lasts until that work has
 // been seen running. ready is called from one goroutine, every phasePoll,
 // and only after d; nil is always ready.
-func runPhaseUntil(name string, concurrency int, d, limit time.Duration, ready func() bool, do func(w, i int) error) opResult {
+func runPhaseUntil(name string, concurrency int, d, limit time.Duration, ready func() bool, do func(w, i int) error) Result {
 	latencies := make([][]time.Duration, concurrency)
 	failures := make([]int, concurrency)
 	var firstErr error
@@ -166,15 +164,15 @@ func runPhaseUntil(name string, concurrency int, d, limit time.Duration, ready f
 		all = append(all, latencies[w]...)
 		total += failures[w]
 	}
-	r := summarize(name, all, total, elapsed, firstErr)
+	r := Summarize(name, all, total, elapsed, firstErr)
 	r.Exhausted = usedUp.Load()
 	r.Extended = extended.Load()
 	return r
 }
 
-// parallel runs do(i) for every i below n on concurrency workers and
+// Parallel runs do(i) for every i below n on concurrency workers and
 // returns the first error, after which the workers stop taking new i.
-func parallel(n, concurrency int, do func(i int) error) error {
+func Parallel(n, concurrency int, do func(i int) error) error {
 	var next atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
