@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"onboard/admin"
 	"onboard/onboarding"
-	"onboard/server"
 )
 
 // AppsCmd groups the commands on applications (DESIGN §4).
@@ -23,9 +23,9 @@ type AppsVerifyLogCmd struct {
 // Run verifies the logs and prints one line per broken log, naming its
 // first broken entry, then the counts; a broken log makes it fail.
 func (c *AppsVerifyLogCmd) Run(e *env) error {
-	q := server.AdminVerifyLog{OrgID: c.Org, AppID: c.App}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
-		r, err := a.VerifyLog(ctx, q, func(b server.AdminLogBreak) error {
+	q := admin.VerifyLog{OrgID: c.Org, AppID: c.App}
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
+		r, err := a.VerifyLog(ctx, q, func(b admin.LogBreak) error {
 			what := "application"
 			if b.Subject == onboarding.SubjectRFIRequest {
 				what = "RFI request"

@@ -31,7 +31,7 @@ type AppsExportCmd struct {
 // Run writes the export; on a terminal, stderr shows its progress.
 func (c *AppsExportCmd) Run(e *env) error {
 	q := onboarding.ExportQuery{OrgID: c.Org, Status: c.Status, Since: c.Since, Format: c.Format, Documents: c.Documents != ""}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		out, err := newExportOutput(e.stdout, c.Out, c.Documents)
 		if err != nil {
 			return err

@@ -24,7 +24,7 @@ type BackupCmd struct {
 // against the manifest's checksums, as restore will) and only then puts it
 // at --out. A summary goes to stderr.
 func (c *BackupCmd) Run(e *env) error {
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		var m *backup.Manifest
 		err := writeFileAtomically(c.Out, func(w io.Writer) error {
 			var err error

@@ -11,7 +11,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"onboard/server"
+	"onboard/admin"
 )
 
 // KeysCmd groups the API key commands.
@@ -58,11 +58,11 @@ func (c *KeysCreateCmd) Run(e *env) error {
 	if strings.ContainsFunc(c.Name, unicode.IsControl) {
 		return usageError{fmt.Errorf("--name must not contain control characters such as tabs or line breaks")}
 	}
-	req := server.AdminCreateKey{OrgID: c.Org, Name: c.Name, Scopes: c.Scope}
+	req := admin.CreateKey{OrgID: c.Org, Name: c.Name, Scopes: c.Scope}
 	if c.ExpiresIn != nil {
 		req.ExpiresIn = c.ExpiresIn.String()
 	}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		created, err := a.CreateKey(ctx, req)
 		if err != nil {
 			return err
@@ -92,7 +92,7 @@ type KeysListCmd struct {
 
 // Run prints one line per key.
 func (c *KeysListCmd) Run(e *env) error {
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		keys, err := a.ListKeys(ctx, c.Org)
 		if err != nil {
 			return err
@@ -143,7 +143,7 @@ func (c *KeysRevokeCmd) Run(e *env) error {
 	if full {
 		fmt.Fprintf(e.stderr, "Note: KEY_ID is the key's client id (%s); a full key is a secret, keep it out of command lines and shell history.\n", id)
 	}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		keys, err := a.ListKeys(ctx, "")
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"onboard/admin"
 	"onboard/config"
 	"onboard/onboarding"
 	"onboard/server"
@@ -112,7 +113,7 @@ func newAPIServer(cfg config.Config, a *app, log *slog.Logger, metrics *serveMet
 			{Name: "store", Check: a.store.Ping},
 			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry), workers.probe(jobBlobSweep),
 		},
-		Backup: a.backup,
+		Admin: admin.NewHandler(admin.Options{Service: a.svc, Backup: a.backup, Answer: server.ErrorAnswer, Logger: log}),
 	})
 }
 

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -12,16 +12,9 @@ import (
 	"onboard/onboarding"
 )
 
-// The backup route of the admin socket (onboard backup, DESIGN §4). While
+// The backup route of the admin socket (onboard backup, docs/operations.md). While
 // serve runs, it holds the data directory, so the archive is made in its
 // process and streamed to the CLI, which writes the file.
-
-// Backuper writes a backup archive of the data directory to w. Main wires
-// the one implementation, which the CLI also runs when no server holds the
-// data directory.
-type Backuper interface {
-	Backup(ctx context.Context, w io.Writer) error
-}
 
 // backupErrorTrailer is the HTTP trailer that carries the error of a
 // backup that failed once its archive had begun to stream (the status was
@@ -36,10 +29,10 @@ var errBackupUnavailable = onboarding.Errorf(onboarding.KindUnavailable, "Backup
 // (application/gzip) or, when the backup fails before the archive starts,
 // the error. The error's text is the operator's to read, on the operator's
 // own socket, and the same as the CLI's direct path prints.
-func (s *Server) backupRoutes(mux *http.ServeMux) {
+func (s *handler) backupRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /backup", func(w http.ResponseWriter, r *http.Request) {
 		if s.backup == nil {
-			s.adminError(w, errBackupUnavailable)
+			s.fail(w, errBackupUnavailable)
 			return
 		}
 		w.Header().Set("Trailer", backupErrorTrailer)
@@ -50,7 +43,7 @@ func (s *Server) backupRoutes(mux *http.ServeMux) {
 		}
 		s.log.Error("backup failed", "err", err)
 		if !out.started {
-			adminWrite(w, http.StatusInternalServerError, errorBody{Error: err.Error()})
+			write(w, http.StatusInternalServerError, errorBody{Error: err.Error()})
 			return
 		}
 		w.Header().Set(backupErrorTrailer, strings.Join(strings.Fields(err.Error()), " "))
@@ -76,7 +69,7 @@ func (s *streamStart) Write(p []byte) (int, error) {
 // Backup streams a backup archive from the running server into w. The
 // request has no overall time limit: an archive takes as long as the data
 // takes to read.
-func (c *AdminClient) Backup(ctx context.Context, w io.Writer) error {
+func (c *Client) Backup(ctx context.Context, w io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://admin/backup", nil)
 	if err != nil {
 		return err

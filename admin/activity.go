@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -12,65 +12,61 @@ import (
 	"onboard/onboarding"
 )
 
-// The activity log command of the admin socket (DESIGN §4): onboard apps
+// The activity log command of the admin socket (docs/cli.md): onboard apps
 // verify-log. Its answer is streamed as JSON lines, one per broken log as
 // the walk finds it, then one with the counts (or an error), so that
 // neither side holds a report of every log.
 
-// AdminVerifyLog selects the logs verify-log checks (onboarding.LogQuery).
-type AdminVerifyLog struct {
+// VerifyLog selects the logs verify-log checks (onboarding.LogQuery).
+type VerifyLog struct {
 	OrgID string `json:"org,omitempty"`
 	AppID string `json:"app,omitempty"`
 }
 
-// AdminLogBreak is the first broken entry of one log.
-type AdminLogBreak struct {
+// LogBreak is the first broken entry of one log.
+type LogBreak struct {
 	Subject   string `json:"subject"` // "application" or "rfi_request"
 	SubjectID string `json:"subject_id"`
 	EntryID   string `json:"entry_id,omitempty"`
 	Problem   string `json:"problem"`
 }
 
-// AdminLogReport counts what verify-log checked.
-type AdminLogReport struct {
+// LogReport counts what verify-log checked.
+type LogReport struct {
 	Applications int `json:"applications"`
 	RFIRequests  int `json:"rfi_requests"`
 	Entries      int `json:"entries"`
 	Broken       int `json:"broken"`
 }
 
-// adminVerifyLine is one line of the socket's answer: exactly one member
+// verifyLine is one line of the socket's answer: exactly one member
 // is set.
-type adminVerifyLine struct {
-	Broken *AdminLogBreak  `json:"broken,omitempty"`
-	Report *AdminLogReport `json:"report,omitempty"`
-	Error  string          `json:"error,omitempty"`
+type verifyLine struct {
+	Broken *LogBreak  `json:"broken,omitempty"`
+	Report *LogReport `json:"report,omitempty"`
+	Error  string     `json:"error,omitempty"`
 }
-
-// ActivityAdmin runs verify-log on a Service, for the admin socket and
-// for the CLI's direct path alike.
-type ActivityAdmin struct{ Service *onboarding.Service }
 
 // VerifyLog checks the activity logs q selects, calling broken with the
 // first broken entry of each broken log as it is found.
-func (a ActivityAdmin) VerifyLog(ctx context.Context, q AdminVerifyLog, broken func(AdminLogBreak) error) (AdminLogReport, error) {
+func (a Local) VerifyLog(ctx context.Context, q VerifyLog, broken func(LogBreak) error) (LogReport, error) {
 	r, err := a.Service.VerifyActivityLogs(ctx, onboarding.LogQuery{OrgID: q.OrgID, AppID: q.AppID}, func(b onboarding.LogBreak) error {
-		return broken(AdminLogBreak{Subject: b.Subject, SubjectID: b.SubjectID, EntryID: b.EntryID, Problem: b.Problem})
+		return broken(LogBreak{Subject: b.Subject, SubjectID: b.SubjectID, EntryID: b.EntryID, Problem: b.Problem})
 	})
 	if err != nil {
-		return AdminLogReport{}, err
+		return LogReport{}, err
 	}
-	return AdminLogReport{Applications: r.Applications, RFIRequests: r.RFIRequests, Entries: r.Entries, Broken: r.Broken}, nil
+	return LogReport{Applications: r.Applications, RFIRequests: r.RFIRequests, Entries: r.Entries, Broken: r.Broken}, nil
 }
 
 // activityRoutes registers the activity log command on the admin socket.
-func (s *Server) activityRoutes(mux *http.ServeMux) {
-	admin := ActivityAdmin{s.svc}
+func (s *handler) activityRoutes(mux *http.ServeMux) {
+	admin := Local{s.svc}
 	mux.HandleFunc("GET /apps/verify-log", func(w http.ResponseWriter, r *http.Request) {
-		q := AdminVerifyLog{OrgID: r.URL.Query().Get("org"), AppID: r.URL.Query().Get("app")}
+		q := VerifyLog{OrgID: r.URL.Query().Get("org"), AppID: r.URL.Query().Get("app")}
 		enc := json.NewEncoder(w)
 		started := false
-		line := func(l adminVerifyLine) error {
+		line := func(l verifyLine) error {
 			if !started {
 				w.Header().Set("Content-Type", "application/x-ndjson")
 				w.WriteHeader(http.StatusOK)
@@ -84,18 +80,18 @@ func (s *Server) activityRoutes(mux *http.ServeMux) {
 			}
 			return nil
 		}
-		report, err := admin.VerifyLog(r.Context(), q, func(b AdminLogBreak) error { return line(adminVerifyLine{Broken: &b}) })
+		report, err := admin.VerifyLog(r.Context(), q, func(b LogBreak) error { return line(verifyLine{Broken: &b}) })
 		switch {
 		case err != nil && !started:
-			s.adminError(w, err) // nothing sent yet: the usual error answer
+			s.fail(w, err) // nothing sent yet: the usual error answer
 		case err != nil:
-			f := failureOf(err)
-			if f.unexpected() {
+			status, msg := s.answer(err)
+			if status == http.StatusInternalServerError {
 				s.log.Error("admin request failed", "err", err)
 			}
-			_ = line(adminVerifyLine{Error: f.body.Error})
+			_ = line(verifyLine{Error: msg})
 		default:
-			_ = line(adminVerifyLine{Report: &report})
+			_ = line(verifyLine{Report: &report})
 		}
 	})
 }
@@ -103,7 +99,7 @@ func (s *Server) activityRoutes(mux *http.ServeMux) {
 // VerifyLog checks activity logs through the running server, calling
 // broken for each broken log as the server reports it. It has no overall
 // timeout: a large store takes as long as it takes; ctx bounds it.
-func (c *AdminClient) VerifyLog(ctx context.Context, q AdminVerifyLog, broken func(AdminLogBreak) error) (AdminLogReport, error) {
+func (c *Client) VerifyLog(ctx context.Context, q VerifyLog, broken func(LogBreak) error) (LogReport, error) {
 	v := url.Values{}
 	if q.OrgID != "" {
 		v.Set("org", q.OrgID)
@@ -113,42 +109,42 @@ func (c *AdminClient) VerifyLog(ctx context.Context, q AdminVerifyLog, broken fu
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://admin/apps/verify-log?"+v.Encode(), nil)
 	if err != nil {
-		return AdminLogReport{}, err
+		return LogReport{}, err
 	}
 	hc := *c.http
 	hc.Timeout = 0
 	resp, err := hc.Do(req)
 	if err != nil {
-		return AdminLogReport{}, fmt.Errorf("admin socket: %w", err)
+		return LogReport{}, fmt.Errorf("admin socket: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
 		var e errorBody
 		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || e.Error == "" {
-			return AdminLogReport{}, fmt.Errorf("admin socket: %s", resp.Status)
+			return LogReport{}, fmt.Errorf("admin socket: %s", resp.Status)
 		}
-		return AdminLogReport{}, errors.New(e.Error)
+		return LogReport{}, errors.New(e.Error)
 	}
 	dec := json.NewDecoder(resp.Body)
 	for {
-		var l adminVerifyLine
+		var l verifyLine
 		switch err := dec.Decode(&l); {
 		case errors.Is(err, io.EOF):
-			return AdminLogReport{}, errors.New("admin socket: the answer ended before its report")
+			return LogReport{}, errors.New("admin socket: the answer ended before its report")
 		case err != nil:
-			return AdminLogReport{}, fmt.Errorf("admin socket: %w", err)
+			return LogReport{}, fmt.Errorf("admin socket: %w", err)
 		}
 		switch {
 		case l.Broken != nil:
 			if err := broken(*l.Broken); err != nil {
-				return AdminLogReport{}, err
+				return LogReport{}, err
 			}
 		case l.Report != nil:
 			return *l.Report, nil
 		case l.Error != "":
-			return AdminLogReport{}, errors.New(l.Error)
+			return LogReport{}, errors.New(l.Error)
 		default:
-			return AdminLogReport{}, errors.New("admin socket: an answer line with nothing in it")
+			return LogReport{}, errors.New("admin socket: an answer line with nothing in it")
 		}
 	}
 }

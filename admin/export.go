@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"onboard/onboarding"
 )
 
-// The export of the admin socket (DESIGN §4, onboard apps export while serve
+// The export of the admin socket (docs/cli.md, onboard apps export while serve
 // runs). GET /apps/export?org=&status=&since=&format=&documents=true checks
 // the query first and answers a refusal as every admin route does (a status
 // and {"error"}). Once the export runs, the answer is 200 and a
@@ -46,12 +46,8 @@ const (
 	exportEndHeader      = "Export-End"
 )
 
-// ExportAdmin runs exports on a Service, for the admin socket and for the
-// CLI's direct path alike.
-type ExportAdmin struct{ Service *onboarding.Service }
-
 // Export checks q, then streams the export into sink.
-func (a ExportAdmin) Export(ctx context.Context, q onboarding.ExportQuery, sink onboarding.ExportSink) (onboarding.ExportSummary, error) {
+func (a Local) Export(ctx context.Context, q onboarding.ExportQuery, sink onboarding.ExportSink) (onboarding.ExportSummary, error) {
 	x, err := a.Service.NewExport(q)
 	if err != nil {
 		return onboarding.ExportSummary{}, err
@@ -60,7 +56,7 @@ func (a ExportAdmin) Export(ctx context.Context, q onboarding.ExportQuery, sink 
 }
 
 // exportRoutes adds the export to the admin socket's mux.
-func (s *Server) exportRoutes(mux *http.ServeMux) {
+func (s *handler) exportRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /apps/export", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		x, err := s.svc.NewExport(onboarding.ExportQuery{
@@ -68,7 +64,7 @@ func (s *Server) exportRoutes(mux *http.ServeMux) {
 			Documents: q.Get("documents") == "true",
 		})
 		if err != nil {
-			s.adminError(w, err)
+			s.fail(w, err)
 			return
 		}
 		parts := &exportParts{mw: multipart.NewWriter(w), rc: http.NewResponseController(w), rowsType: x.ContentType()}
@@ -79,11 +75,11 @@ func (s *Server) exportRoutes(mux *http.ServeMux) {
 			err = parts.flushRows()
 		}
 		if err != nil {
-			f := failureOf(err)
-			if f.unexpected() && r.Context().Err() == nil {
+			status, msg := s.answer(err)
+			if status == http.StatusInternalServerError && r.Context().Err() == nil {
 				s.log.Error("admin export failed", "err", err)
 			}
-			_ = parts.end("error", errorBody{Error: f.body.Error})
+			_ = parts.end("error", errorBody{Error: msg})
 			return
 		}
 		_ = parts.end("ok", sum)
@@ -175,7 +171,7 @@ var errExportCut = errors.New("admin socket: the export was cut short (did the s
 
 // Export runs an export through the running server, handing what it
 // streams to sink as the direct path would.
-func (c *AdminClient) Export(ctx context.Context, q onboarding.ExportQuery, sink onboarding.ExportSink) (onboarding.ExportSummary, error) {
+func (c *Client) Export(ctx context.Context, q onboarding.ExportQuery, sink onboarding.ExportSink) (onboarding.ExportSummary, error) {
 	var sum onboarding.ExportSummary
 	v := url.Values{"org": {q.OrgID}, "status": {q.Status}, "since": {q.Since}, "format": {q.Format}}
 	if q.Documents {
