@@ -14,6 +14,7 @@ import (
 	"onboard/backup"
 	"onboard/blobs"
 	"onboard/config"
+	"onboard/metrics"
 	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/pdf"
@@ -44,7 +45,7 @@ func openApp(cfg config.Config, log *slog.Logger) (*app, error) { return openMet
 
 // openMeteredApp is openApp with the Service's transports counted on m
 // (nil: not counted).
-func openMeteredApp(cfg config.Config, log *slog.Logger, m *serveMetrics) (*app, error) {
+func openMeteredApp(cfg config.Config, log *slog.Logger, m *metrics.Collectors) (*app, error) {
 	orgs, err := cfg.DomainOrganizations()
 	if err != nil {
 		return nil, err
@@ -84,8 +85,8 @@ func openMeteredApp(cfg config.Config, log *slog.Logger, m *serveMetrics) (*app,
 // applicant access; m (may be nil) counts what the transports do. It
 // returns the blob store too, guarded so that a backup can hold its
 // deletions off.
-func newService(cfg config.Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger, m *serveMetrics) (*onboarding.Service, *blobs.Guard, error) {
-	reg, err := newRegistry(cfg, m.registryCounter())
+func newService(cfg config.Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger, m *metrics.Collectors) (*onboarding.Service, *blobs.Guard, error) {
+	reg, err := newRegistry(cfg, m.RegistryCounter())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -103,10 +104,10 @@ func newService(cfg config.Config, store *storage.Store, orgs []*onboarding.Orga
 		schedule[i] = d.Duration
 	}
 	svc, err := onboarding.New(onboarding.Options{
-		Store: store, Registry: reg, Mailer: m.mailer(mailer), Organizations: orgs,
+		Store: store, Registry: reg, Mailer: m.Mailer(mailer), Organizations: orgs,
 		PublicURL: cfg.PublicURL, Environment: cfg.Environment, Logger: log, Blobs: files, Links: signer,
 		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
-		PageCounter: pdf.PageCount, Webhooks: m.webhooks(newWebhooks(cfg)),
+		PageCounter: pdf.PageCount, Webhooks: m.Webhooks(newWebhooks(cfg)),
 		RetrySchedule: schedule, WebhookTimeout: cfg.Webhooks.Timeout.Duration,
 	})
 	return svc, files, err

@@ -13,6 +13,7 @@ import (
 
 	"onboard/bench"
 	"onboard/config"
+	"onboard/metrics"
 	"onboard/onboarding"
 )
 
@@ -73,13 +74,13 @@ func startBenchServer(dataDir string) (*benchServer, error) {
 		return nil, err
 	}
 	log := newLogger("text", io.Discard)
-	metrics := newServeMetrics()
+	metrics := metrics.New()
 	a, err := openMeteredApp(cfg, log, metrics)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	metrics.watchStore(a.store, outboxRefresh)
+	metrics.WatchStore(a.store)
 	key, _, err := a.svc.CreateAPIKey(context.Background(), onboarding.KeySpec{OrgID: cfg.Organizations[0].ID, Name: "onboard bench"})
 	if err != nil {
 		ln.Close()

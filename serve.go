@@ -15,6 +15,7 @@ import (
 
 	"onboard/admin"
 	"onboard/config"
+	"onboard/metrics"
 	"onboard/onboarding"
 	"onboard/server"
 )
@@ -56,14 +57,14 @@ func (c *ServeCmd) Run(e *env) error {
 	}
 	cfg.PublicURL = cfg.LinkBase(listenedAt(cfg.Listen, api.Addr()))
 
-	metrics := newServeMetrics()
+	metrics := metrics.New()
 	a, err := openMeteredApp(cfg, log, metrics)
 	if err != nil {
 		api.Close()
 		return err
 	}
 	defer a.close(e.stderr)
-	metrics.watchStore(a.store, outboxRefresh)
+	metrics.WatchStore(a.store)
 
 	// Listen before creating the sandbox key, so that a start that fails
 	// (metrics port taken) does not use up the one-time key. The admin
@@ -102,14 +103,14 @@ func (c *ServeCmd) Run(e *env) error {
 // newAPIServer is the server serve runs: a's API as cfg configures it, its
 // metrics on metrics (served on metricsLn, or on the API's listener when
 // nil) and the readiness of the store and of the background jobs.
-func newAPIServer(cfg config.Config, a *app, log *slog.Logger, metrics *serveMetrics, metricsLn net.Listener, workers *jobs) *server.Server {
+func newAPIServer(cfg config.Config, a *app, log *slog.Logger, metrics *metrics.Collectors, metricsLn net.Listener, workers *jobs) *server.Server {
 	proxies, _ := cfg.ProxyPrefixes() // valid: Validate checked them
 	return server.New(server.Options{
 		TrustedProxies: proxies,
 		Service:        a.svc, Responses: a.store, Sessions: a.sessions, SessionTimeout: cfg.Limits.SessionTimeout.Duration, Logger: log,
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
 		PublicURL: cfg.PublicURL, Sandbox: cfg.Environment == "sandbox",
-		Metrics: metrics.reg, MetricsListener: metricsLn, Readiness: []server.Probe{
+		Metrics: metrics.Registry(), MetricsListener: metricsLn, Readiness: []server.Probe{
 			{Name: "store", Check: a.store.Ping},
 			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry), workers.probe(jobBlobSweep),
 		},
