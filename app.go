@@ -29,7 +29,7 @@ type app struct {
 	svc      *onboarding.Service
 	sessions *server.SignedSessions // the applicant form's sessions, under the session key
 	backup   *backup.Maker          // onboard backup of this data directory
-	sweeper  *blobSweeper           // removes blobs no record refers to
+	sweeper  *onboarding.BlobSweep           // removes blobs no record refers to
 	log      *slog.Logger           // serve's, for the background work that has no request to answer
 }
 
@@ -76,7 +76,7 @@ func openMeteredApp(cfg config.Config, log *slog.Logger, m *metrics.Collectors) 
 		return nil, err
 	}
 	backup := backup.New(store, files, cfg.DataDir, version(), log)
-	sweeper := &blobSweeper{store: store, files: files, log: log, now: time.Now}
+	sweeper := &onboarding.BlobSweep{Records: store, Files: files, Log: log, Now: time.Now}
 	return &app{store: store, svc: svc, sessions: sessions, backup: backup, sweeper: sweeper, log: log}, nil
 }
 

@@ -144,7 +144,7 @@ func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api
 	j.start(jobRegistryDocuments, func() error { return svc.RunRegistryDocuments(jobCtx) })
 	j.start(jobWebhookDelivery, func() error { return svc.RunWebhooks(jobCtx) })
 	j.start(jobRFIExpiry, func() error { return svc.RunRFIExpiry(jobCtx) })
-	j.start(jobBlobSweep, func() error { return a.sweeper.run(jobCtx) })
+	j.start(jobBlobSweep, func() error { return a.sweeper.Run(jobCtx) })
 	released := make(chan struct{})
 	go func() {
 		defer close(released)
