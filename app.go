@@ -29,7 +29,7 @@ type app struct {
 	svc      *onboarding.Service
 	sessions *server.SignedSessions // the applicant form's sessions, under the session key
 	backup   *backup.Maker          // onboard backup of this data directory
-	sweeper  *onboarding.BlobSweep           // removes blobs no record refers to
+	sweeper  *onboarding.BlobSweep  // removes blobs no record refers to
 	log      *slog.Logger           // serve's, for the background work that has no request to answer
 }
 
