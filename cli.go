@@ -133,7 +133,7 @@ func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, 
 		kong.Description("Self-hosted Partner Onboarding API (KYB)."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(exit),
-		kong.Vars{"version": versionLine()},
+		kong.Vars{"version": versionLine(), "scopes": scopeHelp()},
 	)
 }
 

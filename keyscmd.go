@@ -12,6 +12,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"onboard/admin"
+	"onboard/onboarding"
 )
 
 // KeysCmd groups the API key commands.
@@ -25,8 +26,28 @@ type KeysCmd struct {
 type KeysCreateCmd struct {
 	Org       string         `help:"Organization the key belongs to." required:""`
 	Name      string         `help:"A name that says who uses the key." required:""`
-	Scope     scopeList      `help:"Scope to grant (repeatable, or comma-separated): applications:create, applications:read, applications:write, rfi:create, rfi:read, events:read. Default: all, including scopes added by later versions." placeholder:"SCOPE"`
+	Scope     scopeList      `help:"Scope to grant (repeatable, or comma-separated): ${scopes}. Default: all, including scopes added by later versions." placeholder:"SCOPE"`
 	ExpiresIn *time.Duration `help:"Lifetime, such as 720h. Default: no expiry." name:"expires-in" placeholder:"DURATION"`
+}
+
+// scopeHelp is the scope vocabulary as --scope's help lists it (the
+// ${scopes} of its help): onboarding's scopes grouped by the resource they
+// grant, resources in the vocabulary's order.
+func scopeHelp() string {
+	var resources []string
+	byResource := map[string][]string{}
+	for _, s := range onboarding.AllScopes() {
+		resource, _, _ := strings.Cut(string(s), ":")
+		if _, ok := byResource[resource]; !ok {
+			resources = append(resources, resource)
+		}
+		byResource[resource] = append(byResource[resource], string(s))
+	}
+	var all []string
+	for _, r := range resources {
+		all = append(all, byResource[r]...)
+	}
+	return strings.Join(all, ", ")
 }
 
 // scopeList is the value of --scope: scopes, none of them empty. An empty
