@@ -431,3 +431,7 @@ func TestCLIIDArgumentsAndLongValues(t *testing.T) {
 		check(t, data)
 	})
 }
+
+// shQuote quotes s for bash in single quotes, each quote inside closing,
+// escaping and reopening them.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
