@@ -16,6 +16,7 @@ import (
 	"onboard/backup"
 	"onboard/config"
 	"onboard/onboarding"
+	"onboard/outfile"
 )
 
 // benchApps and benchFileSize size the benchmarks' data directory: 10,000
@@ -80,7 +81,7 @@ func backupFile(b *testing.B, a *app) (string, *backup.Manifest) {
 	b.Helper()
 	archive := filepath.Join(b.TempDir(), "backup.tar.gz")
 	var m *backup.Manifest
-	err := writeFileAtomically(archive, func(w io.Writer) error {
+	err := outfile.WriteAtomically(archive, func(w io.Writer) error {
 		var err error
 		m, err = backup.Checked(context.Background(), a.backup, w)
 		return err

@@ -19,6 +19,7 @@ import (
 	"onboard/backup"
 	"onboard/config"
 	"onboard/onboarding"
+	"onboard/outfile"
 )
 
 // openTestApp opens a sandbox data directory in-process, closed at the end
@@ -76,7 +77,7 @@ func TestBackupFailureLeavesNoFile(t *testing.T) {
 	if err := a.backup.Backup(context.Background(), &valid); err != nil {
 		t.Fatal(err)
 	}
-	err := writeFileAtomically(out, func(w io.Writer) error {
+	err := outfile.WriteAtomically(out, func(w io.Writer) error {
 		_, err := backup.Checked(context.Background(), brokenBackup{valid.Bytes()}, w)
 		return err
 	})
