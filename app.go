@@ -114,7 +114,7 @@ func newService(cfg config.Config, store *storage.Store, orgs []*onboarding.Orga
 }
 
 // newWebhooks returns the webhook transport: https to public addresses
-// only in production, http and loopback too in sandbox (DESIGN §5.7).
+// only in production, http and loopback too in sandbox (docs/webhooks.md).
 func newWebhooks(cfg config.Config) *notify.Webhooks {
 	sandbox := cfg.Environment == "sandbox"
 	return notify.NewWebhooks(notify.WebhookOptions{

@@ -8,13 +8,13 @@ import (
 	"onboard/onboarding"
 )
 
-// AppsCmd groups the commands on applications (DESIGN §4).
+// AppsCmd groups the commands on applications (docs/cli.md).
 type AppsCmd struct {
 	Export    AppsExportCmd    `cmd:"" help:"Write an organization's applications as NDJSON or CSV, and optionally their documents."`
 	VerifyLog AppsVerifyLogCmd `cmd:"verify-log" help:"Check the hash chains of the activity logs: any edit or removal of stored history is reported."`
 }
 
-// AppsVerifyLogCmd verifies activity logs (DESIGN §5.12).
+// AppsVerifyLogCmd verifies activity logs (docs/reliability.md).
 type AppsVerifyLogCmd struct {
 	Org string `help:"Verify the applications and RFI requests of this organization only; default: every configured organization." placeholder:"ORG"`
 	App string `help:"Verify the log of this application (or RFI request) only." placeholder:"ID"`

@@ -7,7 +7,7 @@ import (
 	"onboard/admin"
 )
 
-// DocsCmd groups the operator's document overrides (DESIGN §5.6).
+// DocsCmd groups the operator's document overrides (docs/cli.md).
 type DocsCmd struct {
 	Force DocsForceCmd `cmd:"" help:"Accept a document upload that failed validation: it becomes 'forced'."`
 	Skip  DocsSkipCmd  `cmd:"" help:"Waive a document requirement: it becomes 'skipped', with no file."`

@@ -32,7 +32,7 @@ import (
 	"onboard/server"
 )
 
-// requiredFamilies are the metric families DESIGN §5.13 names, with the
+// requiredFamilies are the metric families docs/operations.md names, with the
 // Go runtime's and the process's.
 func requiredFamilies() []string {
 	return []string{

@@ -21,8 +21,9 @@ import (
 	"onboard/bench"
 )
 
-// Issue 15's targets for the resident set of serve: idle, under the mixed
-// load, and while applications are created as fast as the API takes them.
+// The targets for the resident set of serve (docs/performance.md): idle,
+// under the mixed load, and while applications are created as fast as the
+// API takes them.
 const (
 	idleRSSTarget    = 64 << 20
 	loadRSSTarget    = 192 << 20

@@ -12,7 +12,7 @@ import (
 	"onboard/bench"
 )
 
-// Issue 15's targets for the list and start-up at scale.
+// The targets for the list and start-up at scale (docs/performance.md).
 const (
 	// listRatioTarget bounds the list's latency with many applications
 	// stored as a multiple of its latency with scaleSmall stored.
@@ -51,7 +51,7 @@ type listRun struct {
 // both alike; the checks use each size's best of ONBOARD_SCALE_ROUNDS
 // rounds (3 by default).
 // ONBOARD_SCALE_DIR keeps the seeded directories there for the next run
-// (a million applications take about 4 GB; delete them when done);
+// (a million applications take gigabytes; delete them when done);
 // otherwise they are temporary.
 //
 //	ONBOARD_SCALE=1000000 go test -run TestScaleList -timeout 2h -v .

@@ -235,12 +235,10 @@ func listenAdmin(path string) (net.Listener, error) {
 // GOMEMLIMIT sets another: the garbage collector works harder as the heap
 // nears it, so that a small server's memory stays near its live data
 // instead of doubling with garbage between collections. It is a soft
-// limit: a heap that needs more gets more. 128 MiB is about twice the live
-// heap of a server under sustained writes (two of Badger's memtables, its
-// caches, the decoded applications): with 16 MiB memtables and a limit of
-// 192 MiB, the memory test's load peaked at 197 MiB of RSS, 135 of it
-// heap; with 128 MiB, at 167 MiB, at the same rate (2,576 and 2,570
-// requests a second).
+// limit: a heap that needs more gets more. It is about twice the live heap
+// of a server under sustained writes (two of Badger's memtables, its
+// caches, the decoded applications), which keeps RSS down without
+// costing throughput (docs/performance.md).
 const defaultMemoryLimit = 128 << 20
 
 // setMemoryLimit applies defaultMemoryLimit when GOMEMLIMIT is not set.

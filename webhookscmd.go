@@ -15,7 +15,8 @@ import (
 	"onboard/onboarding"
 )
 
-// WebhooksCmd groups the webhook endpoint commands (DESIGN §4, §5.7).
+// WebhooksCmd groups the webhook endpoint commands (docs/cli.md,
+// docs/webhooks.md).
 type WebhooksCmd struct {
 	Add          WebhooksAddCmd          `cmd:"" help:"Register an endpoint and print its signing secret once."`
 	List         WebhooksListCmd         `cmd:"" help:"List endpoints."`

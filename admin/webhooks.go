@@ -288,8 +288,7 @@ func (s *handler) webhookRoutes(mux *http.ServeMux) {
 // (MAX_ARG_STRLEN), at most six bytes of JSON a byte (control characters
 // are refused before): no command line reaches the limit, so a value too
 // long gets the same message through the admin socket as on the store
-// opened directly (a key name of 100,000 characters got "Invalid JSON
-// body" here with a limit of 64 KiB).
+// opened directly, not "Invalid JSON body".
 const maxAdminBody = 1 << 20
 
 // decode reads a JSON request body into v as the API does
