@@ -55,16 +55,6 @@ func appWithFile(id string) *onboarding.Application {
 	}
 }
 
-// storeAppWithFile stores appWithFile(id) and returns its id.
-func storeAppWithFile(t testing.TB, a *app, id string) string {
-	t.Helper()
-	app := appWithFile(id)
-	if err := a.store.CreateApplication(context.Background(), app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
-	return app.ID
-}
-
 // TestBackupFailureLeavesNoFile checks that a backup whose archive fails
 // its check leaves --out as it was: an existing file is kept whole.
 func TestBackupFailureLeavesNoFile(t *testing.T) {
