@@ -67,7 +67,7 @@ type Limits struct {
 	MaxJSONBytes   int64   `toml:"max_json_bytes"`
 	MaxUploadBytes int64   `toml:"max_upload_bytes"`
 	// MaxMappedBytes bounds the database's files serve keeps mapped into
-	// its memory (memrelease.go); 0: no bound.
+	// its memory (package memrelease); 0: no bound.
 	MaxMappedBytes int64 `toml:"max_mapped_bytes"`
 	// SessionTimeout is how long an applicant's session lasts without
 	// use; pages warn two minutes before it ends.
