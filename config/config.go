@@ -157,10 +157,10 @@ func (d Duration) check(key string, p *onboarding.Problems) bool {
 // MarshalText writes the duration as a Go duration string.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// DefaultConfig is the embedded sandbox configuration used when no file is
+// Default is the embedded sandbox configuration used when no file is
 // given, and the values a file is decoded onto. The decoder fills the
 // existing elements of a list of tables, and the entries of a map, in place:
-// a default of either kind must be set aside in LoadConfig, as the sandbox
+// a default of either kind must be set aside in Load, as the sandbox
 // organization is, or a file's entries would inherit its fields.
 func Default() Config {
 	return Config{
@@ -195,7 +195,7 @@ func Default() Config {
 // SandboxRFIAgentID is the id of the sandbox organization's RFI agent.
 const SandboxRFIAgentID = "5a1d0b7e-3c2f-4e8a-9b6d-0f4c8e2a7d31"
 
-// LoadConfig returns the defaults overlaid with the file at path (none when
+// Load returns the defaults overlaid with the file at path (none when
 // path is empty). Unknown keys and values of the wrong type (which are left
 // out) are problems that Validate reports with every other one, so that a
 // typo cannot silently fall back to a default. A file that declares

@@ -13,7 +13,7 @@ import (
 )
 
 // A value of the wrong TOML type for its key (a string for an integer) stops
-// the decoder at the first one. LoadConfig therefore decodes the file without
+// the decoder at the first one. Load therefore decodes the file without
 // a destination first, checks every value against the Config type here,
 // takes out the ones it cannot hold, and decodes the rest: Validate then
 // reports the wrong types with every other problem of the file.
