@@ -217,23 +217,6 @@ func TestServeCreatesTheDataDirectoryWithLinksFollowingListen(t *testing.T) {
 	}
 }
 
-func TestLinkBase(t *testing.T) {
-	for _, tt := range []struct{ publicURL, listen, want string }{
-		{"", "127.0.0.1:9000", "http://127.0.0.1:9000"},
-		{"", "0.0.0.0:9000", "http://127.0.0.1:9000"},
-		{"", ":9000", "http://127.0.0.1:9000"},
-		{"", "[::]:9000", "http://[::1]:9000"},
-		{"", "[::1]:9000", "http://[::1]:9000"},
-		{"", "onboard.internal:80", "http://onboard.internal:80"},
-		{"https://onboarding.example.com", "127.0.0.1:9000", "https://onboarding.example.com"},
-	} {
-		cfg := config.Config{PublicURL: tt.publicURL}
-		if got := cfg.LinkBase(tt.listen); got != tt.want {
-			t.Errorf("linkBase(public_url %q, listen %q) = %q, want %q", tt.publicURL, tt.listen, got, tt.want)
-		}
-	}
-}
-
 func TestConfigCheck(t *testing.T) {
 	t.Parallel()
 	const (

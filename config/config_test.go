@@ -628,3 +628,22 @@ func TestDomainOrganizationsNamesTheBrokenConfiguration(t *testing.T) {
 		t.Errorf("DomainOrganizations error = %v; want one starting %q", err, want)
 	}
 }
+
+// TestLinkBase: links follow public_url, or else the address listened on
+// with an unspecified host made the loopback one.
+func TestLinkBase(t *testing.T) {
+	for _, tt := range []struct{ publicURL, listen, want string }{
+		{"", "127.0.0.1:9000", "http://127.0.0.1:9000"},
+		{"", "0.0.0.0:9000", "http://127.0.0.1:9000"},
+		{"", ":9000", "http://127.0.0.1:9000"},
+		{"", "[::]:9000", "http://[::1]:9000"},
+		{"", "[::1]:9000", "http://[::1]:9000"},
+		{"", "onboard.internal:80", "http://onboard.internal:80"},
+		{"https://onboarding.example.com", "127.0.0.1:9000", "https://onboarding.example.com"},
+	} {
+		cfg := Config{PublicURL: tt.publicURL}
+		if got := cfg.LinkBase(tt.listen); got != tt.want {
+			t.Errorf("linkBase(public_url %q, listen %q) = %q, want %q", tt.publicURL, tt.listen, got, tt.want)
+		}
+	}
+}
