@@ -5,53 +5,50 @@ import (
 	"io"
 	"log/slog"
 
+	"onboard/admin"
+	"onboard/backup"
 	"onboard/onboarding"
-	"onboard/server"
 )
 
-// admin is what the operator's commands (keys, docs, webhooks) need, from the
+// adminOps is what the operator's commands (keys, docs, webhooks) need, from the
 // running server's admin socket or from the store opened directly.
-type admin interface {
-	CreateKey(context.Context, server.AdminCreateKey) (server.AdminCreatedKey, error)
-	ListKeys(context.Context, string) ([]server.AdminKey, error)
-	RevokeKey(context.Context, string) (server.AdminKey, error)
-	OverrideDocument(context.Context, server.AdminDocumentOverride) (server.AdminDocument, error)
+type adminOps interface {
+	CreateKey(context.Context, admin.CreateKey) (admin.CreatedKey, error)
+	ListKeys(context.Context, string) ([]admin.Key, error)
+	RevokeKey(context.Context, string) (admin.Key, error)
+	OverrideDocument(context.Context, admin.DocumentOverride) (admin.Document, error)
 
-	AddEndpoint(context.Context, server.AdminAddEndpoint) (server.AdminAddedEndpoint, error)
-	ListEndpoints(context.Context, string) ([]server.AdminEndpoint, error)
+	AddEndpoint(context.Context, admin.AddEndpoint) (admin.AddedEndpoint, error)
+	ListEndpoints(context.Context, string) ([]admin.Endpoint, error)
 	RemoveEndpoint(context.Context, string) error
-	EnableEndpoint(context.Context, string) (server.AdminSwitchedEndpoint, error)
-	DisableEndpoint(context.Context, string) (server.AdminSwitchedEndpoint, error)
-	RotateEndpointSecret(context.Context, string) (server.AdminRotatedSecret, error)
-	TestEndpoint(context.Context, string) (server.AdminTestEvent, error)
-	Redeliver(context.Context, server.AdminRedeliver) (server.AdminRedelivery, error)
-	DeliveryAttempts(context.Context, server.AdminDeliveryQuery) ([]server.AdminDeliveryAttempt, error)
+	EnableEndpoint(context.Context, string) (admin.SwitchedEndpoint, error)
+	DisableEndpoint(context.Context, string) (admin.SwitchedEndpoint, error)
+	RotateEndpointSecret(context.Context, string) (admin.RotatedSecret, error)
+	TestEndpoint(context.Context, string) (admin.TestEvent, error)
+	Redeliver(context.Context, admin.Redeliver) (admin.Redelivery, error)
+	DeliveryAttempts(context.Context, admin.DeliveryQuery) ([]admin.DeliveryAttempt, error)
 
-	VerifyLog(context.Context, server.AdminVerifyLog, func(server.AdminLogBreak) error) (server.AdminLogReport, error)
+	VerifyLog(context.Context, admin.VerifyLog, func(admin.LogBreak) error) (admin.LogReport, error)
 	Export(context.Context, onboarding.ExportQuery, onboarding.ExportSink) (onboarding.ExportSummary, error)
 	Backup(context.Context, io.Writer) error
 }
 
 // localAdmin runs the admin commands on a store opened by this process.
 type localAdmin struct {
-	server.KeyAdmin
-	server.DocAdmin
-	server.WebhookAdmin
-	server.ActivityAdmin
-	server.ExportAdmin
-	*dataBackup
+	admin.Local
+	*backup.Maker
 }
 
 // withAdmin runs fn against the running server when one holds the data
 // directory, else against the store opened directly; both run the same
 // Service code. The data directory must exist (see existingConfig).
-func (e *env) withAdmin(fn func(context.Context, admin) error) error {
+func (e *env) withAdmin(fn func(context.Context, adminOps) error) error {
 	cfg, err := e.existingConfig()
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	if client, err := server.DialAdmin(ctx, adminSocket(cfg)); err == nil {
+	if client, err := admin.Dial(ctx, adminSocket(cfg)); err == nil {
 		return fn(ctx, client)
 	}
 	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
@@ -59,6 +56,5 @@ func (e *env) withAdmin(fn func(context.Context, admin) error) error {
 		return err
 	}
 	defer a.close(e.stderr)
-	return fn(ctx, localAdmin{server.KeyAdmin{Service: a.svc}, server.DocAdmin{Service: a.svc}, server.WebhookAdmin{Service: a.svc},
-		server.ActivityAdmin{Service: a.svc}, server.ExportAdmin{Service: a.svc}, a.backup})
+	return fn(ctx, localAdmin{admin.Local{Service: a.svc}, a.backup})
 }

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"onboard/backup"
 	"onboard/blobs"
+	"onboard/config"
+	"onboard/metrics"
 	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/pdf"
@@ -24,10 +27,10 @@ import (
 type app struct {
 	store    *storage.Store
 	svc      *onboarding.Service
-	sessions *form.SignedSessions // the applicant form's sessions, under the session key
-	backup   *dataBackup          // onboard backup of this data directory
-	sweeper  *blobSweeper         // removes blobs no record refers to
-	log      *slog.Logger         // serve's, for the background work that has no request to answer
+	sessions *form.SignedSessions  // the applicant form's sessions, under the session key
+	backup   *backup.Maker         // onboard backup of this data directory
+	sweeper  *onboarding.BlobSweep // removes blobs no record refers to
+	log      *slog.Logger          // serve's, for the background work that has no request to answer
 }
 
 // close closes the store, reporting a failure on stderr.
@@ -38,12 +41,12 @@ func (a *app) close(stderr io.Writer) {
 }
 
 // openApp opens the data directory and builds the Service.
-func openApp(cfg Config, log *slog.Logger) (*app, error) { return openMeteredApp(cfg, log, nil) }
+func openApp(cfg config.Config, log *slog.Logger) (*app, error) { return openMeteredApp(cfg, log, nil) }
 
 // openMeteredApp is openApp with the Service's transports counted on m
 // (nil: not counted).
-func openMeteredApp(cfg Config, log *slog.Logger, m *serveMetrics) (*app, error) {
-	orgs, err := cfg.domainOrganizations()
+func openMeteredApp(cfg config.Config, log *slog.Logger, m *metrics.Collectors) (*app, error) {
+	orgs, err := cfg.DomainOrganizations()
 	if err != nil {
 		return nil, err
 	}
@@ -72,8 +75,8 @@ func openMeteredApp(cfg Config, log *slog.Logger, m *serveMetrics) (*app, error)
 		store.Close()
 		return nil, err
 	}
-	backup := &dataBackup{store: store, files: files, dataDir: cfg.DataDir, log: log}
-	sweeper := &blobSweeper{store: store, files: files, log: log, now: time.Now}
+	backup := backup.New(store, files, cfg.DataDir, version(), log)
+	sweeper := &onboarding.BlobSweep{Records: store, Files: files, Log: log, Now: time.Now}
 	return &app{store: store, svc: svc, sessions: sessions, backup: backup, sweeper: sweeper, log: log}, nil
 }
 
@@ -82,8 +85,8 @@ func openMeteredApp(cfg Config, log *slog.Logger, m *serveMetrics) (*app, error)
 // applicant access; m (may be nil) counts what the transports do. It
 // returns the blob store too, guarded so that a backup can hold its
 // deletions off.
-func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger, m *serveMetrics) (*onboarding.Service, *blobs.Guard, error) {
-	reg, err := newRegistry(cfg, m.registryCounter())
+func newService(cfg config.Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger, m *metrics.Collectors) (*onboarding.Service, *blobs.Guard, error) {
+	reg, err := newRegistry(cfg, m.RegistryCounter())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,18 +104,18 @@ func newService(cfg Config, store *storage.Store, orgs []*onboarding.Organizatio
 		schedule[i] = d.Duration
 	}
 	svc, err := onboarding.New(onboarding.Options{
-		Store: store, Registry: reg, Mailer: m.mailer(mailer), Organizations: orgs,
+		Store: store, Registry: reg, Mailer: m.Mailer(mailer), Organizations: orgs,
 		PublicURL: cfg.PublicURL, Environment: cfg.Environment, Logger: log, Blobs: files, Links: signer,
 		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
-		PageCounter: pdf.PageCount, Webhooks: m.webhooks(newWebhooks(cfg)),
+		PageCounter: pdf.PageCount, Webhooks: m.Webhooks(newWebhooks(cfg)),
 		RetrySchedule: schedule, WebhookTimeout: cfg.Webhooks.Timeout.Duration,
 	})
 	return svc, files, err
 }
 
 // newWebhooks returns the webhook transport: https to public addresses
-// only in production, http and loopback too in sandbox (DESIGN §5.7).
-func newWebhooks(cfg Config) *notify.Webhooks {
+// only in production, http and loopback too in sandbox (docs/webhooks.md).
+func newWebhooks(cfg config.Config) *notify.Webhooks {
 	sandbox := cfg.Environment == "sandbox"
 	return notify.NewWebhooks(notify.WebhookOptions{
 		// A User-Agent product version is a token: "(devel)" becomes "devel".
@@ -126,7 +129,7 @@ func newWebhooks(cfg Config) *notify.Webhooks {
 // openBlobs opens the data directory's blob store and the signer of its
 // download links, with the configured key or the one generated into
 // secrets/ on the first start.
-func openBlobs(cfg Config) (*blobs.Store, *blobs.Signer, error) {
+func openBlobs(cfg config.Config) (*blobs.Store, *blobs.Signer, error) {
 	files, err := blobs.Open(filepath.Join(cfg.DataDir, "blobs"))
 	if err != nil {
 		return nil, nil, err
@@ -150,7 +153,7 @@ func openBlobs(cfg Config) (*blobs.Store, *blobs.Signer, error) {
 // registryOptions are the registry options the configuration's [registry]
 // table gives: mode, credentials, timeout and addresses. The fixtures and
 // the transport are the caller's.
-func registryOptions(cfg Config) registry.Options {
+func registryOptions(cfg config.Config) registry.Options {
 	return registry.Options{
 		Mode:                  cfg.Registry.Mode,
 		CompaniesHouseAPIKey:  cfg.Registry.CompaniesHouseAPIKey,
@@ -164,7 +167,7 @@ func registryOptions(cfg Config) registry.Options {
 
 // newRegistry returns the configured registry, serving the embedded
 // recordings in fixtures mode; count (may be nil) counts its calls.
-func newRegistry(cfg Config, count func(registry, outcome string)) (*registry.Registry, error) {
+func newRegistry(cfg config.Config, count func(registry, outcome string)) (*registry.Registry, error) {
 	fixtures, err := fs.Sub(registryFixtures, "testdata/registry")
 	if err != nil {
 		return nil, err
@@ -178,7 +181,7 @@ func newRegistry(cfg Config, count func(registry, outcome string)) (*registry.Re
 // newMailer picks the invite transport: SMTP when configured, the sandbox
 // outbox in sandbox, and none in production without SMTP (create then
 // answers with a warning).
-func newMailer(cfg Config, log *slog.Logger) (onboarding.Mailer, error) {
+func newMailer(cfg config.Config, log *slog.Logger) (onboarding.Mailer, error) {
 	if cfg.Mail.SMTPURL != "" {
 		m, err := notify.NewSMTP(cfg.Mail.SMTPURL, cfg.Mail.From, notify.SMTPOptions{})
 		if err != nil {

@@ -4,17 +4,17 @@ import (
 	"context"
 	"fmt"
 
+	"onboard/admin"
 	"onboard/onboarding"
-	"onboard/server"
 )
 
-// AppsCmd groups the commands on applications (DESIGN §4).
+// AppsCmd groups the commands on applications (docs/cli.md).
 type AppsCmd struct {
 	Export    AppsExportCmd    `cmd:"" help:"Write an organization's applications as NDJSON or CSV, and optionally their documents."`
 	VerifyLog AppsVerifyLogCmd `cmd:"verify-log" help:"Check the hash chains of the activity logs: any edit or removal of stored history is reported."`
 }
 
-// AppsVerifyLogCmd verifies activity logs (DESIGN §5.12).
+// AppsVerifyLogCmd verifies activity logs (docs/reliability.md).
 type AppsVerifyLogCmd struct {
 	Org string `help:"Verify the applications and RFI requests of this organization only; default: every configured organization." placeholder:"ORG"`
 	App string `help:"Verify the log of this application (or RFI request) only." placeholder:"ID"`
@@ -23,9 +23,9 @@ type AppsVerifyLogCmd struct {
 // Run verifies the logs and prints one line per broken log, naming its
 // first broken entry, then the counts; a broken log makes it fail.
 func (c *AppsVerifyLogCmd) Run(e *env) error {
-	q := server.AdminVerifyLog{OrgID: c.Org, AppID: c.App}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
-		r, err := a.VerifyLog(ctx, q, func(b server.AdminLogBreak) error {
+	q := admin.VerifyLog{OrgID: c.Org, AppID: c.App}
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
+		r, err := a.VerifyLog(ctx, q, func(b admin.LogBreak) error {
 			what := "application"
 			if b.Subject == onboarding.SubjectRFIRequest {
 				what = "RFI request"

@@ -1,23 +1,22 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"onboard/onboarding"
+	"onboard/outfile"
 )
 
-// AppsExportCmd writes an organization's applications (DESIGN §4). Through
-// the admin socket while serve runs, the server streams the export and the
-// files to this process (server/adminexport.go), so the command never reads
+// AppsExportCmd writes an organization's applications (docs/cli.md).
+// Through the admin socket while serve runs, the server streams the export
+// and the files to this process (admin/export.go), so the command never reads
 // the data directory itself and works the same over any blob store.
 type AppsExportCmd struct {
 	Org       string `help:"Organization whose applications are exported." required:"" placeholder:"ORG"`
@@ -31,8 +30,8 @@ type AppsExportCmd struct {
 // Run writes the export; on a terminal, stderr shows its progress.
 func (c *AppsExportCmd) Run(e *env) error {
 	q := onboarding.ExportQuery{OrgID: c.Org, Status: c.Status, Since: c.Since, Format: c.Format, Documents: c.Documents != ""}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
-		out, err := newExportOutput(e.stdout, c.Out, c.Documents)
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
+		out, err := outfile.NewExport(e.stdout, c.Out, c.Documents)
 		if err != nil {
 			return err
 		}
@@ -40,17 +39,17 @@ func (c *AppsExportCmd) Run(e *env) error {
 		if isTerminal(e.stderr) {
 			tick := time.NewTicker(time.Second)
 			defer tick.Stop()
-			p = startProgress(e.stderr, &out.exported, tick.C)
+			p = startProgress(e.stderr, out.Count(), tick.C)
 		}
 		sum, err := a.Export(ctx, q, out)
 		if p != nil {
 			p.stop()
 		}
 		if err != nil {
-			out.abort()
+			out.Abort()
 			return err
 		}
-		if err := out.commit(); err != nil {
+		if err := out.Commit(); err != nil {
 			return err
 		}
 		switch n := sum.MissingDocuments; {
@@ -61,128 +60,6 @@ func (c *AppsExportCmd) Run(e *env) error {
 		}
 		return nil
 	})
-}
-
-// exportOutput is the command's ExportSink: rows to stdout, to a
-// temporary file renamed to --out at the end, or into --out when that is
-// a device or a pipe (resolveOut); files under --documents.
-type exportOutput struct {
-	w        *bufio.Writer
-	tmp      *os.File // the temporary file of a regular --out, else nil
-	stream   *os.File // --out when it is a device or a pipe, else nil
-	out      string   // the file --out names, its links resolved
-	docs     string   // --documents; empty: none
-	lastDir  string   // the application directory made last
-	exported atomic.Int64
-}
-
-func newExportOutput(stdout io.Writer, out, docs string) (*exportOutput, error) {
-	o := &exportOutput{docs: docs}
-	if out == "" {
-		o.w = bufio.NewWriterSize(stdout, 64<<10)
-		return o, nil
-	}
-	target, err := resolveOut(out)
-	if err != nil {
-		return nil, fmt.Errorf("the export file: %w", err)
-	}
-	o.out = target.path
-	if target.stream {
-		if o.stream, err = target.openStream(); err != nil {
-			return nil, fmt.Errorf("open the export file: %w", err)
-		}
-		o.w = bufio.NewWriterSize(o.stream, 64<<10)
-		return o, nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(o.out), "."+filepath.Base(o.out)+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("create the export file: %w", err)
-	}
-	o.tmp, o.w = tmp, bufio.NewWriterSize(tmp, 64<<10)
-	return o, nil
-}
-
-func (o *exportOutput) Write(p []byte) (int, error) { return o.w.Write(p) }
-
-// Exported counts an application, for the progress line.
-func (o *exportOutput) Exported() error {
-	o.exported.Add(1)
-	return nil
-}
-
-// File copies a file to --documents, owner-only, as the export's name for
-// it says.
-func (o *exportOutput) File(f onboarding.ExportFile) error {
-	dir := filepath.Join(o.docs, f.Dir())
-	if dir != o.lastDir {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-		o.lastDir = dir
-	}
-	path := filepath.Join(dir, f.Name())
-	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(dst, f.Body)
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("copy %s: %w", path, err)
-	}
-	return nil
-}
-
-// commit finishes the export: the rows flushed, --out in place, and
-// --documents made even when there was no file to copy.
-func (o *exportOutput) commit() error {
-	if err := o.w.Flush(); err != nil {
-		o.abort()
-		return err
-	}
-	if o.docs != "" {
-		if err := os.MkdirAll(o.docs, 0o700); err != nil {
-			o.abort()
-			return err
-		}
-	}
-	if o.stream != nil {
-		if err := o.stream.Close(); err != nil {
-			return fmt.Errorf("write the export file: %w", err)
-		}
-		return nil
-	}
-	if o.tmp == nil {
-		return nil
-	}
-	if err := o.tmp.Sync(); err != nil {
-		o.abort()
-		return err
-	}
-	if err := o.tmp.Close(); err != nil {
-		os.Remove(o.tmp.Name())
-		return err
-	}
-	if err := os.Rename(o.tmp.Name(), o.out); err != nil {
-		os.Remove(o.tmp.Name())
-		return fmt.Errorf("write the export file: %w", err)
-	}
-	return nil
-}
-
-// abort drops a partial --out; stdout, a device or a pipe has what it
-// has.
-func (o *exportOutput) abort() {
-	if o.tmp != nil {
-		o.tmp.Close()
-		os.Remove(o.tmp.Name())
-	}
-	if o.stream != nil {
-		o.stream.Close()
-	}
 }
 
 // isTerminal reports whether w is a character device such as a terminal:

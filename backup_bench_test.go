@@ -13,7 +13,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"onboard/backup"
+	"onboard/config"
 	"onboard/onboarding"
+	"onboard/outfile"
 )
 
 // benchApps and benchFileSize size the benchmarks' data directory: 10,000
@@ -30,7 +33,7 @@ const (
 // what is measured.
 func seedBench(b *testing.B) *app {
 	b.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = filepath.Join(b.TempDir(), "data")
 	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -74,13 +77,13 @@ func seedBench(b *testing.B) *app {
 
 // backupFile makes a checked backup of a into a file and returns its path
 // and manifest.
-func backupFile(b *testing.B, a *app) (string, *manifest) {
+func backupFile(b *testing.B, a *app) (string, *backup.Manifest) {
 	b.Helper()
 	archive := filepath.Join(b.TempDir(), "backup.tar.gz")
-	var m *manifest
-	err := writeFileAtomically(archive, func(w io.Writer) error {
+	var m *backup.Manifest
+	err := outfile.WriteAtomically(archive, func(w io.Writer) error {
 		var err error
-		m, err = checkedBackup(context.Background(), localAdmin{dataBackup: a.backup}, w)
+		m, err = backup.Checked(context.Background(), a.backup, w)
 		return err
 	})
 	if err != nil {
@@ -129,7 +132,7 @@ func BenchmarkRestore(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, _, err = restoreArchive(bufio.NewReaderSize(f, 1<<20), filepath.Join(dir, uuid.NewString()))
+		_, _, err = backup.Restore(bufio.NewReaderSize(f, 1<<20), filepath.Join(dir, uuid.NewString()))
 		f.Close()
 		if err != nil {
 			b.Fatal(err)

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"onboard/backup"
+	"onboard/outfile"
 )
 
-// BackupCmd writes a backup archive of the data directory (DESIGN §4).
+// BackupCmd writes a backup archive of the data directory.
 type BackupCmd struct {
 	Out string `help:"Archive to write (a gzip-compressed tar); replaced atomically when it exists." required:"" placeholder:"FILE"`
 }
@@ -22,11 +20,11 @@ type BackupCmd struct {
 // against the manifest's checksums, as restore will) and only then puts it
 // at --out. A summary goes to stderr.
 func (c *BackupCmd) Run(e *env) error {
-	return e.withAdmin(func(ctx context.Context, a admin) error {
-		var m *manifest
-		err := writeFileAtomically(c.Out, func(w io.Writer) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
+		var m *backup.Manifest
+		err := outfile.WriteAtomically(c.Out, func(w io.Writer) error {
 			var err error
-			m, err = checkedBackup(ctx, a, w)
+			m, err = backup.Checked(ctx, a, w)
 			return err
 		})
 		if err != nil {
@@ -40,119 +38,6 @@ func (c *BackupCmd) Run(e *env) error {
 		}
 		return nil
 	})
-}
-
-// errCheckStopped is what the backup's writes fail with once the check of
-// the archive has stopped (having found it damaged).
-var errCheckStopped = errors.New("the check of the archive stopped")
-
-// checkedBackup has a make a backup into w and reads the archive back as
-// it passes, as restore would, returning its manifest.
-func checkedBackup(ctx context.Context, a admin, w io.Writer) (*manifest, error) {
-	pr, pw := io.Pipe()
-	type checked struct {
-		m   *manifest
-		err error
-	}
-	done := make(chan checked, 1)
-	go func() {
-		m, err := readArchive(pr, nil)
-		pr.CloseWithError(errCheckStopped)
-		done <- checked{m, err}
-	}()
-	err := a.Backup(ctx, io.MultiWriter(w, pw))
-	pw.CloseWithError(err) // nil: the reader sees the end of the archive
-	check := <-done
-	switch {
-	case check.err != nil && (err == nil || errors.Is(err, errCheckStopped)):
-		var ae archiveError
-		if errors.As(check.err, &ae) {
-			return nil, fmt.Errorf("the archive made is %w", check.err)
-		}
-		return nil, check.err
-	case err != nil:
-		return nil, err
-	}
-	return check.m, nil
-}
-
-// writeFileAtomically writes a new file at path (mode 0600) with write: to
-// a temporary file beside it, synced and then renamed over path, so that
-// path holds either its old content or the complete new one. When write
-// fails, path is left as it was. A link is followed (the file it points to
-// is replaced), and a device or a pipe is written in place (resolveOut).
-func writeFileAtomically(path string, write func(io.Writer) error) (err error) {
-	target, err := resolveOut(path)
-	if err != nil {
-		return err
-	}
-	if target.stream {
-		return writeStream(target, write)
-	}
-	path = target.path
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := write(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// writeStream writes to a device or a pipe with write, as it is.
-func writeStream(target outTarget, write func(io.Writer) error) error {
-	f, err := target.openStream()
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// syncDir fsyncs directory dir, making the entries created or removed in
-// it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // byteSize renders n bytes for people: "512 B", "3.4 MiB".

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -24,6 +25,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/backup"
 )
 
 // resourceRead is one read of an application or RFI request through the
@@ -333,14 +336,14 @@ func (w *loadWorker) post(path, body, field string) (string, error) {
 
 // archiveManifest reads and checks the archive at path, returning its
 // manifest.
-func archiveManifest(t *testing.T, path string) *manifest {
+func archiveManifest(t *testing.T, path string) *backup.Manifest {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := readArchive(f, nil)
+	m, err := backup.ReadArchive(f, nil)
 	if err != nil {
 		t.Fatalf("read %s: %v", path, err)
 	}
@@ -617,7 +620,7 @@ func TestRestoreRefusals(t *testing.T) {
 		{"not a backup", write("notes.txt", []byte("not an archive\n")), "",
 			exactly("onboard: restore: " + filepath.Join(work, "notes.txt") + " is not an onboard backup (not gzip-compressed); nothing was restored\n")},
 		{"newer format", write("v2.tar.gz", rewriteArchive(t, raw, func(name string, b []byte) []byte {
-			if name == manifestName {
+			if name == "manifest.json" {
 				return []byte(strings.Replace(string(b), `"format_version": 1`, `"format_version": 2`, 1))
 			}
 			return b
@@ -732,4 +735,36 @@ func TestBackupCommandLine(t *testing.T) {
 			t.Errorf("onboard %s: exit %d, stderr %q; want 2 and %q first", strings.Join(tt.args, " "), r.code, r.stderr, tt.want)
 		}
 	}
+}
+
+// blobPath is where blob id is in an archive and in a data directory.
+func blobPath(id string) string { return path.Join("blobs", id[0:2], id[2:4], id) }
+
+// testEntry is one entry of a hand-made archive.
+type testEntry struct {
+	name    string
+	content string
+}
+
+// tarGz packs entries, in order, into a gzip-compressed tar stream.
+func tarGz(t *testing.T, entries ...testEntry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, e := range entries {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Size: int64(len(e.content)), Mode: 0o600}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(e.content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

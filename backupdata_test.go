@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -17,14 +16,17 @@ import (
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
+	"onboard/backup"
+	"onboard/config"
 	"onboard/onboarding"
+	"onboard/outfile"
 )
 
 // openTestApp opens a sandbox data directory in-process, closed at the end
 // of the test.
 func openTestApp(t *testing.T) (*app, string) {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = filepath.Join(t.TempDir(), "data")
 	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -53,123 +55,6 @@ func appWithFile(id string) *onboarding.Application {
 	}
 }
 
-// storeAppWithFile stores appWithFile(id) and returns its id.
-func storeAppWithFile(t testing.TB, a *app, id string) string {
-	t.Helper()
-	app := appWithFile(id)
-	if err := a.store.CreateApplication(context.Background(), app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
-	return app.ID
-}
-
-// blockingWriter collects what is written, and blocks its first write
-// until released, after telling reached.
-type blockingWriter struct {
-	buf      bytes.Buffer
-	reached  chan struct{}
-	released chan struct{}
-}
-
-func (w *blockingWriter) Write(p []byte) (int, error) {
-	if w.reached != nil {
-		close(w.reached)
-		w.reached = nil
-		<-w.released
-	}
-	return w.buf.Write(p)
-}
-
-// TestBackupHoldsOffDeletions replaces a document while a backup is
-// writing its archive, deleting the old file as the Service does once the
-// change is stored: the file stays until the backup is over, so the
-// archive holds it, and is deleted then.
-func TestBackupHoldsOffDeletions(t *testing.T) {
-	a, _ := openTestApp(t)
-	ctx := context.Background()
-	old, _, err := a.backup.files.Put(ctx, strings.NewReader("%PDF-old\n"), 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appID := storeAppWithFile(t, a, old)
-
-	w := &blockingWriter{reached: make(chan struct{}), released: make(chan struct{})}
-	reached := w.reached
-	done := make(chan error, 1)
-	go func() { done <- a.backup.Backup(ctx, w) }()
-	<-reached
-	// The backup has its snapshot: drop the reference and delete the file.
-	if _, err := a.store.UpdateApplication(ctx, appID, func(app *onboarding.Application) (onboarding.Changes, error) {
-		delete(app.Data.Documents, "certificate_of_incorporation")
-		return onboarding.Changes{}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.backup.files.Delete(old); err != nil {
-		t.Fatal(err)
-	}
-	if f, err := a.backup.files.Open(old); err != nil {
-		t.Errorf("the file deleted during the backup is gone before it ended: %v", err)
-	} else {
-		f.Close()
-	}
-	close(w.released)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.backup.files.Open(old); !errors.Is(err, onboarding.ErrNotFound) {
-		t.Errorf("the file deleted during the backup is still there after it: %v", err)
-	}
-	var got string
-	m, err := readArchive(&w.buf, func(f archivedFile, content io.Reader) error {
-		if f.Path == blobPath(old) {
-			b, err := io.ReadAll(content)
-			got = string(b)
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != "%PDF-old\n" || len(m.MissingBlobs) != 0 {
-		t.Errorf("archive holds %q for the file (missing %v); want its content", got, m.MissingBlobs)
-	}
-}
-
-// TestBackupListsMissingFiles backs up a data directory whose records
-// refer to a file it has already lost: the backup succeeds and names it.
-// It also removes the spool a crashed backup left, and leaves none itself.
-func TestBackupListsMissingFiles(t *testing.T) {
-	a, data := openTestApp(t)
-	lost := uuid.NewString()
-	storeAppWithFile(t, a, lost)
-	stale := filepath.Join(data, spoolPrefix+"123")
-	if err := os.WriteFile(stale, []byte("left by a crash"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := a.backup.Backup(context.Background(), &buf); err != nil {
-		t.Fatal(err)
-	}
-	m, err := readArchive(&buf, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{lost}, m.MissingBlobs); diff != "" {
-		t.Errorf("missing blobs (-want +got):\n%s", diff)
-	}
-	entries, err := os.ReadDir(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), spoolPrefix) {
-			t.Errorf("spool %s left in the data directory", e.Name())
-		}
-	}
-}
-
 // TestBackupFailureLeavesNoFile checks that a backup whose archive fails
 // its check leaves --out as it was: an existing file is kept whole.
 func TestBackupFailureLeavesNoFile(t *testing.T) {
@@ -177,8 +62,13 @@ func TestBackupFailureLeavesNoFile(t *testing.T) {
 	if err := os.WriteFile(out, []byte("yesterday's backup"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := writeFileAtomically(out, func(w io.Writer) error {
-		_, err := checkedBackup(context.Background(), brokenBackup{}, w)
+	a, _ := openTestApp(t)
+	var valid bytes.Buffer
+	if err := a.backup.Backup(context.Background(), &valid); err != nil {
+		t.Fatal(err)
+	}
+	err := outfile.WriteAtomically(out, func(w io.Writer) error {
+		_, err := backup.Checked(context.Background(), brokenBackup{valid.Bytes()}, w)
 		return err
 	})
 	if err == nil || err.Error() != "the archive made is truncated" {
@@ -192,24 +82,11 @@ func TestBackupFailureLeavesNoFile(t *testing.T) {
 	}
 }
 
-// brokenBackup is an admin whose backup stops half-way through a valid
+// brokenBackup is a backup source that stops half-way through a valid
 // archive without reporting an error.
-type brokenBackup struct{ admin }
+type brokenBackup struct{ valid []byte }
 
-func (brokenBackup) Backup(_ context.Context, w io.Writer) error {
-	var buf bytes.Buffer
-	aw, err := newArchiveWriter(&buf, validManifest())
-	if err != nil {
-		return err
-	}
-	for _, e := range validEntries() {
-		if err := aw.add(e.name, int64(len(e.content)), strings.NewReader(e.content)); err != nil {
-			return err
-		}
-	}
-	if err := aw.close(); err != nil {
-		return err
-	}
-	_, err = w.Write(buf.Bytes()[:buf.Len()/2])
+func (b brokenBackup) Backup(_ context.Context, w io.Writer) error {
+	_, err := w.Write(b.valid[:len(b.valid)/2])
 	return err
 }

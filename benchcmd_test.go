@@ -1,25 +1,23 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/bench"
 )
 
 // benchOperations are the rows of onboard bench, in order.
-var benchOperations = []string{ceilingRead, ceilingInsert, "create", busyName, "get", "list", "patch", "decision", "stage save"}
+var benchOperations = []string{bench.CeilingRead, bench.CeilingInsert, "create", bench.BusyName, "get", "list", "patch", "decision", "stage save"}
 
 // busyLine is the table's line of the busy creates.
-var busyLine = regexp.MustCompile(`(?m)^create with webhooks and registry documents running: (\d+) req/s, (\d+\.\d\d)× quiet create \(target ≥ 0\.90×; rounds \d+\.\d\d×(?:, \d+\.\d\d×){` + strconv.Itoa(createRounds-1) + `}\)\n  meanwhile: (\d+) webhook deliveries received \((\d+) application\.created, for (\d+) creates\); registry documents of (\d+) applications fetched \((\d+) documents\), \d+ left queued$`)
+var busyLine = regexp.MustCompile(`(?m)^create with webhooks and registry documents running: (\d+) req/s, (\d+\.\d\d)× quiet create \(target ≥ 0\.90×; rounds \d+\.\d\d×(?:, \d+\.\d\d×){` + strconv.Itoa(bench.CreateRounds-1) + `}\)\n  meanwhile: (\d+) webhook deliveries received \((\d+) application\.created, for (\d+) creates\); registry documents of (\d+) applications fetched \((\d+) documents\), \d+ left queued$`)
 
 // TestBenchTable runs a short bench through the binary: every operation
 // has a row with requests, no failures and a throughput.
@@ -76,7 +74,7 @@ func TestBenchTable(t *testing.T) {
 func TestBenchJSON(t *testing.T) {
 	t.Parallel()
 	r := mustRun(t, "bench", "-n", "50", "--duration", "300ms", "--concurrency", "4", "--json")
-	var report benchReport
+	var report bench.Report
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&report); err != nil {
@@ -95,7 +93,7 @@ func TestBenchJSON(t *testing.T) {
 	// The ceilings were measured at the start and next to every operation
 	// (each create round, get and list; PATCH, decision, stage save): the
 	// ceilings' rows merge them all, each at least its 300 ms.
-	measured := map[string]int{ceilingRead: 1 + 2, ceilingInsert: 1 + createRounds + 3}
+	measured := map[string]int{bench.CeilingRead: 1 + 2, bench.CeilingInsert: 1 + bench.CreateRounds + 3}
 	for _, op := range report.Operations {
 		if n, ok := measured[op.Name]; ok && op.Throughput > 0 {
 			if ran := float64(op.Requests) / op.Throughput; ran < float64(n)*0.3 {
@@ -128,7 +126,7 @@ func TestBenchJSON(t *testing.T) {
 // checkBackground checks the JSON report's comparison of busy and quiet
 // creates: its ratio is that of the two rows, each round was measured,
 // and the background work ran during the busy rounds.
-func checkBackground(t *testing.T, report benchReport) {
+func checkBackground(t *testing.T, report bench.Report) {
 	t.Helper()
 	b := report.Background
 	if b == nil {
@@ -138,11 +136,11 @@ func checkBackground(t *testing.T, report benchReport) {
 	for _, op := range report.Operations {
 		rps[op.Name] = op.Throughput
 	}
-	if want := rps[busyName] / rps["create"]; math.Abs(b.Ratio-want) > 1e-9 || b.Target != 0.9 {
+	if want := rps[bench.BusyName] / rps["create"]; math.Abs(b.Ratio-want) > 1e-9 || b.Target != 0.9 {
 		t.Errorf("busy to quiet %v, target %v; want %v (the rows' ratio), 0.9", b.Ratio, b.Target, want)
 	}
-	if len(b.Rounds) != createRounds {
-		t.Errorf("%d rounds, want %d", len(b.Rounds), createRounds)
+	if len(b.Rounds) != bench.CreateRounds {
+		t.Errorf("%d rounds, want %d", len(b.Rounds), bench.CreateRounds)
 	}
 	deliveries, fetched := 0, 0
 	for i, r := range b.Rounds {
@@ -157,39 +155,5 @@ func checkBackground(t *testing.T, report benchReport) {
 	}
 	if b.Deliveries != deliveries || b.RegistryFetched != fetched || b.CreatedDelivered > b.Deliveries || b.BusyCreates <= 0 {
 		t.Errorf("background %+v: not the sums of its rounds", b)
-	}
-}
-
-// TestResident: the resident memory of a file mapped and read counts
-// under its directory, and not of another's.
-func TestResident(t *testing.T) {
-	dir := t.TempDir()
-	const size = 1 << 20
-	f, err := os.Create(filepath.Join(dir, "mapped"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Write(bytes.Repeat([]byte{1}, size)); err != nil {
-		t.Fatal(err)
-	}
-	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(m)
-	sum := 0
-	for i := 0; i < size; i += 4096 {
-		sum += int(m[i])
-	}
-	if sum != size/4096 {
-		t.Fatalf("read %d pages", sum)
-	}
-	r := resident(dir)
-	if r.under < size || r.total < r.under || r.anonymous <= 0 || r.anonymous > r.total-r.under {
-		t.Errorf("%+v; want the 1 MiB mapped under %s, and anonymous memory besides", r, dir)
-	}
-	if other := resident(t.TempDir()); other.under != 0 || other.total <= 0 {
-		t.Errorf("%+v for an empty directory; want nothing under it", other)
 	}
 }

@@ -11,8 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
+	"onboard/bench"
+	"onboard/config"
+	"onboard/metrics"
 	"onboard/onboarding"
 )
 
@@ -31,11 +32,17 @@ type benchServer struct {
 	stopErr  error
 }
 
+// URL is the server's base URL.
+func (b *benchServer) URL() string { return b.base }
+
+// Key is the API key the bench uses.
+func (b *benchServer) Key() string { return b.key }
+
 // benchConfig is the configuration of the bench server: the embedded
 // sandbox defaults (fixtures registry, sandbox outbox, test helpers) on
 // dataDir, listening at addr, without the API's rate limit.
-func benchConfig(dataDir, addr string) (Config, error) {
-	cfg := DefaultConfig()
+func benchConfig(dataDir, addr string) (config.Config, error) {
+	cfg := config.Default()
 	cfg.DataDir = dataDir
 	cfg.Listen = addr
 	cfg.PublicURL = "http://" + addr
@@ -45,17 +52,13 @@ func benchConfig(dataDir, addr string) (Config, error) {
 	// documents job idle (the quiet creates of benchCreates).
 	org := &cfg.Organizations[0]
 	quiet := org.Configs[0]
-	quiet.ID, quiet.RegistryDocuments = benchQuietConfig, false
+	quiet.ID, quiet.RegistryDocuments = bench.QuietConfig, false
 	org.Configs = append(org.Configs, quiet)
 	if err := cfg.Validate(); err != nil {
-		return Config{}, fmt.Errorf("invalid bench configuration:\n%w", err)
+		return config.Config{}, fmt.Errorf("invalid bench configuration:\n%w", err)
 	}
 	return cfg, nil
 }
-
-// benchQuietConfig is the id of the bench organization's configuration
-// without registry documents.
-const benchQuietConfig = "bench-quiet"
 
 // startBenchServer starts the server as serve does (background jobs
 // included; no admin socket) and creates its API key. Its request log is
@@ -71,13 +74,13 @@ func startBenchServer(dataDir string) (*benchServer, error) {
 		return nil, err
 	}
 	log := newLogger("text", io.Discard)
-	metrics := newServeMetrics()
+	metrics := metrics.New()
 	a, err := openMeteredApp(cfg, log, metrics)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	metrics.watchStore(a.store, outboxRefresh)
+	metrics.WatchStore(a.store)
 	key, _, err := a.svc.CreateAPIKey(context.Background(), onboarding.KeySpec{OrgID: cfg.Organizations[0].ID, Name: "onboard bench"})
 	if err != nil {
 		ln.Close()
@@ -92,9 +95,9 @@ func startBenchServer(dataDir string) (*benchServer, error) {
 	return b, nil
 }
 
-// stop shuts the server down, lets its jobs finish and closes the store.
+// Stop shuts the server down, lets its jobs finish and closes the store.
 // Calls after the first return the first's error.
-func (b *benchServer) stop() error {
+func (b *benchServer) Stop() error {
 	b.stopOnce.Do(func() {
 		b.cancel()
 		err := <-b.done
@@ -103,14 +106,14 @@ func (b *benchServer) stop() error {
 	return b.stopErr
 }
 
-// settle waits, for at most limit, until the server's registry documents
+// Settle waits, for at most limit, until the server's registry documents
 // job has no application left to fetch documents for (creates queue a
 // fetch each), and then until the database has no level due for
 // compaction: what an operation left behind (a backlog of fetches, tables
 // to compact) would weigh on the operation measured after it, while the
 // ceilings are measured on a database with neither. It answers how long
 // it waited and whether both ended.
-func (b *benchServer) settle(limit time.Duration) (time.Duration, bool, error) {
+func (b *benchServer) Settle(limit time.Duration) (time.Duration, bool, error) {
 	start := time.Now()
 	for {
 		pending, err := b.app.store.PendingRegistryDocuments(context.Background())
@@ -127,16 +130,16 @@ func (b *benchServer) settle(limit time.Duration) (time.Duration, bool, error) {
 	}
 }
 
-// pendingDocuments is how many applications wait for their registry
+// PendingDocuments is how many applications wait for their registry
 // documents.
-func (b *benchServer) pendingDocuments() (int, error) {
+func (b *benchServer) PendingDocuments() (int, error) {
 	ids, err := b.app.store.PendingRegistryDocuments(context.Background())
 	return len(ids), err
 }
 
-// storedBlobs is how many files the blob store holds (registry documents
+// StoredBlobs is how many files the blob store holds (registry documents
 // and uploads), not counting those being written.
-func (b *benchServer) storedBlobs() (int, error) {
+func (b *benchServer) StoredBlobs() (int, error) {
 	root := filepath.Join(b.dir, "blobs")
 	n := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -153,9 +156,9 @@ func (b *benchServer) storedBlobs() (int, error) {
 	return n, err
 }
 
-// addEndpoint registers a webhook endpoint for every event of the bench
+// AddEndpoint registers a webhook endpoint for every event of the bench
 // organization, at url, and answers its id.
-func (b *benchServer) addEndpoint(url string) (string, error) {
+func (b *benchServer) AddEndpoint(url string) (string, error) {
 	_, ep, err := b.app.svc.AddEndpoint(context.Background(), onboarding.EndpointSpec{OrgID: b.org, URL: url, Description: "onboard bench"})
 	if err != nil {
 		return "", err
@@ -163,15 +166,15 @@ func (b *benchServer) addEndpoint(url string) (string, error) {
 	return ep.ID, nil
 }
 
-// removeEndpoint removes a webhook endpoint; its queued deliveries are
+// RemoveEndpoint removes a webhook endpoint; its queued deliveries are
 // dropped. The removal reads the endpoint's queue in one transaction,
 // which conflicts with the delivery job's claims while it works through
 // the queue: it is tried again, for at most removeLimit.
-func (b *benchServer) removeEndpoint(id string) error {
+func (b *benchServer) RemoveEndpoint(id string) error {
 	deadline := time.Now().Add(removeLimit)
 	for {
 		err := b.app.svc.RemoveEndpoint(context.Background(), id)
-		if err == nil || !errors.Is(err, badger.ErrConflict) || time.Now().After(deadline) {
+		if err == nil || !errors.Is(err, onboarding.ErrWriteConflict) || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -33,7 +33,7 @@ func (c *BlobsSweepCmd) Run(e *env) error {
 		return err
 	}
 	defer a.close(e.stderr)
-	res, err := a.sweeper.sweep(context.Background(), c.Grace)
+	res, err := a.sweeper.Sweep(context.Background(), c.Grace)
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,11 @@ import (
 	"unicode"
 
 	"github.com/alecthomas/kong"
+
+	"onboard/config"
 )
 
-// CLI is onboard's command line (DESIGN §4).
+// CLI is onboard's command line (docs/cli.md).
 type CLI struct {
 	Config  string           `help:"Configuration file (TOML). Without one, the embedded sandbox defaults are used." env:"ONBOARD_CONFIG" placeholder:"FILE"`
 	DataDir string           `help:"Data directory; overrides data_dir of the configuration. Every command but serve and restore needs it to exist." placeholder:"DIR"`
@@ -49,10 +51,10 @@ type usageError struct{ error }
 // sandbox defaults), then the command line's overrides, --data-dir first
 // and then the command's own flags through override (nil when it has none),
 // validated as a whole. An empty public_url stays empty: see config.
-func (e *env) loadConfig(override func(*Config)) (Config, error) {
-	cfg, err := LoadConfig(e.cli.Config)
+func (e *env) loadConfig(override func(*config.Config)) (config.Config, error) {
+	cfg, err := config.Load(e.cli.Config)
 	if err != nil {
-		return Config{}, err
+		return config.Config{}, err
 	}
 	if e.cli.DataDir != "" {
 		cfg.DataDir = e.cli.DataDir
@@ -62,21 +64,21 @@ func (e *env) loadConfig(override func(*Config)) (Config, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		if e.cli.Config != "" {
-			return Config{}, fmt.Errorf("invalid configuration %s:\n%w", e.cli.Config, err)
+			return config.Config{}, fmt.Errorf("invalid configuration %s:\n%w", e.cli.Config, err)
 		}
-		return Config{}, fmt.Errorf("invalid configuration:\n%w", err)
+		return config.Config{}, fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	return cfg, nil
 }
 
 // config is loadConfig with public_url resolved: when the configuration
 // leaves it empty, links follow the listen address.
-func (e *env) config(override func(*Config)) (Config, error) {
+func (e *env) config(override func(*config.Config)) (config.Config, error) {
 	cfg, err := e.loadConfig(override)
 	if err != nil {
-		return Config{}, err
+		return config.Config{}, err
 	}
-	cfg.PublicURL = cfg.linkBase(cfg.Listen)
+	cfg.PublicURL = cfg.LinkBase(cfg.Listen)
 	return cfg, nil
 }
 
@@ -84,24 +86,24 @@ func (e *env) config(override func(*Config)) (Config, error) {
 // that must already exist: every one but serve (which creates it on its
 // first start) and restore (which creates it). A mistyped --data-dir or
 // data_dir is refused instead of silently starting a new, empty store.
-func (e *env) existingConfig() (Config, error) {
+func (e *env) existingConfig() (config.Config, error) {
 	cfg, err := e.config(nil)
 	if err != nil {
-		return Config{}, err
+		return config.Config{}, err
 	}
 	fi, err := os.Stat(cfg.DataDir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return Config{}, fmt.Errorf("data directory %s does not exist (check --data-dir or data_dir; onboard serve creates it on its first start)", cfg.DataDir)
+		return config.Config{}, fmt.Errorf("data directory %s does not exist (check --data-dir or data_dir; onboard serve creates it on its first start)", cfg.DataDir)
 	case err != nil:
-		return Config{}, fmt.Errorf("data directory: %w", err)
+		return config.Config{}, fmt.Errorf("data directory: %w", err)
 	case !fi.IsDir():
-		return Config{}, fmt.Errorf("data directory %s is not a directory", cfg.DataDir)
+		return config.Config{}, fmt.Errorf("data directory %s is not a directory", cfg.DataDir)
 	}
 	if foreign, err := foreignDirectory(cfg.DataDir); err != nil {
-		return Config{}, fmt.Errorf("data directory: %w", err)
+		return config.Config{}, fmt.Errorf("data directory: %w", err)
 	} else if foreign {
-		return Config{}, fmt.Errorf("data directory %s is not onboard's: it holds files but no database (badger/); check --data-dir or data_dir", cfg.DataDir)
+		return config.Config{}, fmt.Errorf("data directory %s is not onboard's: it holds files but no database (badger/); check --data-dir or data_dir", cfg.DataDir)
 	}
 	return cfg, nil
 }
@@ -131,7 +133,7 @@ func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, 
 		kong.Description("Self-hosted Partner Onboarding API (KYB)."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(exit),
-		kong.Vars{"version": versionLine()},
+		kong.Vars{"version": versionLine(), "scopes": scopeHelp()},
 	)
 }
 

@@ -13,6 +13,9 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"onboard/config"
 )
 
 // productionConfig is a minimal valid production configuration: production
@@ -214,23 +217,6 @@ func TestServeCreatesTheDataDirectoryWithLinksFollowingListen(t *testing.T) {
 	}
 }
 
-func TestLinkBase(t *testing.T) {
-	for _, tt := range []struct{ publicURL, listen, want string }{
-		{"", "127.0.0.1:9000", "http://127.0.0.1:9000"},
-		{"", "0.0.0.0:9000", "http://127.0.0.1:9000"},
-		{"", ":9000", "http://127.0.0.1:9000"},
-		{"", "[::]:9000", "http://[::1]:9000"},
-		{"", "[::1]:9000", "http://[::1]:9000"},
-		{"", "onboard.internal:80", "http://onboard.internal:80"},
-		{"https://onboarding.example.com", "127.0.0.1:9000", "https://onboarding.example.com"},
-	} {
-		cfg := Config{PublicURL: tt.publicURL}
-		if got := cfg.linkBase(tt.listen); got != tt.want {
-			t.Errorf("linkBase(public_url %q, listen %q) = %q, want %q", tt.publicURL, tt.listen, got, tt.want)
-		}
-	}
-}
-
 func TestConfigCheck(t *testing.T) {
 	t.Parallel()
 	const (
@@ -262,16 +248,16 @@ signing_key = "`+signing+`"
 			t.Errorf("config check printed the secret %q:\n%s", secret, r.stdout)
 		}
 	}
-	var got Config
+	var got config.Config
 	if _, err := toml.Decode(r.stdout, &got); err != nil {
 		t.Fatalf("config check output is not TOML: %v\n%s", err, r.stdout)
 	}
-	want := DefaultConfig()
+	want := config.Default()
 	want.Environment, want.Listen, want.PublicURL = "production", "0.0.0.0:9000", "https://onboarding.example.com"
 	want.Registry.Mode, want.Registry.CompaniesHouseAPIKey, want.Registry.CROEmail, want.Registry.CROAPIKey = "live", "********", "ops@example.com", "********"
-	want.Mail = MailConfig{SMTPURL: "smtp://mailer:********@mail.example.com:587", From: "Onboarding <onboarding@example.com>"}
+	want.Mail = config.Mail{SMTPURL: "smtp://mailer:********@mail.example.com:587", From: "Onboarding <onboarding@example.com>"}
 	want.Blobs.SigningKey = "********"
-	if diff := cmp.Diff(want, got, ignoreConfigDir); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(config.Config{})); diff != "" {
 		t.Errorf("effective configuration (-want +got):\n%s", diff)
 	}
 
@@ -428,3 +414,7 @@ func TestCLIIDArgumentsAndLongValues(t *testing.T) {
 		check(t, data)
 	})
 }
+
+// shQuote quotes s for bash in single quotes, each quote inside closing,
+// escaping and reopening them.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// keyPattern is a full API key as keys create prints it (DESIGN §4).
+// keyPattern is a full API key as keys create prints it (docs/cli.md).
 var keyPattern = regexp.MustCompile(`^svc_[a-z0-9]{16}\.[A-Za-z0-9]{43}$`)
 
 // clientIDOf returns the client id of a full key.

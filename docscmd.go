@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"onboard/server"
+	"onboard/admin"
 )
 
-// DocsCmd groups the operator's document overrides (DESIGN §5.6).
+// DocsCmd groups the operator's document overrides (docs/cli.md).
 type DocsCmd struct {
 	Force DocsForceCmd `cmd:"" help:"Accept a document upload that failed validation: it becomes 'forced'."`
 	Skip  DocsSkipCmd  `cmd:"" help:"Waive a document requirement: it becomes 'skipped', with no file."`
@@ -28,7 +28,7 @@ type DocsForceCmd struct {
 
 // Run forces the document.
 func (c *DocsForceCmd) Run(e *env) error {
-	return c.run(e, server.AdminActionForce, "forced")
+	return c.run(e, admin.ActionForce, "forced")
 }
 
 // DocsSkipCmd waives a document requirement.
@@ -38,13 +38,13 @@ type DocsSkipCmd struct {
 
 // Run skips the document.
 func (c *DocsSkipCmd) Run(e *env) error {
-	return c.run(e, server.AdminActionSkip, "skipped")
+	return c.run(e, admin.ActionSkip, "skipped")
 }
 
 // run sends the override and prints one line saying what was done.
 func (f *docOverrideFlags) run(e *env, action, done string) error {
-	req := server.AdminDocumentOverride{AppID: f.App, FieldID: f.Field, PersonID: f.Person, Reason: f.Reason, Action: action}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	req := admin.DocumentOverride{AppID: f.App, FieldID: f.Field, PersonID: f.Person, Reason: f.Reason, Action: action}
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		if _, err := a.OverrideDocument(ctx, req); err != nil {
 			return err
 		}

@@ -303,7 +303,7 @@ func TestDocsWhileServing(t *testing.T) {
 	}
 	// The forced file downloads through the API: from the document's
 	// download_url when get-application gives one, else from get
-	// document (spec 4.7).
+	// document (docs/api.md).
 	link, _ := forced["download_url"].(string)
 	if link == "" {
 		status, body := p.call(t, http.MethodGet, "/api/external/applications/"+s.open+"/documents/"+s.fileID, key, "")
@@ -359,7 +359,7 @@ func getApp(t *testing.T, p *serveProc, key, id string) apiApp {
 }
 
 // checkAPIDocument checks a document of get-application after an override
-// (spec 2.5): its status and reason, overridden_at since start, and for a
+// (docs/api.md): its status and reason, overridden_at since start, and for a
 // skipped requirement no file and no download_url.
 func checkAPIDocument(t *testing.T, name string, d map[string]any, status, reason string, start time.Time) {
 	t.Helper()

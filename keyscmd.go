@@ -11,7 +11,8 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"onboard/server"
+	"onboard/admin"
+	"onboard/onboarding"
 )
 
 // KeysCmd groups the API key commands.
@@ -25,8 +26,28 @@ type KeysCmd struct {
 type KeysCreateCmd struct {
 	Org       string         `help:"Organization the key belongs to." required:""`
 	Name      string         `help:"A name that says who uses the key." required:""`
-	Scope     scopeList      `help:"Scope to grant (repeatable, or comma-separated): applications:create, applications:read, applications:write, rfi:create, rfi:read, events:read. Default: all, including scopes added by later versions." placeholder:"SCOPE"`
+	Scope     scopeList      `help:"Scope to grant (repeatable, or comma-separated): ${scopes}. Default: all, including scopes added by later versions." placeholder:"SCOPE"`
 	ExpiresIn *time.Duration `help:"Lifetime, such as 720h. Default: no expiry." name:"expires-in" placeholder:"DURATION"`
+}
+
+// scopeHelp is the scope vocabulary as --scope's help lists it (the
+// ${scopes} of its help): onboarding's scopes grouped by the resource they
+// grant, resources in the vocabulary's order.
+func scopeHelp() string {
+	var resources []string
+	byResource := map[string][]string{}
+	for _, s := range onboarding.AllScopes() {
+		resource, _, _ := strings.Cut(string(s), ":")
+		if _, ok := byResource[resource]; !ok {
+			resources = append(resources, resource)
+		}
+		byResource[resource] = append(byResource[resource], string(s))
+	}
+	var all []string
+	for _, r := range resources {
+		all = append(all, byResource[r]...)
+	}
+	return strings.Join(all, ", ")
 }
 
 // scopeList is the value of --scope: scopes, none of them empty. An empty
@@ -58,11 +79,11 @@ func (c *KeysCreateCmd) Run(e *env) error {
 	if strings.ContainsFunc(c.Name, unicode.IsControl) {
 		return usageError{fmt.Errorf("--name must not contain control characters such as tabs or line breaks")}
 	}
-	req := server.AdminCreateKey{OrgID: c.Org, Name: c.Name, Scopes: c.Scope}
+	req := admin.CreateKey{OrgID: c.Org, Name: c.Name, Scopes: c.Scope}
 	if c.ExpiresIn != nil {
 		req.ExpiresIn = c.ExpiresIn.String()
 	}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		created, err := a.CreateKey(ctx, req)
 		if err != nil {
 			return err
@@ -92,7 +113,7 @@ type KeysListCmd struct {
 
 // Run prints one line per key.
 func (c *KeysListCmd) Run(e *env) error {
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		keys, err := a.ListKeys(ctx, c.Org)
 		if err != nil {
 			return err
@@ -143,7 +164,7 @@ func (c *KeysRevokeCmd) Run(e *env) error {
 	if full {
 		fmt.Fprintf(e.stderr, "Note: KEY_ID is the key's client id (%s); a full key is a secret, keep it out of command lines and shell history.\n", id)
 	}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		keys, err := a.ListKeys(ctx, "")
 		if err != nil {
 			return err

@@ -24,13 +24,15 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"onboard/config"
+	"onboard/metrics"
 	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/pdf"
 	"onboard/server"
 )
 
-// requiredFamilies are the metric families DESIGN §5.13 names, with the
+// requiredFamilies are the metric families docs/operations.md names, with the
 // Go runtime's and the process's.
 func requiredFamilies() []string {
 	return []string{
@@ -310,10 +312,10 @@ func readyz(t *testing.T, h http.Handler) (int, map[string]any) {
 // directory: /readyz is 503 before they start, 200 while they run, 503
 // naming the job once one stops, and the store once it is closed.
 func TestReadyzFollowsJobsAndStore(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	discard := slog.New(slog.DiscardHandler)
-	a, err := openMeteredApp(cfg, discard, newServeMetrics())
+	a, err := openMeteredApp(cfg, discard, metrics.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +375,7 @@ func TestReadyzFollowsJobsAndStore(t *testing.T) {
 
 // TestJobStoppedByError: a job that fails is reported with its error.
 func TestJobStoppedByError(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -403,7 +405,7 @@ func TestJobStoppedByError(t *testing.T) {
 // store at scrape time; the outbox count lasts its refresh.
 func TestOutboxGauges(t *testing.T) {
 	ctx := context.Background()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -412,7 +414,7 @@ func TestOutboxGauges(t *testing.T) {
 	defer a.close(io.Discard)
 	now := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newStoreCollector(a.store, time.Minute, func() time.Time { return now }))
+	reg.MustRegister(metrics.NewStoreCollector(a.store, time.Minute, func() time.Time { return now }))
 	want := func(pending float64, disabled map[string]float64) {
 		t.Helper()
 		fams := gather(t, reg)
@@ -459,8 +461,8 @@ func TestOutboxGauges(t *testing.T) {
 // TestCountingTransports counts real webhook attempts and emails by
 // outcome, through the wrappers the root puts around notify's transports.
 func TestCountingTransports(t *testing.T) {
-	m := newServeMetrics()
-	hooks := m.webhooks(notify.NewWebhooks(notify.WebhookOptions{Timeout: 5 * time.Second, AllowPrivate: true, AllowHTTP: true}))
+	m := metrics.New()
+	hooks := m.Webhooks(notify.NewWebhooks(notify.WebhookOptions{Timeout: 5 * time.Second, AllowPrivate: true, AllowHTTP: true}))
 	answer := func(status int) string {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
 		t.Cleanup(srv.Close)
@@ -495,17 +497,17 @@ func TestCountingTransports(t *testing.T) {
 		t.Fatal(err)
 	}
 	invite := onboarding.Invite{To: onboarding.Recipient{Email: "jane@example.com"}, OrgName: "Acme", Link: "https://onboard.test/a/x"}
-	if err := m.mailer(outbox).Send(context.Background(), invite); err != nil {
+	if err := m.Mailer(outbox).Send(context.Background(), invite); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.mailer(smtp).Send(context.Background(), invite); err == nil {
+	if err := m.Mailer(smtp).Send(context.Background(), invite); err == nil {
 		t.Fatal("SMTP to a closed port sent the message")
 	}
-	if got := m.mailer(nil); got != nil {
+	if got := m.Mailer(nil); got != nil {
 		t.Errorf("mailer(nil) = %v, want nil: no transport stays none", got)
 	}
 
-	reg, err := newRegistry(DefaultConfig(), m.registryCounter())
+	reg, err := newRegistry(config.Default(), m.RegistryCounter())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +515,7 @@ func TestCountingTransports(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fams := gather(t, m.reg)
+	fams := gather(t, m.Registry())
 	wantHooks := map[string]float64{"delivered": 2, "gone": 1, "http_error": 2, "no_answer": 2}
 	if diff := cmp.Diff(wantHooks, metricSeries(t, fams, "onboard_webhook_attempts_total")); diff != "" {
 		t.Errorf("onboard_webhook_attempts_total (-want +got):\n%s", diff)
@@ -539,7 +541,7 @@ func TestCountingTransports(t *testing.T) {
 // deliveries (a scrape within the refresh skips it).
 func BenchmarkOutboxCount(b *testing.B) {
 	ctx := context.Background()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = b.TempDir()
 	a, err := openApp(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -556,11 +558,11 @@ func BenchmarkOutboxCount(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	c := newStoreCollector(a.store, 0, time.Now)
+	c := metrics.NewStoreCollector(a.store, 0, time.Now)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		n, err := c.queuedDeliveries(ctx)
+		n, err := c.QueuedDeliveries(ctx)
 		if err != nil || n != queued {
 			b.Fatalf("queued = %d, %v; want %d", n, err, queued)
 		}
@@ -570,16 +572,16 @@ func BenchmarkOutboxCount(b *testing.B) {
 // BenchmarkScrape serves a whole scrape of serve's registry: Go runtime,
 // process, counters and the store's gauges within the outbox refresh.
 func BenchmarkScrape(b *testing.B) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir = b.TempDir()
-	m := newServeMetrics()
+	m := metrics.New()
 	a, err := openMeteredApp(cfg, slog.New(slog.DiscardHandler), m)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer a.close(io.Discard)
-	m.watchStore(a.store, outboxRefresh)
-	h := server.New(server.Options{Service: a.svc, Responses: a.store, Metrics: m.reg}).Handler()
+	m.WatchStore(a.store)
+	h := server.New(server.Options{Service: a.svc, Responses: a.store, Metrics: m.Registry()}).Handler()
 	b.ReportAllocs()
 	for b.Loop() {
 		w := httptest.NewRecorder()

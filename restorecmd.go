@@ -4,17 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sync"
-	"syscall"
 
-	"onboard/storage"
+	"onboard/backup"
 )
 
-// RestoreCmd unpacks a backup archive into a new data directory (DESIGN §4).
+// RestoreCmd unpacks a backup archive into a new data directory.
 type RestoreCmd struct {
 	In string `help:"Archive to restore, as onboard backup wrote it." required:"" placeholder:"FILE"`
 }
@@ -32,8 +27,8 @@ func (c *RestoreCmd) Run(e *env) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	defer in.Close()
-	m, keys, err := restoreArchive(bufio.NewReaderSize(in, 1<<20), cfg.DataDir)
-	var ae archiveError
+	m, keys, err := backup.Restore(bufio.NewReaderSize(in, 1<<20), cfg.DataDir)
+	var ae backup.ArchiveError
 	switch {
 	case errors.As(err, &ae):
 		return fmt.Errorf("restore: %s is %w; nothing was restored", c.In, err)
@@ -43,185 +38,4 @@ func (c *RestoreCmd) Run(e *env) error {
 	fmt.Fprintf(e.stderr, "Restored %s (taken %s by onboard %s) into %s: %d keys, %d files (%s), %d secrets.\n",
 		c.In, m.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), m.OnboardVersion, cfg.DataDir, keys, m.Counts.Blobs, byteSize(m.Counts.BlobBytes), m.Counts.Secrets)
 	return nil
-}
-
-// restoreArchive restores the archive read from r into the data directory
-// target, which must not exist or be empty. Everything is written into a
-// new directory beside target, and that directory is renamed to target
-// only once every entry has matched its checksum and the records have
-// loaded, so a failure leaves target as it was and nothing beside it.
-// It returns the manifest and the number of keys restored.
-func restoreArchive(r io.Reader, target string) (*manifest, int, error) {
-	target = filepath.Clean(target)
-	if err := checkEmptyTarget(target); err != nil {
-		return nil, 0, err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(target), "."+filepath.Base(target)+".restore-*")
-	if err != nil {
-		return nil, 0, err
-	}
-	done := false
-	defer func() {
-		if !done {
-			os.RemoveAll(tmp)
-		}
-	}()
-	written := &syncList{dirs: map[string]bool{tmp: true}}
-	m, err := readArchive(r, func(f archivedFile, content io.Reader) error {
-		return written.write(tmp, f.Path, content)
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	keys, err := loadRecords(tmp)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := written.syncAll(); err != nil {
-		return nil, 0, err
-	}
-	// rename(2) itself, not os.Rename, which refuses to replace any
-	// directory: an empty target is replaced atomically, one that has
-	// filled up meanwhile is refused.
-	if err := syscall.Rename(tmp, target); err != nil {
-		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
-			return nil, 0, fmt.Errorf("data directory %s is no longer empty", target)
-		}
-		return nil, 0, &os.LinkError{Op: "rename", Old: tmp, New: target, Err: err}
-	}
-	done = true
-	return m, keys, syncDir(filepath.Dir(target))
-}
-
-// checkEmptyTarget refuses a target that exists and is not an empty
-// directory, or whose parent directory does not exist.
-func checkEmptyTarget(target string) error {
-	info, err := os.Stat(target)
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, err := os.Stat(filepath.Dir(target)); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("the directory %s, in which to create the data directory, does not exist", filepath.Dir(target))
-		}
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !info.IsDir() {
-		return fmt.Errorf("%s exists and is not a directory", target)
-	}
-	entries, err := os.ReadDir(target)
-	if err != nil {
-		return err
-	}
-	if len(entries) > 0 {
-		return fmt.Errorf("data directory %s is not empty; restore into a new or empty directory", target)
-	}
-	return nil
-}
-
-// syncList writes a restore's files and then makes them durable together:
-// an fsync per file as it is written has a restore of many files wait on
-// the disk once per file in a row, while many fsyncs in flight share the
-// file system's journal commits (BenchmarkRestore: 15 MB/s one by one,
-// 40 to 70 MB/s 32 at a time, on a busy VM). One sync(2) would do as
-// well, but it flushes every file system of the machine and reports no
-// error.
-type syncList struct {
-	files []string
-	dirs  map[string]bool // every directory a file was written in, and its parents up to the root
-}
-
-// write writes content to a new file (mode 0600, its directories 0700) at
-// the slash-separated path p under root, and lists it for syncAll.
-func (l *syncList) write(root, p string, content io.Reader) error {
-	name := filepath.Join(root, filepath.FromSlash(p))
-	for dir := filepath.Dir(name); dir != root && !l.dirs[dir]; dir = filepath.Dir(dir) {
-		l.dirs[dir] = true
-	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if p != recordsName { // loaded into badger/, then removed
-		l.files = append(l.files, name)
-	}
-	if _, err := io.Copy(f, content); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// syncAll fsyncs every file written, then every directory, 32 at a time.
-func (l *syncList) syncAll() error {
-	dirs := make([]string, 0, len(l.dirs))
-	for d := range l.dirs {
-		dirs = append(dirs, d)
-	}
-	for _, names := range [][]string{l.files, dirs} {
-		next := make(chan string)
-		errs := make(chan error, 32)
-		var wg sync.WaitGroup
-		for range 32 {
-			wg.Go(func() {
-				for name := range next {
-					if err := syncPath(name); err != nil {
-						errs <- err
-						return
-					}
-				}
-			})
-		}
-		var failed error
-	feed:
-		for _, name := range names {
-			select {
-			case next <- name:
-			case failed = <-errs:
-				break feed
-			}
-		}
-		close(next)
-		wg.Wait()
-		close(errs)
-		if failed == nil {
-			failed = <-errs
-		}
-		if failed != nil {
-			return failed
-		}
-	}
-	return nil
-}
-
-// syncPath fsyncs the file or directory at name.
-func syncPath(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// loadRecords loads the restored records file of dir into dir/badger and
-// removes the file, returning the number of keys loaded.
-func loadRecords(dir string) (int, error) {
-	p := filepath.Join(dir, recordsName)
-	f, err := os.Open(p)
-	if err != nil {
-		return 0, err
-	}
-	keys, err := storage.Restore(filepath.Join(dir, "badger"), bufio.NewReaderSize(f, 1<<20))
-	f.Close()
-	if err != nil {
-		return 0, err
-	}
-	return keys, os.Remove(p)
 }

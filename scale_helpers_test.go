@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"onboard/bench"
+	"onboard/config"
 	"onboard/onboarding"
 )
 
@@ -83,7 +85,7 @@ func prepareScaleDir(t *testing.T, root string, n, concurrency int) scaleDir {
 		return d
 	}
 
-	cfg, err := LoadConfig(d.config)
+	cfg, err := config.Load(d.config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func prepareScaleDir(t *testing.T, root string, n, concurrency int) scaleDir {
 			}
 		}
 	})
-	err = parallel(todo, concurrency, func(i int) error {
+	err = bench.Parallel(todo, concurrency, func(i int) error {
 		req := onboarding.CreateRequest{
 			PrimaryContact: &onboarding.ContactInput{Email: fmt.Sprintf("applicant%d@example.com", d.apps+i)},
 			Country:        "GB", CompanyNumber: "10000001", CompanyName: "Northwind Trading Ltd",

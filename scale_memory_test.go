@@ -17,10 +17,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"onboard/bench"
 )
 
-// Issue 15's targets for the resident set of serve: idle, under the mixed
-// load, and while applications are created as fast as the API takes them.
+// The targets for the resident set of serve (docs/performance.md): idle,
+// under the mixed load, and while applications are created as fast as the
+// API takes them.
 const (
 	idleRSSTarget    = 64 << 20
 	loadRSSTarget    = 192 << 20
@@ -155,7 +158,7 @@ func TestScaleMemoryProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := b.stop(); err != nil {
+		if err := b.Stop(); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -177,7 +180,7 @@ func TestScaleMemoryProfile(t *testing.T) {
 		t.Logf("%s: HeapInuse %.1f MiB, HeapAlloc %.1f MiB, HeapSys %.1f MiB, Sys %.1f MiB, NextGC %.1f MiB", path,
 			mib(int64(m.HeapInuse)), mib(int64(m.HeapAlloc)), mib(int64(m.HeapSys)), mib(int64(m.Sys)), mib(int64(m.NextGC)))
 	}
-	done := make(chan opResult, 1)
+	done := make(chan bench.Result, 1)
 	go func() { done <- mixedLoad(b.base, b.key, 32, 25*time.Second) }()
 	time.Sleep(20 * time.Second) // into the load
 	writeProfile(out)
@@ -214,16 +217,16 @@ func TestScaleMemoryProfile(t *testing.T) {
 // mixedLoad runs clients keep-alive clients for d, each in turn creating
 // an application, reading one of its own, listing the newest 50 and
 // PATCHing one of its own, and returns what they measured.
-func mixedLoad(base, key string, clients int, d time.Duration) opResult {
-	client := newBenchClient(clients)
+func mixedLoad(base, key string, clients int, d time.Duration) bench.Result {
+	client := bench.NewClient(clients)
 	auth := http.Header{"Authorization": {"Bearer " + key}}
 	apps := make([][]string, clients)
-	create := benchRequest{method: http.MethodPost, url: base + "/api/external/applications", body: []byte(createBody),
-		contentType: "application/json", header: auth, want: http.StatusCreated, keepBody: true}
-	list := benchRequest{method: http.MethodGet, url: base + "/api/external/applications?limit=50", header: auth, want: http.StatusOK}
-	return runPhase("mixed", clients, d, func(w, i int) error {
+	create := bench.Request{Method: http.MethodPost, URL: base + "/api/external/applications", Body: []byte(createBody),
+		ContentType: "application/json", Header: auth, Want: http.StatusCreated, KeepBody: true}
+	list := bench.Request{Method: http.MethodGet, URL: base + "/api/external/applications?limit=50", Header: auth, Want: http.StatusOK}
+	return bench.RunPhase("mixed", clients, d, func(w, i int) error {
 		if i%4 == 0 || len(apps[w]) == 0 {
-			_, body, err := send(client, create)
+			_, body, err := bench.Send(client, create)
 			if err != nil {
 				return err
 			}
@@ -239,14 +242,14 @@ func mixedLoad(base, key string, clients int, d time.Duration) opResult {
 		id := apps[w][i%len(apps[w])]
 		switch i % 4 {
 		case 1:
-			_, _, err := send(client, benchRequest{method: http.MethodGet, url: base + "/api/external/applications/" + id, header: auth, want: http.StatusOK})
+			_, _, err := bench.Send(client, bench.Request{Method: http.MethodGet, URL: base + "/api/external/applications/" + id, Header: auth, Want: http.StatusOK})
 			return err
 		case 2:
-			_, _, err := send(client, list)
+			_, _, err := bench.Send(client, list)
 			return err
 		default:
-			_, _, err := send(client, benchRequest{method: http.MethodPatch, url: base + "/api/external/applications/" + id,
-				body: fmt.Appendf(nil, `{"fields":{"website":"https://w%d-%d.example"}}`, w, i), contentType: "application/json", header: auth, want: http.StatusOK})
+			_, _, err := bench.Send(client, bench.Request{Method: http.MethodPatch, URL: base + "/api/external/applications/" + id,
+				Body: fmt.Appendf(nil, `{"fields":{"website":"https://w%d-%d.example"}}`, w, i), ContentType: "application/json", Header: auth, Want: http.StatusOK})
 			return err
 		}
 	})
@@ -255,19 +258,19 @@ func mixedLoad(base, key string, clients int, d time.Duration) opResult {
 // seedThroughAPI creates n applications through the API with clients
 // keep-alive clients and returns what they measured, whose FirstErr is
 // the first failed create (after which no more are sent).
-func seedThroughAPI(base, key string, n, clients int) opResult {
-	client := newBenchClient(clients)
-	create := benchRequest{method: http.MethodPost, url: base + "/api/external/applications", body: []byte(createBody),
-		contentType: "application/json", header: http.Header{"Authorization": {"Bearer " + key}}, want: http.StatusCreated}
+func seedThroughAPI(base, key string, n, clients int) bench.Result {
+	client := bench.NewClient(clients)
+	create := bench.Request{Method: http.MethodPost, URL: base + "/api/external/applications", Body: []byte(createBody),
+		ContentType: "application/json", Header: http.Header{"Authorization": {"Bearer " + key}}, Want: http.StatusCreated}
 	latencies := make([]time.Duration, n)
 	start := time.Now()
-	err := parallel(n, clients, func(i int) error {
+	err := bench.Parallel(n, clients, func(i int) error {
 		t0 := time.Now()
-		_, _, err := send(client, create)
+		_, _, err := bench.Send(client, create)
 		latencies[i] = time.Since(t0)
 		return err
 	})
-	return summarize("seed", latencies, 0, time.Since(start), err)
+	return bench.Summarize("seed", latencies, 0, time.Since(start), err)
 }
 
 // runtimeMemory is the Go runtime's memory figures that serve's /metrics

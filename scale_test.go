@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"onboard/bench"
 )
 
-// Issue 15's targets for the list and start-up at scale.
+// The targets for the list and start-up at scale (docs/performance.md).
 const (
 	// listRatioTarget bounds the list's latency with many applications
 	// stored as a multiple of its latency with scaleSmall stored.
@@ -32,7 +34,7 @@ type listRun struct {
 	apps          int
 	startup       startup
 	afterStart    procMemory
-	list, byState opResult
+	list, byState bench.Result
 	stop          time.Duration // from SIGTERM to exit
 }
 
@@ -49,7 +51,7 @@ type listRun struct {
 // both alike; the checks use each size's best of ONBOARD_SCALE_ROUNDS
 // rounds (3 by default).
 // ONBOARD_SCALE_DIR keeps the seeded directories there for the next run
-// (a million applications take about 4 GB; delete them when done);
+// (a million applications take gigabytes; delete them when done);
 // otherwise they are temporary.
 //
 //	ONBOARD_SCALE=1000000 go test -run TestScaleList -timeout 2h -v .
@@ -81,7 +83,7 @@ func TestScaleList(t *testing.T) {
 			runs[i] = append(runs[i], run)
 			t.Logf("round %d, %d applications: start-up /healthz %v, /readyz %v; after start %v; stop %v", r+1, run.apps,
 				run.startup.healthz.Round(time.Millisecond), run.startup.readyz.Round(time.Millisecond), run.afterStart, run.stop.Round(time.Millisecond))
-			for _, op := range []opResult{run.list, run.byState} {
+			for _, op := range []bench.Result{run.list, run.byState} {
 				t.Logf("round %d, %d applications: %s: %d requests, p50 %.2f ms, p90 %.2f ms, p99 %.2f ms",
 					r+1, run.apps, op.Name, op.Requests, op.P50, op.P90, op.P99)
 			}
@@ -91,7 +93,7 @@ func TestScaleList(t *testing.T) {
 	small, large := best(runs[0]), best(runs[1])
 	for _, c := range []struct {
 		name         string
-		small, large opResult
+		small, large bench.Result
 	}{{"list", small.list, large.list}, {"list status=sent", small.byState, large.byState}} {
 		for _, q := range []struct {
 			name         string
@@ -114,7 +116,7 @@ func TestScaleList(t *testing.T) {
 // best is the best of runs: each figure the lowest any run measured.
 func best(runs []listRun) listRun {
 	b := runs[0]
-	lower := func(dst *opResult, src opResult) {
+	lower := func(dst *bench.Result, src bench.Result) {
 		dst.P50, dst.P90, dst.P99 = min(dst.P50, src.P50), min(dst.P90, src.P90), min(dst.P99, src.P99)
 	}
 	for _, r := range runs[1:] {
@@ -144,17 +146,17 @@ func measureLists(t *testing.T, dirs []scaleDir) []listRun {
 		p, s := startTimed(t, "--config", d.config, "--data-dir", d.data)
 		procs[i], runs[i] = p, listRun{apps: d.apps, startup: s, afterStart: p.memory(t)}
 	}
-	client := newBenchClient(len(dirs))
-	list := func(i int, query string) benchRequest {
-		return benchRequest{
-			method: http.MethodGet, url: procs[i].base + "/api/external/applications?" + query,
-			header: http.Header{"Authorization": {"Bearer " + dirs[i].key}}, want: http.StatusOK,
+	client := bench.NewClient(len(dirs))
+	list := func(i int, query string) bench.Request {
+		return bench.Request{
+			Method: http.MethodGet, URL: procs[i].base + "/api/external/applications?" + query,
+			Header: http.Header{"Authorization": {"Bearer " + dirs[i].key}}, Want: http.StatusOK,
 		}
 	}
 	for i := range dirs {
 		first := list(i, "limit=50")
-		first.keepBody = true
-		_, body, err := send(client, first)
+		first.KeepBody = true
+		_, body, err := bench.Send(client, first)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,18 +173,18 @@ func measureLists(t *testing.T, dirs []scaleDir) []listRun {
 	}
 	for _, q := range []struct {
 		name, query string
-		dst         func(*listRun) *opResult
+		dst         func(*listRun) *bench.Result
 	}{
-		{"list", "limit=50", func(r *listRun) *opResult { return &r.list }},
-		{"list status=sent", "limit=50&status=sent", func(r *listRun) *opResult { return &r.byState }},
+		{"list", "limit=50", func(r *listRun) *bench.Result { return &r.list }},
+		{"list status=sent", "limit=50&status=sent", func(r *listRun) *bench.Result { return &r.byState }},
 	} {
-		reqs := make([]benchRequest, len(dirs))
+		reqs := make([]bench.Request, len(dirs))
 		for i := range dirs {
 			reqs[i] = list(i, q.query)
 		}
 		for range 200 {
 			for i := range dirs {
-				if _, _, err := send(client, reqs[i]); err != nil {
+				if _, _, err := bench.Send(client, reqs[i]); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -196,7 +198,7 @@ func measureLists(t *testing.T, dirs []scaleDir) []listRun {
 					i = len(dirs) - 1 - k
 				}
 				t0 := time.Now()
-				if _, _, err := send(client, reqs[i]); err != nil {
+				if _, _, err := bench.Send(client, reqs[i]); err != nil {
 					t.Fatalf("%s of %d: %v", q.name, dirs[i].apps, err)
 				}
 				latencies[i] = append(latencies[i], time.Since(t0))
@@ -204,7 +206,7 @@ func measureLists(t *testing.T, dirs []scaleDir) []listRun {
 		}
 		elapsed := time.Since(start)
 		for i := range dirs {
-			*q.dst(&runs[i]) = summarize(q.name, latencies[i], 0, elapsed, nil)
+			*q.dst(&runs[i]) = bench.Summarize(q.name, latencies[i], 0, elapsed, nil)
 		}
 	}
 	for i, p := range procs {

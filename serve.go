@@ -13,9 +13,13 @@ import (
 	"runtime/debug"
 	"time"
 
+	"onboard/admin"
+	"onboard/config"
+	"onboard/metrics"
 	"onboard/onboarding"
 	"onboard/server"
 	"onboard/server/form"
+	"onboard/server/web"
 )
 
 // ServeCmd runs the API server.
@@ -26,7 +30,7 @@ type ServeCmd struct {
 }
 
 // override applies the serve flags to the configuration.
-func (c *ServeCmd) override(cfg *Config) {
+func (c *ServeCmd) override(cfg *config.Config) {
 	if c.Listen != "" {
 		cfg.Listen = c.Listen
 	}
@@ -53,16 +57,16 @@ func (c *ServeCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	cfg.PublicURL = cfg.linkBase(listenedAt(cfg.Listen, api.Addr()))
+	cfg.PublicURL = cfg.LinkBase(listenedAt(cfg.Listen, api.Addr()))
 
-	metrics := newServeMetrics()
+	metrics := metrics.New()
 	a, err := openMeteredApp(cfg, log, metrics)
 	if err != nil {
 		api.Close()
 		return err
 	}
 	defer a.close(e.stderr)
-	metrics.watchStore(a.store, outboxRefresh)
+	metrics.WatchStore(a.store)
 
 	// Listen before creating the sandbox key, so that a start that fails
 	// (metrics port taken) does not use up the one-time key. The admin
@@ -101,8 +105,8 @@ func (c *ServeCmd) Run(e *env) error {
 // newAPIServer is the server serve runs: a's API as cfg configures it, its
 // metrics on metrics (served on metricsLn, or on the API's listener when
 // nil) and the readiness of the store and of the background jobs.
-func newAPIServer(cfg Config, a *app, log *slog.Logger, metrics *serveMetrics, metricsLn net.Listener, workers *jobs) *server.Server {
-	proxies, _ := cfg.proxyPrefixes() // valid: Validate checked them
+func newAPIServer(cfg config.Config, a *app, log *slog.Logger, metrics *metrics.Collectors, metricsLn net.Listener, workers *jobs) *server.Server {
+	proxies, _ := cfg.ProxyPrefixes() // valid: Validate checked them
 	return server.New(server.Options{
 		TrustedProxies: proxies,
 		Service:        a.svc, Responses: a.store, Logger: log,
@@ -110,11 +114,11 @@ func newAPIServer(cfg Config, a *app, log *slog.Logger, metrics *serveMetrics, m
 			Logger: log, PublicURL: cfg.PublicURL}),
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
 		Sandbox: cfg.Environment == "sandbox",
-		Metrics: metrics.reg, MetricsListener: metricsLn, Readiness: []server.Probe{
+		Metrics: metrics.Registry(), MetricsListener: metricsLn, Readiness: []server.Probe{
 			{Name: "store", Check: a.store.Ping},
 			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry), workers.probe(jobBlobSweep),
 		},
-		Backup: a.backup,
+		Admin: admin.NewHandler(admin.Options{Service: a.svc, Backup: a.backup, Answer: web.ErrorAnswer, Logger: log}),
 	})
 }
 
@@ -144,7 +148,7 @@ func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api
 	j.start(jobRegistryDocuments, func() error { return svc.RunRegistryDocuments(jobCtx) })
 	j.start(jobWebhookDelivery, func() error { return svc.RunWebhooks(jobCtx) })
 	j.start(jobRFIExpiry, func() error { return svc.RunRFIExpiry(jobCtx) })
-	j.start(jobBlobSweep, func() error { return a.sweeper.run(jobCtx) })
+	j.start(jobBlobSweep, func() error { return a.sweeper.Run(jobCtx) })
 	released := make(chan struct{})
 	go func() {
 		defer close(released)
@@ -172,7 +176,7 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 // and prints it once: when the data directory holds no API key yet, so a
 // directory first opened by `keys list`, or by a start that failed before
 // this point, still gets its key.
-func printBootstrapKey(ctx context.Context, svc *onboarding.Service, cfg Config, out io.Writer) error {
+func printBootstrapKey(ctx context.Context, svc *onboarding.Service, cfg config.Config, out io.Writer) error {
 	existing, err := svc.APIKeys(ctx, "")
 	if err != nil {
 		return err
@@ -195,7 +199,7 @@ func printBootstrapKey(ctx context.Context, svc *onboarding.Service, cfg Config,
 }
 
 // adminSocket is the path of the admin socket in the data directory.
-func adminSocket(cfg Config) string { return filepath.Join(cfg.DataDir, "admin.sock") }
+func adminSocket(cfg config.Config) string { return filepath.Join(cfg.DataDir, "admin.sock") }
 
 // maxSocketPath is the longest path of a Unix socket: sun_path holds 108
 // bytes on Linux, its last the terminating NUL.
@@ -235,12 +239,10 @@ func listenAdmin(path string) (net.Listener, error) {
 // GOMEMLIMIT sets another: the garbage collector works harder as the heap
 // nears it, so that a small server's memory stays near its live data
 // instead of doubling with garbage between collections. It is a soft
-// limit: a heap that needs more gets more. 128 MiB is about twice the live
-// heap of a server under sustained writes (two of Badger's memtables, its
-// caches, the decoded applications): with 16 MiB memtables and a limit of
-// 192 MiB, the memory test's load peaked at 197 MiB of RSS, 135 of it
-// heap; with 128 MiB, at 167 MiB, at the same rate (2,576 and 2,570
-// requests a second).
+// limit: a heap that needs more gets more. It is about twice the live heap
+// of a server under sustained writes (two of Badger's memtables, its
+// caches, the decoded applications), which keeps RSS down without
+// costing throughput (docs/performance.md).
 const defaultMemoryLimit = 128 << 20
 
 // setMemoryLimit applies defaultMemoryLimit when GOMEMLIMIT is not set.

@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"onboard/bench"
 )
 
 // TestSideBySide measures onboard beside another self-hosted server on
@@ -44,7 +46,7 @@ func TestSideBySide(t *testing.T) {
 	}
 	const concurrency, seed = 32, 2000
 	dir := t.TempDir()
-	client := newBenchClient(concurrency)
+	client := bench.NewClient(concurrency)
 	defer client.CloseIdleConnections()
 
 	config := filepath.Join(dir, "onboard.toml")
@@ -53,9 +55,9 @@ func TestSideBySide(t *testing.T) {
 	}
 	p, _ := startTimed(t, "--config", config, "--data-dir", filepath.Join(dir, "onboard"))
 	ob := &sideTarget{name: "onboard", client: client,
-		create: benchRequest{method: "POST", url: p.base + "/api/external/applications", want: http.StatusCreated,
-			body: []byte(fmt.Sprintf(benchCreateBody, "")), contentType: "application/json",
-			header: http.Header{"Authorization": {"Bearer " + p.waitForKey(t)}}},
+		create: bench.Request{Method: "POST", URL: p.base + "/api/external/applications", Want: http.StatusCreated,
+			Body: []byte(fmt.Sprintf(bench.CreateBody, "")), ContentType: "application/json",
+			Header: http.Header{"Authorization": {"Bearer " + p.waitForKey(t)}}},
 		idOf:  func(b []byte) (string, error) { return jsonMember(b, "application_id") },
 		get:   func(id string) string { return p.base + "/api/external/applications/" + id },
 		list:  p.base + "/api/external/applications?limit=50",
@@ -73,7 +75,7 @@ func TestSideBySide(t *testing.T) {
 	for i, o := range onboardRows {
 		q := pbRows[i]
 		t.Logf("%-7s %17.0f (%6.2f) %17.0f (%6.2f) %8.2f×", o.Name, o.Throughput, o.P50, q.Throughput, q.P50, o.Throughput/q.Throughput)
-		for _, r := range []opResult{o, q} {
+		for _, r := range []bench.Result{o, q} {
 			if r.Failures > 0 {
 				t.Errorf("%s: %d failures, the first: %s", r.Name, r.Failures, r.FirstErr)
 			}
@@ -85,7 +87,7 @@ func TestSideBySide(t *testing.T) {
 type sideTarget struct {
 	name   string
 	client *http.Client
-	create benchRequest
+	create bench.Request
 	idOf   func(created []byte) (string, error) // the id of a created record
 	get    func(id string) string               // the URL of a record
 	list   string                               // the URL of a page of 50
@@ -94,12 +96,12 @@ type sideTarget struct {
 
 // measure seeds n records, then runs create, get, list and PATCH for d
 // each at concurrency.
-func (s *sideTarget) measure(t *testing.T, concurrency, n int, d time.Duration) []opResult {
+func (s *sideTarget) measure(t *testing.T, concurrency, n int, d time.Duration) []bench.Result {
 	t.Helper()
-	header := s.create.header // authenticates every request, when needed
+	header := s.create.Header // authenticates every request, when needed
 	ids := make([]string, n)
-	if err := parallel(n, concurrency, func(i int) error {
-		_, b, err := send(s.client, s.create)
+	if err := bench.Parallel(n, concurrency, func(i int) error {
+		_, b, err := bench.Send(s.client, s.create)
 		if err == nil {
 			ids[i], err = s.idOf(b)
 		}
@@ -107,31 +109,31 @@ func (s *sideTarget) measure(t *testing.T, concurrency, n int, d time.Duration) 
 	}); err != nil {
 		t.Fatalf("%s: seeding: %v", s.name, err)
 	}
-	create := runPhase("create", concurrency, d, func(int, int) error {
-		_, _, err := send(s.client, s.create)
+	create := bench.RunPhase("create", concurrency, d, func(int, int) error {
+		_, _, err := bench.Send(s.client, s.create)
 		return err
 	})
-	get := runPhase("get", concurrency, d, func(int, int) error {
-		_, _, err := send(s.client, benchRequest{method: "GET", url: s.get(ids[rand.IntN(n)]), header: header, want: http.StatusOK})
+	get := bench.RunPhase("get", concurrency, d, func(int, int) error {
+		_, _, err := bench.Send(s.client, bench.Request{Method: "GET", URL: s.get(ids[rand.IntN(n)]), Header: header, Want: http.StatusOK})
 		return err
 	})
-	list := runPhase("list", concurrency, d, func(int, int) error {
-		_, _, err := send(s.client, benchRequest{method: "GET", url: s.list, header: header, want: http.StatusOK})
+	list := bench.RunPhase("list", concurrency, d, func(int, int) error {
+		_, _, err := bench.Send(s.client, bench.Request{Method: "GET", URL: s.list, Header: header, Want: http.StatusOK})
 		return err
 	})
-	patch := runPhase("patch", concurrency, d, func(w, i int) error {
-		_, _, err := send(s.client, benchRequest{method: "PATCH", url: s.get(ids[(w+i*concurrency)%n]), body: s.patch(i),
-			contentType: "application/json", header: header, want: http.StatusOK})
+	patch := bench.RunPhase("patch", concurrency, d, func(w, i int) error {
+		_, _, err := bench.Send(s.client, bench.Request{Method: "PATCH", URL: s.get(ids[(w+i*concurrency)%n]), Body: s.patch(i),
+			ContentType: "application/json", Header: header, Want: http.StatusOK})
 		return err
 	})
-	return []opResult{create, get, list, patch}
+	return []bench.Result{create, get, list, patch}
 }
 
 // measurePocketBase starts the PocketBase binary on dir with a superuser,
 // creates a collection of the same shape as onboard's records (public
 // rules, so requests carry no token, as onboard's carry an API key), and
 // measures it. It answers the rows and PocketBase's version.
-func measurePocketBase(t *testing.T, bin, dir string, client *http.Client, concurrency, n int, d time.Duration) ([]opResult, string) {
+func measurePocketBase(t *testing.T, bin, dir string, client *http.Client, concurrency, n int, d time.Duration) ([]bench.Result, string) {
 	t.Helper()
 	version := "(version unknown)"
 	if info, err := buildinfo.ReadFile(bin); err == nil {
@@ -171,8 +173,8 @@ func measurePocketBase(t *testing.T, bin, dir string, client *http.Client, concu
 		}
 		time.Sleep(20 * time.Millisecond) // polling until it listens
 	}
-	_, b, err := send(client, benchRequest{method: "POST", url: base + "/api/collections/_superusers/auth-with-password",
-		body: fmt.Appendf(nil, `{"identity":%q,"password":%q}`, email, password), contentType: "application/json", want: http.StatusOK})
+	_, b, err := bench.Send(client, bench.Request{Method: "POST", URL: base + "/api/collections/_superusers/auth-with-password",
+		Body: fmt.Appendf(nil, `{"identity":%q,"password":%q}`, email, password), ContentType: "application/json", Want: http.StatusOK})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,14 +186,14 @@ func measurePocketBase(t *testing.T, bin, dir string, client *http.Client, concu
 	collection := `{"name":"applications","type":"base","listRule":"","viewRule":"","createRule":"","updateRule":"","fields":[
 		{"name":"company_name","type":"text"},{"name":"company_number","type":"text"},{"name":"country","type":"text"},
 		{"name":"contact_email","type":"email"},{"name":"contact_name","type":"text"},{"name":"business_description","type":"text"}]}`
-	if _, _, err := send(client, benchRequest{method: "POST", url: base + "/api/collections", body: []byte(collection),
-		contentType: "application/json", header: admin, want: http.StatusOK}); err != nil {
+	if _, _, err := bench.Send(client, bench.Request{Method: "POST", URL: base + "/api/collections", Body: []byte(collection),
+		ContentType: "application/json", Header: admin, Want: http.StatusOK}); err != nil {
 		t.Fatal(err)
 	}
 	records := base + "/api/collections/applications/records"
 	target := &sideTarget{name: "PocketBase", client: client,
-		create: benchRequest{method: "POST", url: records, want: http.StatusOK, contentType: "application/json",
-			body: []byte(`{"company_name":"Northwind Trading Ltd","company_number":"10000001","country":"GB","contact_email":"load@example.com","contact_name":"Load Test"}`)},
+		create: bench.Request{Method: "POST", URL: records, Want: http.StatusOK, ContentType: "application/json",
+			Body: []byte(`{"company_name":"Northwind Trading Ltd","company_number":"10000001","country":"GB","contact_email":"load@example.com","contact_name":"Load Test"}`)},
 		idOf: func(b []byte) (string, error) { return jsonMember(b, "id") },
 		get:  func(id string) string { return records + "/" + id },
 		// skipTotal: onboard's list does not count the collection either.

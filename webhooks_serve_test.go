@@ -13,7 +13,7 @@ import (
 	"onboard/notify/webhooktest"
 )
 
-// deliveryLine is one line of `webhooks deliveries --json` (DESIGN §4).
+// deliveryLine is one line of `webhooks deliveries --json` (docs/cli.md).
 type deliveryLine struct {
 	EventID    string `json:"event_id"`
 	EventType  string `json:"event_type"`

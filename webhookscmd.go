@@ -11,11 +11,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"onboard/admin"
 	"onboard/onboarding"
-	"onboard/server"
 )
 
-// WebhooksCmd groups the webhook endpoint commands (DESIGN §4, §5.7).
+// WebhooksCmd groups the webhook endpoint commands (docs/cli.md,
+// docs/webhooks.md).
 type WebhooksCmd struct {
 	Add          WebhooksAddCmd          `cmd:"" help:"Register an endpoint and print its signing secret once."`
 	List         WebhooksListCmd         `cmd:"" help:"List endpoints."`
@@ -34,7 +35,7 @@ const notDelivering = "No onboard server is running on this data directory: the 
 
 // isDirect reports whether a is the store opened by this process rather
 // than a running server.
-func isDirect(a admin) bool {
+func isDirect(a adminOps) bool {
 	_, ok := a.(localAdmin)
 	return ok
 }
@@ -52,8 +53,8 @@ type WebhooksAddCmd struct {
 
 // Run prints the secret alone on stdout and the endpoint on stderr.
 func (c *WebhooksAddCmd) Run(e *env) error {
-	req := server.AdminAddEndpoint{OrgID: c.Org, URL: c.URL, Events: c.Event, Description: c.Description}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	req := admin.AddEndpoint{OrgID: c.Org, URL: c.URL, Events: c.Event, Description: c.Description}
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		added, err := a.AddEndpoint(ctx, req)
 		if err != nil {
 			return err
@@ -76,7 +77,7 @@ func (c *WebhooksAddCmd) Run(e *env) error {
 }
 
 // eventsOf is an endpoint's event filter as the commands show it.
-func eventsOf(ep server.AdminEndpoint) string {
+func eventsOf(ep admin.Endpoint) string {
 	if len(ep.Events) == 0 {
 		return "all"
 	}
@@ -91,7 +92,7 @@ type WebhooksListCmd struct {
 
 // Run prints one line per endpoint, oldest first.
 func (c *WebhooksListCmd) Run(e *env) error {
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		eps, err := a.ListEndpoints(ctx, c.Org)
 		if err != nil {
 			return err
@@ -138,7 +139,7 @@ func (c *WebhooksRemoveCmd) Run(e *env) error {
 	if err := c.check(); err != nil {
 		return err
 	}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		if err := a.RemoveEndpoint(ctx, c.ID); err != nil {
 			return err
 		}
@@ -155,7 +156,7 @@ func (c *WebhooksEnableCmd) Run(e *env) error {
 	if err := c.check(); err != nil {
 		return err
 	}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		ep, err := a.EnableEndpoint(ctx, c.ID)
 		if err != nil {
 			return err
@@ -178,7 +179,7 @@ func (c *WebhooksDisableCmd) Run(e *env) error {
 	if err := c.check(); err != nil {
 		return err
 	}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		ep, err := a.DisableEndpoint(ctx, c.ID)
 		if err != nil {
 			return err
@@ -200,7 +201,7 @@ func (c *WebhooksTestCmd) Run(e *env) error {
 	if err := c.check(); err != nil {
 		return err
 	}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		queued, err := a.TestEndpoint(ctx, c.ID)
 		if err != nil {
 			return err
@@ -224,7 +225,7 @@ func (c *WebhooksRotateSecretCmd) Run(e *env) error {
 	if err := c.check(); err != nil {
 		return err
 	}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		rotated, err := a.RotateEndpointSecret(ctx, c.ID)
 		if err != nil {
 			return err
@@ -258,8 +259,8 @@ func (c *WebhooksDeliveriesCmd) Run(e *env) error {
 	if c.Limit < 1 {
 		return fmt.Errorf("--limit must be at least 1")
 	}
-	q := server.AdminDeliveryQuery{EndpointID: c.Endpoint, EventID: c.Event, FailedOnly: c.Failed, Limit: c.Limit}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
+	q := admin.DeliveryQuery{EndpointID: c.Endpoint, EventID: c.Event, FailedOnly: c.Failed, Limit: c.Limit}
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		lines, err := a.DeliveryAttempts(ctx, q)
 		if err != nil {
 			return err
@@ -295,8 +296,8 @@ func (c *WebhooksRedeliverCmd) Run(e *env) error {
 	if err := checkIDArg("EVENT_ID", c.EventID); err != nil {
 		return err
 	}
-	return e.withAdmin(func(ctx context.Context, a admin) error {
-		queued, err := a.Redeliver(ctx, server.AdminRedeliver{EventID: c.EventID, EndpointID: c.Endpoint})
+	return e.withAdmin(func(ctx context.Context, a adminOps) error {
+		queued, err := a.Redeliver(ctx, admin.Redeliver{EventID: c.EventID, EndpointID: c.Endpoint})
 		if err != nil {
 			return err
 		}

@@ -17,14 +17,14 @@ import (
 )
 
 // secretPattern is a signing secret as webhooks add and rotate-secret
-// print it (DESIGN §4): whsec_ and the standard base64 of 32 bytes.
+// print it (docs/cli.md): whsec_ and the standard base64 of 32 bytes.
 var secretPattern = regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`)
 
 // eventIDPattern is an event id: evt_ and a ULID.
 var eventIDPattern = regexp.MustCompile(`^evt_[0-9A-HJKMNP-TV-Z]{26}$`)
 
 // listedEndpoint is an item of webhooks list --json, with exactly the keys
-// of DESIGN §4.
+// of docs/cli.md.
 type listedEndpoint struct {
 	ID             string    `json:"id"`
 	OrgID          string    `json:"org"`
@@ -37,7 +37,7 @@ type listedEndpoint struct {
 }
 
 // listedAttempt is an item of webhooks deliveries --json, with exactly the
-// keys of DESIGN §4.
+// keys of docs/cli.md.
 type listedAttempt struct {
 	EventID    string    `json:"event_id"`
 	EventType  string    `json:"event_type"`

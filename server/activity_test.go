@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
+	"onboard/admin"
 	"onboard/onboarding"
 )
 
@@ -79,8 +80,8 @@ func (e *env) life(t *testing.T) string {
 	step()
 	e.decide(t, id, `{"type":"application.referred"}`)
 	step()
-	if _, err := (DocAdmin{e.svc}).OverrideDocument(context.Background(), AdminDocumentOverride{
-		AppID: id, FieldID: "bank_statement", Reason: "Not needed", Action: AdminActionSkip}); err != nil {
+	if _, err := (admin.Local{Service: e.svc}).OverrideDocument(context.Background(), admin.DocumentOverride{
+		AppID: id, FieldID: "bank_statement", Reason: "Not needed", Action: admin.ActionSkip}); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -194,11 +195,11 @@ func TestActivityLog(t *testing.T) {
 	}
 
 	// verify-log finds it whole.
-	r, err := ActivityAdmin{e.svc}.VerifyLog(context.Background(), AdminVerifyLog{AppID: id}, func(b AdminLogBreak) error {
+	r, err := admin.Local{Service: e.svc}.VerifyLog(context.Background(), admin.VerifyLog{AppID: id}, func(b admin.LogBreak) error {
 		t.Errorf("broken: %+v", b)
 		return nil
 	})
-	if err != nil || r != (AdminLogReport{Applications: 1, Entries: len(wants)}) {
+	if err != nil || r != (admin.LogReport{Applications: 1, Entries: len(wants)}) {
 		t.Errorf("VerifyLog = %+v, %v", r, err)
 	}
 }

@@ -14,12 +14,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
+	"onboard/admin"
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // serveAdmin serves h on a unix socket, as serve does, and returns a
 // client of it.
-func serveAdmin(t testing.TB, h http.Handler) *AdminClient {
+func serveAdmin(t testing.TB, h http.Handler) *admin.Client {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "admin.sock")
 	ln, err := net.Listen("unix", path)
@@ -33,7 +35,7 @@ func serveAdmin(t testing.TB, h http.Handler) *AdminClient {
 		_ = srv.Serve(ln)
 	}()
 	t.Cleanup(func() { srv.Close(); <-done })
-	c, err := DialAdmin(context.Background(), path)
+	c, err := admin.Dial(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +44,9 @@ func serveAdmin(t testing.TB, h http.Handler) *AdminClient {
 
 // dropLast removes the last entry of application id's log behind the
 // chain's back, and returns the break verify-log should report.
-func dropLast(t *testing.T, e *env, id string) AdminLogBreak {
+func dropLast(t *testing.T, e *env, id string) admin.LogBreak {
 	t.Helper()
-	brk := AdminLogBreak{Subject: onboarding.SubjectApplication, SubjectID: id}
+	brk := admin.LogBreak{Subject: onboarding.SubjectApplication, SubjectID: id}
 	if err := e.store.TamperWithActivity(context.Background(), id, func(h *onboarding.ActivityHead, log []onboarding.LoggedActivity) (*onboarding.ActivityHead, []onboarding.LoggedActivity) {
 		n := len(log) - 1
 		brk.EntryID = onboarding.ActivityEntryID(log[n].Seq)
@@ -60,7 +62,7 @@ func dropLast(t *testing.T, e *env, id string) AdminLogBreak {
 // with their statuses, and its streamed answer as the client relays it.
 func TestAdminVerifyLog(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	admin := New(Options{Service: e.svc}).AdminHandler()
+	h := admin.NewHandler(admin.Options{Service: e.svc, Answer: web.ErrorAnswer})
 	unknown := uuid.NewString()
 	for _, tt := range []struct {
 		name, query string
@@ -73,10 +75,10 @@ func TestAdminVerifyLog(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := httptest.NewRecorder()
-			admin.ServeHTTP(w, httptest.NewRequest("GET", "/apps/verify-log"+tt.query, nil))
+			h.ServeHTTP(w, httptest.NewRequest("GET", "/apps/verify-log"+tt.query, nil))
 			wantError(t, w, tt.status, errBody(tt.want))
-			c := serveAdmin(t, admin)
-			q := AdminVerifyLog{}
+			c := serveAdmin(t, h)
+			q := admin.VerifyLog{}
 			if strings.HasPrefix(tt.query, "?org=") {
 				q.OrgID = strings.TrimPrefix(tt.query, "?org=")
 			} else {
@@ -90,24 +92,24 @@ func TestAdminVerifyLog(t *testing.T) {
 
 	older, newer := e.create(t, "acme", ""), e.create(t, "acme", "")
 	e.create(t, "globex", "")
-	c := serveAdmin(t, admin)
-	var got []AdminLogBreak
-	collect := func(b AdminLogBreak) error { got = append(got, b); return nil }
-	r, err := c.VerifyLog(context.Background(), AdminVerifyLog{}, collect)
-	if err != nil || len(got) != 0 || r != (AdminLogReport{Applications: 3, Entries: 6}) {
+	c := serveAdmin(t, h)
+	var got []admin.LogBreak
+	collect := func(b admin.LogBreak) error { got = append(got, b); return nil }
+	r, err := c.VerifyLog(context.Background(), admin.VerifyLog{}, collect)
+	if err != nil || len(got) != 0 || r != (admin.LogReport{Applications: 3, Entries: 6}) {
 		t.Fatalf("whole logs: %+v, %v, breaks %+v", r, err, got)
 	}
 
 	// Newest first.
-	want := []AdminLogBreak{dropLast(t, e, newer), dropLast(t, e, older)}
-	r, err = c.VerifyLog(context.Background(), AdminVerifyLog{OrgID: "acme"}, collect)
-	if diff := cmp.Diff(want, got); diff != "" || err != nil || r != (AdminLogReport{Applications: 2, Entries: 2, Broken: 2}) {
+	want := []admin.LogBreak{dropLast(t, e, newer), dropLast(t, e, older)}
+	r, err = c.VerifyLog(context.Background(), admin.VerifyLog{OrgID: "acme"}, collect)
+	if diff := cmp.Diff(want, got); diff != "" || err != nil || r != (admin.LogReport{Applications: 2, Entries: 2, Broken: 2}) {
 		t.Errorf("broken logs: %+v, %v; breaks (-want +got):\n%s", r, err, diff)
 	}
 
 	// The caller's error stops the walk and is returned.
 	stop := errors.New("stop")
-	if _, err := c.VerifyLog(context.Background(), AdminVerifyLog{}, func(AdminLogBreak) error { return stop }); !errors.Is(err, stop) {
+	if _, err := c.VerifyLog(context.Background(), admin.VerifyLog{}, func(admin.LogBreak) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("VerifyLog with a failing callback = %v, want stop", err)
 	}
 
@@ -115,10 +117,10 @@ func TestAdminVerifyLog(t *testing.T) {
 	cancelling := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
-		admin.ServeHTTP(&cancelOnWrite{ResponseWriter: w, cancel: cancel}, r.WithContext(ctx))
+		h.ServeHTTP(&cancelOnWrite{ResponseWriter: w, cancel: cancel}, r.WithContext(ctx))
 	})
 	got = nil
-	if _, err := serveAdmin(t, cancelling).VerifyLog(context.Background(), AdminVerifyLog{}, collect); err == nil || err.Error() != "Internal server error" || len(got) != 1 {
+	if _, err := serveAdmin(t, cancelling).VerifyLog(context.Background(), admin.VerifyLog{}, collect); err == nil || err.Error() != "Internal server error" || len(got) != 1 {
 		t.Errorf("VerifyLog failing midway = %v after %d breaks; want Internal server error after 1", err, len(got))
 	}
 }

@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/admin"
+	"onboard/server/web"
 )
 
 // fakeBackup writes before, then fails with err (nil: succeeds).
@@ -31,7 +34,7 @@ func (f fakeBackup) Backup(_ context.Context, w io.Writer) error {
 
 // backupSocket serves the admin handler of a server with backup b on a unix
 // socket and returns a client for it.
-func backupSocket(t *testing.T, b Backuper) *AdminClient {
+func backupSocket(t *testing.T, b admin.Backuper) *admin.Client {
 	t.Helper()
 	e := newEnv(t, envOptions{})
 	path := filepath.Join(t.TempDir(), "admin.sock")
@@ -39,10 +42,10 @@ func backupSocket(t *testing.T, b Backuper) *AdminClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: New(Options{Service: e.svc, Backup: b}).AdminHandler()}
+	srv := &http.Server{Handler: admin.NewHandler(admin.Options{Service: e.svc, Backup: b, Answer: web.ErrorAnswer})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	c, err := DialAdmin(context.Background(), path)
+	c, err := admin.Dial(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,13 +62,13 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errDiskFull }
 // TestAdminBackup streams backups through a real admin socket: the archive
 // arrives whole; a failure before the archive starts answers its message;
 // one after it started reaches the client through the trailer, after the
-// bytes sent; a server without a Backuper answers 503; a failure to write
+// bytes sent; a server without a admin.Backuper answers 503; a failure to write
 // the archive on the client's side is that failure.
 func TestAdminBackup(t *testing.T) {
 	archive := bytes.Repeat([]byte("archive "), 100000)
 	tests := []struct {
 		name    string
-		backup  Backuper
+		backup  admin.Backuper
 		out     io.Writer
 		wantErr string
 		want    []byte
@@ -107,7 +110,7 @@ func TestAdminBackupAnswers(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	tests := []struct {
 		name        string
-		backup      Backuper
+		backup      admin.Backuper
 		status      int
 		contentType string
 		body        string
@@ -119,7 +122,7 @@ func TestAdminBackupAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := httptest.NewRecorder()
-			New(Options{Service: e.svc, Backup: tt.backup}).AdminHandler().ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/backup", nil))
+			admin.NewHandler(admin.Options{Service: e.svc, Backup: tt.backup, Answer: web.ErrorAnswer}).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/backup", nil))
 			got := []any{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
 			if diff := cmp.Diff([]any{tt.status, tt.contentType, tt.body}, got); diff != "" {
 				t.Errorf("answer (-want +got):\n%s", diff)

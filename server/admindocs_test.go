@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/admin"
+	"onboard/server/web"
 )
 
 // TestAdminDocumentOverride drives POST /docs/override of the admin socket's
@@ -14,11 +17,11 @@ import (
 func TestAdminDocumentOverride(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	id := e.create(t, "acme", "")
-	admin := New(Options{Service: e.svc}).AdminHandler()
+	h := admin.NewHandler(admin.Options{Service: e.svc, Answer: web.ErrorAnswer})
 	post := func(body string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/docs/override", strings.NewReader(body))
 		w := httptest.NewRecorder()
-		admin.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 		return w
 	}
 

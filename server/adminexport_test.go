@@ -14,7 +14,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
+	"onboard/admin"
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // exportSink records what an export handed over.
@@ -65,7 +67,7 @@ func exportScenario(t testing.TB, e *env, n int) {
 func TestAdminExport(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	exportScenario(t, e, 120)
-	h := New(Options{Service: e.svc}).AdminHandler()
+	h := admin.NewHandler(admin.Options{Service: e.svc, Answer: web.ErrorAnswer})
 	for _, tt := range []struct{ name, query, msg string }{
 		{"unknown organization", "org=nope", "unknown organization 'nope'"},
 		{"no organization", "", "unknown organization ''"},
@@ -96,7 +98,7 @@ func TestAdminExport(t *testing.T) {
 	}
 
 	client := serveAdmin(t, h)
-	direct := ExportAdmin{Service: e.svc}
+	direct := admin.Local{Service: e.svc}
 	for _, q := range []onboarding.ExportQuery{
 		{OrgID: "acme", Documents: true},
 		{OrgID: "acme", Format: onboarding.ExportCSV, Documents: true},
@@ -140,48 +142,6 @@ func TestAdminExport(t *testing.T) {
 	}
 }
 
-// TestAdminExportCutShort: a body that ends without its last part, or that
-// is not an export, is an error, never a complete export.
-func TestAdminExportCutShort(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		body func(w http.ResponseWriter)
-		want string
-	}{
-		{"no last part", func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "multipart/mixed; boundary=b")
-			io.WriteString(w, "--b\r\nExport-Applications: 1\r\n\r\n{\"id\":\"x\"}\n\r\n--b--\r\n")
-		}, errExportCut.Error()},
-		{"broken in a part", func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "multipart/mixed; boundary=b")
-			io.WriteString(w, "--b\r\nExport-Applications: 1\r\n\r\n{\"id\":")
-		}, errExportCut.Error()},
-		{"not an export", func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, "[]")
-		}, `admin socket: unexpected export answer "application/json"`},
-		{"an error without a body", func(w http.ResponseWriter) {
-			w.WriteHeader(http.StatusBadGateway)
-		}, "admin socket: 502 Bad Gateway"},
-		{"a bad file name", func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "multipart/mixed; boundary=b")
-			io.WriteString(w, "--b\r\nExport-File-Id: x\r\nExport-File-Name: %zz\r\n\r\nx\r\n--b--\r\n")
-		}, `admin socket: bad Export-File-Name "%zz"`},
-		{"a bad count", func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "multipart/mixed; boundary=b")
-			io.WriteString(w, "--b\r\nExport-Applications: many\r\n\r\nx\r\n--b--\r\n")
-		}, "admin socket: bad export part map[Export-Applications:[many]]"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			client := serveAdmin(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { tt.body(w) }))
-			_, err := client.Export(context.Background(), onboarding.ExportQuery{OrgID: "acme"}, &exportSink{})
-			if err == nil || err.Error() != tt.want {
-				t.Errorf("Export = %v, want %q", err, tt.want)
-			}
-		})
-	}
-}
-
 // discardResponse is a ResponseWriter that keeps nothing, for benchmarks.
 type discardResponse struct{ h http.Header }
 
@@ -207,7 +167,7 @@ func BenchmarkAdminExport(b *testing.B) {
 	const n = 1000
 	e := newEnv(b, envOptions{})
 	exportScenario(b, e, n)
-	h := New(Options{Service: e.svc}).AdminHandler()
+	h := admin.NewHandler(admin.Options{Service: e.svc, Answer: web.ErrorAnswer})
 	client := serveAdmin(b, h)
 	for _, format := range []string{onboarding.ExportNDJSON, onboarding.ExportCSV} {
 		b.Run("handler/"+format, func(b *testing.B) {

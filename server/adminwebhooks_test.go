@@ -10,17 +10,20 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/admin"
+	"onboard/server/web"
 )
 
 // TestAdminWebhooks drives the webhook routes of the admin socket's
 // handler: the JSON answers and statuses the CLI relays.
 func TestAdminWebhooks(t *testing.T) {
 	e := newEnv(t, envOptions{webhooks: []time.Duration{0}})
-	admin := New(Options{Service: e.svc}).AdminHandler()
+	h := admin.NewHandler(admin.Options{Service: e.svc, Answer: web.ErrorAnswer})
 	call := func(method, path, body string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
 		w := httptest.NewRecorder()
-		admin.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 		return w
 	}
 
@@ -51,7 +54,7 @@ func TestAdminWebhooks(t *testing.T) {
 		})
 	}
 
-	// The views carry exactly the keys of DESIGN §4; an endpoint with no
+	// The views carry exactly the keys of docs/cli.md; an endpoint with no
 	// event filter has events [], never null.
 	w := call("POST", "/webhooks", `{"org":"acme","url":"http://127.0.0.1:1/x","description":"CRM"}`)
 	if w.Code != http.StatusCreated {
@@ -81,10 +84,10 @@ func TestAdminWebhooks(t *testing.T) {
 	var id string
 	_ = json.Unmarshal(added.Endpoint["id"], &id)
 
-	list := func(query string) []AdminEndpoint {
+	list := func(query string) []admin.Endpoint {
 		t.Helper()
 		w := call("GET", "/webhooks"+query, "")
-		var out []AdminEndpoint
+		var out []admin.Endpoint
 		if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &out) != nil {
 			t.Fatalf("list = %d %s", w.Code, w.Body)
 		}
@@ -99,7 +102,7 @@ func TestAdminWebhooks(t *testing.T) {
 	}
 
 	w = call("POST", "/webhooks/"+id+"/rotate-secret", "")
-	var rotated AdminRotatedSecret
+	var rotated admin.RotatedSecret
 	if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &rotated) != nil {
 		t.Fatalf("rotate = %d %s", w.Code, w.Body)
 	}
@@ -110,10 +113,10 @@ func TestAdminWebhooks(t *testing.T) {
 		t.Errorf("previous secret signs until %v, want 24 hours from now", rotated.PreviousUntil)
 	}
 
-	endpoint := func(action string) AdminEndpoint {
+	endpoint := func(action string) admin.Endpoint {
 		t.Helper()
 		w := call("POST", "/webhooks/"+id+"/"+action, "")
-		var ep AdminEndpoint
+		var ep admin.Endpoint
 		if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &ep) != nil {
 			t.Fatalf("%s = %d %s", action, w.Code, w.Body)
 		}
@@ -129,16 +132,16 @@ func TestAdminWebhooks(t *testing.T) {
 	}
 
 	w = call("POST", "/webhooks/"+id+"/test", "")
-	var queued AdminTestEvent
+	var queued admin.TestEvent
 	if w.Code != http.StatusAccepted || json.Unmarshal(w.Body.Bytes(), &queued) != nil || !strings.HasPrefix(queued.EventID, "evt_") || queued.EndpointID != id {
 		t.Fatalf("test = %d %s", w.Code, w.Body)
 	}
 	w = call("POST", "/events/"+queued.EventID+"/redeliver", `{"endpoint_id":"`+id+`"}`)
-	var again AdminRedelivery
+	var again admin.Redelivery
 	if w.Code != http.StatusAccepted || json.Unmarshal(w.Body.Bytes(), &again) != nil {
 		t.Fatalf("redeliver = %d %s", w.Code, w.Body)
 	}
-	if diff := cmp.Diff(AdminRedelivery{EventID: queued.EventID, Endpoints: []string{id}}, again); diff != "" {
+	if diff := cmp.Diff(admin.Redelivery{EventID: queued.EventID, Endpoints: []string{id}}, again); diff != "" {
 		t.Errorf("redeliver (-want +got):\n%s", diff)
 	}
 

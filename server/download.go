@@ -37,7 +37,7 @@ func (s *Server) download(c echo.Context) error {
 
 // errRangeNotSatisfiable is the JSON answer to a Range request that no
 // byte of the file satisfies.
-var errRangeNotSatisfiable = errorBody{Error: "Requested range not satisfiable"}
+var errRangeNotSatisfiable = web.ErrorBody{Error: "Requested range not satisfiable"}
 
 // contentErrors answers the errors of http.ServeContent (a 416 for a Range
 // past the file's end) as every other error: a JSON body, never cached,
@@ -60,7 +60,7 @@ func (w *contentErrors) WriteHeader(code int) {
 	web.NoStore(h)
 	answer := errRangeNotSatisfiable
 	if code != http.StatusRequestedRangeNotSatisfiable {
-		answer = errorBody{Error: http.StatusText(code)}
+		answer = web.ErrorBody{Error: http.StatusText(code)}
 	}
 	body, _ := json.Marshal(answer)
 	h.Set("Content-Type", "application/json")

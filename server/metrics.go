@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// HTTP metrics (DESIGN §5.13). Their route label is echo's route pattern
+// HTTP metrics (docs/operations.md). Their route label is echo's route pattern
 // ("/api/external/applications/:id"), never the request's path, and their
 // method label is one of the standard methods or "other", so the number of
 // series is bounded by the routes onboard registers whatever clients send.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/server/web"
 	"onboard/storage"
 )
 
@@ -72,7 +73,7 @@ func TestReplays(t *testing.T) {
 			saved, finish, err = r.begin(ctx, "client", tt.token, tt.key, tt.fp)
 			switch {
 			case tt.wantFail:
-				if err == nil || failureOf(err).status != 500 {
+				if err == nil || web.FailureOf(err).Status != 500 {
 					t.Fatalf("begin = %v, %v; want an unexpected failure", saved, err)
 				}
 				return

@@ -50,9 +50,9 @@ type Options struct {
 	MetricsListener net.Listener
 	// Readiness are the checks of GET /readyz; with none it answers ready.
 	Readiness []Probe
-	// Backup makes the archives of onboard backup on the admin socket;
-	// without it, a backup request answers 503.
-	Backup Backuper
+	// Admin is the handler of the admin socket, which Run serves on its
+	// admin listener.
+	Admin http.Handler
 	// TrustedProxies are the addresses of the reverse proxies in front of
 	// the server, whose X-Forwarded-For names the client; without them the
 	// client is the connection's peer and X-Forwarded-For is ignored.
@@ -93,7 +93,7 @@ type Server struct {
 	metricsHandler http.Handler    // GET /metrics
 	metricsLn      net.Listener    // nil: /metrics is on the API listener
 	probes         []Probe         // the checks of GET /readyz
-	backup         Backuper        // onboard backup on the admin socket; nil: unavailable
+	admin          http.Handler    // the admin socket's handler
 }
 
 // New returns a Server with every route registered.
@@ -109,7 +109,7 @@ func New(opts Options) *Server {
 		s.now = time.Now
 	}
 	s.sandbox = opts.Sandbox
-	s.backup = opts.Backup
+	s.admin = opts.Admin
 	s.pages = opts.Pages
 	s.replays = &replays{store: opts.Responses, now: s.now, log: s.log, inflight: map[string]*flight{}}
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
@@ -152,8 +152,8 @@ func (s *Server) Run(ctx context.Context, api, admin net.Listener, grace time.Du
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}}
 	listeners := []net.Listener{api}
-	if admin != nil {
-		servers = append(servers, &http.Server{Handler: s.AdminHandler(), ReadHeaderTimeout: 10 * time.Second})
+	if admin != nil && s.admin != nil {
+		servers = append(servers, &http.Server{Handler: s.admin, ReadHeaderTimeout: 10 * time.Second})
 		listeners = append(listeners, admin)
 	}
 	if s.metricsLn != nil {

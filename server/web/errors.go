@@ -165,3 +165,10 @@ func AllowHead(allow string) string {
 	i := slices.Index(methods, http.MethodGet)
 	return strings.Join(slices.Insert(methods, i+1, http.MethodHead), ", ")
 }
+
+// ErrorAnswer is the status and error message the API answers err with:
+// the admin socket answers its errors the same way.
+func ErrorAnswer(err error) (status int, message string) {
+	f := FailureOf(err)
+	return f.Status, f.Body.Error
+}

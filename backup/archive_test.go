@@ -1,0 +1,238 @@
+package backup
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// testEntry is one entry of a hand-made archive.
+type testEntry struct {
+	name    string
+	content string
+}
+
+// sumOf is the archive entry of content at p.
+func sumOf(p, content string) File {
+	sum := sha256.Sum256([]byte(content))
+	return File{Path: p, Bytes: int64(len(content)), SHA256: hex.EncodeToString(sum[:])}
+}
+
+// tarGz packs entries, in order, into a gzip-compressed tar stream.
+func tarGz(t *testing.T, entries ...testEntry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, e := range entries {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Size: int64(len(e.content)), Mode: 0o600}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(e.content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+const (
+	testBlobID  = "0d4f1b53-3c39-4f59-9a0e-6f1c2d7a8b90"
+	testRecords = "records"
+	testBlob    = "%PDF-1.4 blob"
+	testSecret  = "c2VjcmV0"
+)
+
+// validManifest is the manifest of the archive validEntries makes.
+func validManifest() *Manifest {
+	return &Manifest{
+		Format: archiveFormat, FormatVersion: archiveVersion, OnboardVersion: "(devel)",
+		CreatedAt: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC),
+		Counts:    Counts{Keys: 3, RecordBytes: int64(len(testRecords)), Blobs: 1, BlobBytes: int64(len(testBlob)), Secrets: 1},
+		Files: []File{
+			sumOf(recordsName, testRecords), sumOf("secrets/session.key", testSecret), sumOf(blobPath(testBlobID), testBlob),
+		},
+		MissingBlobs: []string{},
+	}
+}
+
+// manifestEntry is m as an archive's first entry.
+func manifestEntry(t *testing.T, m *Manifest) testEntry {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testEntry{manifestName, string(b)}
+}
+
+// validEntries are the files of validManifest, in order.
+func validEntries() []testEntry {
+	return []testEntry{{recordsName, testRecords}, {"secrets/session.key", testSecret}, {blobPath(testBlobID), testBlob}}
+}
+
+// TestArchiveRoundTrip writes an archive with archiveWriter and reads it
+// back: the manifest and every entry's content come back as written.
+func TestArchiveRoundTrip(t *testing.T) {
+	m := validManifest()
+	var buf bytes.Buffer
+	aw, err := newArchiveWriter(&buf, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range validEntries() {
+		if err := aw.add(e.name, int64(len(e.content)), strings.NewReader(e.content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := aw.close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []testEntry
+	read, err := ReadArchive(&buf, func(f File, content io.Reader) error {
+		b, err := io.ReadAll(content)
+		got = append(got, testEntry{f.Path, string(b)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(m, read); diff != "" {
+		t.Errorf("manifest (-written +read):\n%s", diff)
+	}
+	if diff := cmp.Diff(validEntries(), got, cmp.AllowUnexported(testEntry{})); diff != "" {
+		t.Errorf("entries (-written +read):\n%s", diff)
+	}
+}
+
+// TestArchiveWriterRefusesShortContent checks that an entry whose reader
+// yields fewer bytes than announced fails instead of making a bad archive.
+func TestArchiveWriterRefusesShortContent(t *testing.T) {
+	aw, err := newArchiveWriter(&bytes.Buffer{}, validManifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = aw.add(recordsName, 10, strings.NewReader("short"))
+	if err == nil || !strings.HasPrefix(err.Error(), "write records.badger: ") {
+		t.Errorf("add: %v, want a failure to write records.badger", err)
+	}
+}
+
+// TestReadArchiveRefusals feeds ReadArchive archives that are not onboard
+// backups, of another version, or damaged in each way it checks, and
+// asserts the exact explanation of each.
+func TestReadArchiveRefusals(t *testing.T) {
+	valid := func(change func(m *Manifest)) testEntry {
+		m := validManifest()
+		if change != nil {
+			change(m)
+		}
+		return manifestEntry(t, m)
+	}
+	entries := validEntries()
+	withManifest := func(m testEntry, rest ...testEntry) []byte {
+		return tarGz(t, append([]testEntry{m}, rest...)...)
+	}
+	whole := withManifest(valid(nil), entries...)
+	tests := []struct {
+		name    string
+		archive []byte
+		want    string
+	}{
+		{"empty input", nil, "empty"},
+		{"not gzip", []byte("hello, world"), "not an onboard backup (not gzip-compressed)"},
+		{"no entries", tarGz(t), "not an onboard backup (no manifest)"},
+		{"manifest not first", tarGz(t, entries...), "not an onboard backup (its first entry is not manifest.json)"},
+		{"another format", withManifest(valid(func(m *Manifest) { m.Format = "tarball" }), entries...),
+			`not an onboard backup (its manifest's format is "tarball")`},
+		{"newer version", withManifest(valid(func(m *Manifest) { m.FormatVersion = 2 }), entries...),
+			"a backup of format version 2; this onboard reads version 1"},
+		{"manifest not JSON", tarGz(t, testEntry{manifestName, "{"}), "damaged: its manifest is not valid JSON: unexpected end of JSON input"},
+		{"records not first", withManifest(valid(func(m *Manifest) { m.Files[0], m.Files[1] = m.Files[1], m.Files[0] })),
+			"damaged: its manifest does not list records.badger first"},
+		{"path outside", withManifest(valid(func(m *Manifest) { m.Files[1].Path = "secrets/../../etc/passwd" })),
+			`damaged: its manifest lists an invalid or repeated path "secrets/../../etc/passwd"`},
+		{"blob in the wrong shard", withManifest(valid(func(m *Manifest) { m.Files[2].Path = "blobs/00/00/" + testBlobID })),
+			`damaged: its manifest lists an invalid or repeated path "blobs/00/00/` + testBlobID + `"`},
+		{"repeated path", withManifest(valid(func(m *Manifest) { m.Files = append(m.Files, m.Files[2]) })),
+			`damaged: its manifest lists an invalid or repeated path "` + blobPath(testBlobID) + `"`},
+		{"bad checksum form", withManifest(valid(func(m *Manifest) { m.Files[2].SHA256 = strings.ToUpper(m.Files[2].SHA256) })),
+			"damaged: its manifest has an invalid size or checksum for " + blobPath(testBlobID)},
+		{"counts", withManifest(valid(func(m *Manifest) { m.Counts.Blobs = 2 }), entries...),
+			"damaged: its manifest's counts do not match its files"},
+		{"entry missing", withManifest(valid(nil), entries[:2]...), "damaged: " + blobPath(testBlobID) + " is missing"},
+		{"entries out of order", withManifest(valid(nil), entries[0], entries[2], entries[1]),
+			"damaged: found " + blobPath(testBlobID) + " where the manifest names secrets/session.key"},
+		{"wrong size", withManifest(valid(nil), entries[0], entries[1], testEntry{blobPath(testBlobID), testBlob + "!"}),
+			"damaged: " + blobPath(testBlobID) + " has 14 bytes; the manifest says 13"},
+		{"changed content", withManifest(valid(nil), entries[0], entries[1], testEntry{blobPath(testBlobID), "%PDF-1.4 BLOB"}),
+			"damaged: " + blobPath(testBlobID) + " does not match its SHA-256 checksum"},
+		{"extra entry", withManifest(valid(nil), append(entries, testEntry{"extra", "x"})...),
+			"damaged: extra is not in the manifest"},
+		{"truncated", whole[:len(whole)/2], "truncated"},
+		{"gzip trailer", append(bytes.Clone(whole[:len(whole)-8]), 0, 0, 0, 0, 0, 0, 0, 0), "damaged: gzip: invalid checksum"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadArchive(bytes.NewReader(tt.archive), nil)
+			var ae ArchiveError
+			if !errors.As(err, &ae) || err.Error() != tt.want {
+				t.Errorf("ReadArchive: %v, want the ArchiveError %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := ReadArchive(bytes.NewReader(whole), nil); err != nil {
+		t.Errorf("the valid archive the cases start from: %v", err)
+	}
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// TestReadArchiveReportsReadFailures checks that a failure to read the
+// archive is that failure, not a verdict on the archive.
+func TestReadArchiveReportsReadFailures(t *testing.T) {
+	eio := errors.New("read backup.tar.gz: input/output error")
+	whole := tarGz(t, append([]testEntry{manifestEntry(t, validManifest())}, validEntries()...)...)
+	for _, r := range []io.Reader{
+		errReader{eio},
+		io.MultiReader(bytes.NewReader(whole[:len(whole)/2]), errReader{eio}),
+	} {
+		if _, err := ReadArchive(r, nil); !errors.Is(err, eio) {
+			t.Errorf("ReadArchive: %v, want %v", err, eio)
+		}
+	}
+}
+
+// TestReadArchiveReportsEntryFailures checks that a failure of the entry
+// function (writing a restored file) is returned as it is.
+func TestReadArchiveReportsEntryFailures(t *testing.T) {
+	full := errors.New("write blob: no space left on device")
+	whole := tarGz(t, append([]testEntry{manifestEntry(t, validManifest())}, validEntries()...)...)
+	_, err := ReadArchive(bytes.NewReader(whole), func(f File, _ io.Reader) error {
+		if f.Path == blobPath(testBlobID) {
+			return full
+		}
+		return nil
+	})
+	if !errors.Is(err, full) {
+		t.Errorf("ReadArchive: %v, want %v", err, full)
+	}
+}
