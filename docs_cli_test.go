@@ -116,8 +116,7 @@ func helpBlock(t *testing.T, path []string) string {
 // declaration order, parents before their children.
 func cliCommandPaths(t *testing.T) []string {
 	t.Helper()
-	parser, err := kong.New(&CLI{}, kong.Name("onboard"), kong.Writers(io.Discard, io.Discard),
-		kong.Exit(func(int) {}), kong.Vars{"version": "docs"})
+	parser, err := newParser(&CLI{}, io.Discard, io.Discard, func(int) {})
 	if err != nil {
 		t.Fatal(err)
 	}
