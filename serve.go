@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/server"
 )
@@ -139,7 +140,7 @@ func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api
 	svc := a.svc
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	j.start(jobRegistryDocuments, func() error { return svc.RunRegistryDocuments(jobCtx) })
-	j.start(jobWebhookDelivery, func() error { return svc.RunWebhooks(jobCtx) })
+	j.start(jobWebhookDelivery, func() error { return notify.RunWebhooks(jobCtx, svc) })
 	j.start(jobRFIExpiry, func() error { return svc.RunRFIExpiry(jobCtx) })
 	j.start(jobBlobSweep, func() error { return a.sweeper.run(jobCtx) })
 	released := make(chan struct{})

@@ -13,7 +13,7 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// Events (DESIGN §5.7). An event is written to the store in the same
+// Events (docs/webhooks.md). An event is written to the store in the same
 // transaction as the change that caused it (the transactional outbox), so a
 // change that did not commit emits nothing and a crash after commit loses
 // nothing. Its body is rendered once, at commit: every delivery of it and
@@ -39,7 +39,7 @@ const (
 	EventWebhookTest                         EventType = "webhook.test"
 )
 
-// EventTypes returns every event type, in the order DESIGN §5.7 lists them.
+// EventTypes returns every event type, in the order docs/webhooks.md lists them.
 func EventTypes() []EventType {
 	return []EventType{
 		EventApplicationCreated, EventApplicationSent, EventApplicationOpened, EventApplicationSubmitted,
@@ -126,7 +126,7 @@ func (s *Service) newEvent(t EventType, org, subject string, at time.Time, data 
 }
 
 // newEventJSON builds an event as newEvent does, from its data member
-// already encoded. The body is the wire format of DESIGN §5.7:
+// already encoded. The body is the wire format of docs/webhooks.md:
 // {"id","type","timestamp","data"}.
 func (s *Service) newEventJSON(t EventType, org, subject string, at time.Time, data []byte) (*Event, error) {
 	seq, err := s.nextSeq(at)
@@ -151,7 +151,7 @@ func (s *Service) newEventJSON(t EventType, org, subject string, at time.Time, d
 }
 
 // applicationEvents returns the events an application change emits, from
-// the application before and after it (DESIGN §5.1): each status the
+// the application before and after it: each status the
 // change moved it to has its event, in the order of the status machine,
 // and registry documents leaving `pending` emit theirs. A change that moves
 // nothing (a PATCH, a form save) emits none. before is nil for a new
@@ -237,7 +237,7 @@ func (s *Service) updateApplication(ctx context.Context, id string, change func(
 	return app, err
 }
 
-// wakeWebhooks tells a running RunWebhooks that events were committed.
+// wakeWebhooks tells a running delivery pool that events were committed.
 func (s *Service) wakeWebhooks() {
 	select {
 	case s.webhooksWake <- struct{}{}:

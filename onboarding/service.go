@@ -26,8 +26,8 @@ type Organization struct {
 	// declarations marked Terms are asked only when it is set.
 	TermsURL string
 	Configs  []*Configuration
-	// RFIAgents are the organization's document-collection agents (DESIGN
-	// §5.10), ids in canonical UUID form.
+	// RFIAgents are the organization's document-collection agents
+	// (docs/api.md), ids in canonical UUID form.
 	RFIAgents []*RFIAgent
 }
 
@@ -123,8 +123,8 @@ type Options struct {
 	// PublicURL is the base of applicant links, without a trailing slash.
 	PublicURL string
 	// Environment is the server's, "sandbox" or "production": API keys
-	// are created for it and work only in it (spec §5: sandbox and
-	// production use separate keys). Empty in tests that do not care.
+	// are created for it and work only in it, so sandbox and
+	// production use separate keys. Empty in tests that do not care.
 	Environment string
 	Now         func() time.Time // default time.Now
 	Logger      *slog.Logger     // default: discard
@@ -162,7 +162,7 @@ type Options struct {
 	// of strict document fields; required, so that no Service skips it.
 	PageCounter PageCounter
 	// Webhooks sends webhook deliveries and checks endpoint URLs; without
-	// one, endpoints cannot be added and RunWebhooks does not run.
+	// one, endpoints cannot be added and the delivery pool does not run.
 	Webhooks WebhookTransport
 	// RetrySchedule is the pause before each delivery attempt, the first
 	// usually zero; DefaultRetrySchedule when empty.
@@ -183,7 +183,7 @@ type Options struct {
 	RFIExpiryIdle func()
 }
 
-// DefaultMaxUploadBytes is the upload limit when none is configured (DESIGN §5.9).
+// DefaultMaxUploadBytes is the upload limit when none is configured.
 const DefaultMaxUploadBytes = 25 << 20
 
 // Service is onboard's use-cases: everything the API, the CLI and the

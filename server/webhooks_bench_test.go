@@ -59,7 +59,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	go func() { done <- e.svc.RunWebhooks(jobCtx) }()
+	go func() { done <- notify.RunWebhooks(jobCtx, e.svc) }()
 	select {
 	case <-all:
 	case <-time.After(5 * time.Minute):
