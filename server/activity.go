@@ -8,8 +8,8 @@ import (
 	"onboard/onboarding"
 )
 
-// activityResponse is a page of an application's activity log (DESIGN
-// §5.12), oldest first.
+// activityResponse is a page of an application's activity log, oldest
+// first.
 type activityResponse struct {
 	Entries    []onboarding.ActivityEntryView `json:"entries"`
 	HasMore    bool                           `json:"has_more"`

@@ -297,7 +297,7 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 const maxAdminBody = 1 << 20
 
 // adminDecode reads a JSON request body into v as the API does
-// (onboarding.DecodeJSON: no key twice, member names exact), or answers
+// (DecodeJSON: no key twice, member names exact), or answers
 // the error: Invalid JSON body for one that is empty, over maxAdminBody
 // or not JSON.
 func (s *Server) adminDecode(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -308,7 +308,7 @@ func (s *Server) adminDecode(w http.ResponseWriter, r *http.Request, v any) bool
 	case len(bytes.TrimSpace(body)) == 0 || len(body) > maxAdminBody:
 		err = onboarding.ErrInvalidJSON
 	default:
-		err = onboarding.DecodeJSON(body, v)
+		err = DecodeJSON(body, v)
 	}
 	if err != nil {
 		s.adminError(w, err)

@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// eventsResponse is a page of list events (DESIGN §5.7): each item is the
+// eventsResponse is a page of list events: each item is the
 // event's body exactly as its webhooks carry it.
 type eventsResponse struct {
 	Events     []json.RawMessage `json:"events"`

@@ -8,7 +8,7 @@ import (
 	"onboard/onboarding"
 )
 
-// RFI requests (spec 4.9, DESIGN §5.10): create, read, list, and the
+// RFI requests: create, read, list, and the
 // download link of a provided document.
 
 // rfiCreateRequest is the body of create RFI request.
@@ -25,7 +25,7 @@ type rfiCreateRequest struct {
 	PreAuthenticated bool   `json:"pre_authenticated"`
 }
 
-// rfiCreateResponse is the RFI request of spec 2.7.
+// rfiCreateResponse is the answer of create RFI request (docs/api.md).
 type rfiCreateResponse struct {
 	Success          bool                            `json:"success"`
 	RequestID        string                          `json:"request_id"`
