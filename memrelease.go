@@ -83,7 +83,7 @@ func (r *idleRelease) check() bool {
 
 // idleFree is what an idle spell hands back.
 type idleFree struct {
-	forget  func()                // storage.Store.ForgetCached and onboarding.Service.ForgetRendered
+	forget  func()                // storage.Store.ForgetCached and server.Server.ForgetRendered
 	freeOS  func()                // runtime/debug.FreeOSMemory
 	pageOut func() (int64, error) // storage.Store.PageOut; nil leaves the mapped files alone
 	log     *slog.Logger
@@ -183,8 +183,8 @@ func fileResident() (int64, error) {
 // (0: no limit), and returns memory to the operating system once per idle
 // spell of svc's requests, until ctx ends. Without a limit, the idle spells
 // leave the mapped files alone too.
-func releaseMemory(ctx context.Context, svc *onboarding.Service, store *storage.Store, log *slog.Logger, maxMapped int64) {
-	free := idleFree{forget: func() { store.ForgetCached(); svc.ForgetRendered() }, freeOS: debug.FreeOSMemory, log: log}
+func releaseMemory(ctx context.Context, svc *onboarding.Service, forgetRendered func(), store *storage.Store, log *slog.Logger, maxMapped int64) {
+	free := idleFree{forget: func() { store.ForgetCached(); forgetRendered() }, freeOS: debug.FreeOSMemory, log: log}
 	if maxMapped != 0 {
 		free.pageOut = store.PageOut
 	}

@@ -146,7 +146,7 @@ func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api
 	released := make(chan struct{})
 	go func() {
 		defer close(released)
-		releaseMemory(jobCtx, svc, a.store, a.log, maxMapped)
+		releaseMemory(jobCtx, svc, srv.ForgetRendered, a.store, a.log, maxMapped)
 	}()
 	err := srv.Run(ctx, api, admin, 30*time.Second)
 	stopJobs()

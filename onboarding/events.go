@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -137,17 +138,19 @@ func (s *Service) newEventJSON(t EventType, org, subject string, at time.Time, d
 	if subject == "" {
 		subject = id
 	}
-	w := jsonWriter{b: make([]byte, 0, len(data)+len(`{"id":"","type":"","timestamp":"","data":}`)+96)}
-	w.raw(`{"id":`)
-	w.str(id)
-	w.raw(`,"type":`)
-	w.str(string(t))
-	w.raw(`,"timestamp":`)
-	w.str(Timestamp(at))
-	w.raw(`,"data":`)
-	w.b = append(w.b, data...)
-	w.raw(`}`)
-	return &Event{ID: id, Type: t, OrgID: org, Subject: subject, At: at, Body: w.b}, nil
+	// The id, type and timestamp are ASCII letters, digits and
+	// punctuation that no JSON encoder escapes.
+	b := make([]byte, 0, len(data)+len(`{"id":"","type":"","timestamp":"","data":}`)+96)
+	b = append(b, `{"id":`...)
+	b = strconv.AppendQuote(b, id)
+	b = append(b, `,"type":`...)
+	b = strconv.AppendQuote(b, string(t))
+	b = append(b, `,"timestamp":`...)
+	b = strconv.AppendQuote(b, Timestamp(at))
+	b = append(b, `,"data":`...)
+	b = append(b, data...)
+	b = append(b, '}')
+	return &Event{ID: id, Type: t, OrgID: org, Subject: subject, At: at, Body: b}, nil
 }
 
 // applicationEvents returns the events an application change emits, from
@@ -192,7 +195,7 @@ func (s *Service) applicationEvents(before *Application, after *Application, at 
 	if err != nil {
 		return nil, err
 	}
-	data, err := view.AppendJSON(nil)
+	data, err := jsonv2.Marshal(&view, jsonv1.DefaultOptionsV1())
 	if err != nil {
 		return nil, fmt.Errorf("render application %s: %w", after.ID, err)
 	}

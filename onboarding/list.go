@@ -9,7 +9,7 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// List page sizes (spec §8).
+// List page sizes.
 const (
 	DefaultListLimit = 50
 	MaxListLimit     = 100
@@ -19,7 +19,7 @@ const (
 // change without misreading old cursors.
 const cursorVersion = 1
 
-// ListPage is one page of list applications (spec 4.3).
+// ListPage is one page of list applications.
 type ListPage struct {
 	Applications []*Application
 	HasMore      bool
@@ -86,7 +86,7 @@ func decodeCursor(c string, filter string) (ulid.ULID, error) {
 	return seq, nil
 }
 
-// parseLimit reads a list's limit parameter (spec 4.3): empty is the
+// parseLimit reads a list's limit parameter: empty is the
 // default page size.
 func parseLimit(raw string) (int, error) {
 	if raw == "" {
@@ -99,22 +99,17 @@ func parseLimit(raw string) (int, error) {
 	return n, nil
 }
 
-// ApplicationJSON appends to dst an application of k's organization as
-// get-application answers it (spec 4.4): its view, with fresh download
-// links, encoded. The application is read as the store shares it, not
-// copied, and rendered once per version (viewMemo).
-func (s *Service) ApplicationJSON(ctx context.Context, k *APIKey, id string, dst []byte) ([]byte, error) {
+// ReadApplication calls read with an application of k's organization as
+// the store shares it, without copying it (Store.ReadApplication): read
+// must not change it or keep any part of it once it returns. Nothing
+// changes an application once read has it (a new version is a new
+// application), so a reader may keep what it derives from one by its
+// address, as get-application's rendered answers are kept.
+func (s *Service) ReadApplication(ctx context.Context, k *APIKey, id string, read func(*Application) error) error {
 	if err := Authorize(k, ScopeApplicationsRead); err != nil {
-		return nil, err
-	}
-	err := s.readApplication(ctx, k, id, func(app *Application) error {
-		r, err := s.rendered(app)
-		if err == nil {
-			dst = s.appendRendered(dst, r)
-		}
 		return err
-	})
-	return dst, err
+	}
+	return s.readApplication(ctx, k, id, read)
 }
 
 // FieldCatalog returns the form of an application of k's organization; its

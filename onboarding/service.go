@@ -74,7 +74,7 @@ type Store interface {
 	// returns, since other readers may share it. It answers read's error.
 	// Nothing changes an application once read has it (a new version is
 	// a new application), so a reader may keep what it derives from one
-	// by its address, as viewMemo does.
+	// by its address, as get-application's rendered answers are kept.
 	ReadApplication(ctx context.Context, id string, read func(*Application) error) error
 	// ApplicationBySlug returns the application one of whose participants
 	// has the link slug.
@@ -229,9 +229,6 @@ type Service struct {
 	usedMu sync.Mutex
 	used   map[string]time.Time // client id → last time LastUsedAt was written
 
-	// views keeps get-application answers rendered (viewMemo).
-	views *viewMemo
-
 	// keys caches API keys by client id. Every change to a key goes through
 	// this Service (the admin socket runs in the serving process), which
 	// refreshes the entry, so the cache is never stale for authentication.
@@ -250,7 +247,6 @@ func New(opts Options) (*Service, error) {
 		store:       opts.Store,
 		registry:    opts.Registry,
 		mailer:      opts.Mailer,
-		views:       newViewMemo(renderedViewsBytes),
 		orgs:        make(map[string]*Organization),
 		configs:     make(map[string]*Configuration),
 		publicURL:   strings.TrimRight(opts.PublicURL, "/"),

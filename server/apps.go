@@ -73,7 +73,7 @@ func (s *Server) listApplications(c echo.Context) error {
 func (s *Server) getApplication(c echo.Context) error {
 	buf := s.answers.get()
 	defer s.answers.put(buf)
-	b, err := s.svc.ApplicationJSON(c.Request().Context(), apiKey(c), c.Param("id"), *buf)
+	b, err := s.views.applicationJSON(c.Request().Context(), s.svc, apiKey(c), c.Param("id"), *buf)
 	if err != nil {
 		return err
 	}
