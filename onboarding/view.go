@@ -134,8 +134,7 @@ type OwnershipView struct {
 	IsNominee      bool      `json:"is_nominee"`
 }
 
-// DocumentView is a document of the company, a person or an entity
-//.
+// DocumentView is a document of the company, a person or an entity.
 type DocumentView struct {
 	FileID             string         `json:"file_id"`
 	FileName           string         `json:"file_name"`
@@ -170,8 +169,7 @@ type ContactView struct {
 	Role  string  `json:"role,omitempty"`
 }
 
-// RegistryDocumentView is a filing fetched from the company registry
-//.
+// RegistryDocumentView is a filing fetched from the company registry.
 type RegistryDocumentView struct {
 	ID           string         `json:"id"`
 	Source       RegistrySource `json:"source"`
