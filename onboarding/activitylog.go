@@ -8,7 +8,7 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// The activity log API (DESIGN §5.12): an application's activity entries,
+// The activity log API: an application's activity entries,
 // oldest first, each with its link in the log's hash chain
 // (activitychain.go).
 
@@ -118,22 +118,16 @@ type ActivityLogPage struct {
 const activityCursorFilter = "activity:"
 
 // ListActivity returns a page of the activity log of an application of
-// k's organization, oldest first. limit and cursor are the raw query
-// parameters, checked with the rules of list applications (spec 4.3)
-// before the application is looked up.
-func (s *Service) ListActivity(ctx context.Context, k *APIKey, appID, limit, cursor string) (*ActivityLogPage, error) {
+// k's organization, oldest first. The cursor is checked before the
+// application is looked up.
+func (s *Service) ListActivity(ctx context.Context, k *APIKey, appID string, req PageRequest) (*ActivityLogPage, error) {
 	if err := Authorize(k, ScopeApplicationsRead); err != nil {
 		return nil, err
 	}
-	n, err := parseLimit(limit)
+	n := req.Limit
+	after, err := req.Cursor.after(activityCursorFilter + appID)
 	if err != nil {
 		return nil, err
-	}
-	var after ulid.ULID
-	if cursor != "" {
-		if after, err = decodeCursor(cursor, activityCursorFilter+appID); err != nil {
-			return nil, err
-		}
 	}
 	app, err := s.application(ctx, k, appID)
 	if err != nil {

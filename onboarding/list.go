@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"strconv"
 
 	"github.com/oklog/ulid/v2"
 )
@@ -19,6 +18,13 @@ const (
 // change without misreading old cursors.
 const cursorVersion = 1
 
+// PageRequest asks for one page of a list: how many items, and where the
+// page before ended.
+type PageRequest struct {
+	Limit  int    // 1 to MaxListLimit
+	Cursor Cursor // zero: the first page
+}
+
 // ListPage is one page of list applications.
 type ListPage struct {
 	Applications []*Application
@@ -27,29 +33,15 @@ type ListPage struct {
 }
 
 // ListApplications returns a page of k's organization's applications,
-// newest first. status, limit and cursor are the raw query parameters.
-func (s *Service) ListApplications(ctx context.Context, k *APIKey, status, limit, cursor string) (*ListPage, error) {
+// newest first: of one status, or of every status when status is empty.
+func (s *Service) ListApplications(ctx context.Context, k *APIKey, status Status, req PageRequest) (*ListPage, error) {
 	if err := Authorize(k, ScopeApplicationsRead); err != nil {
 		return nil, err
 	}
-	q := ListQuery{OrgID: k.OrgID}
-	if status != "" {
-		st, err := ParseStatus(status)
-		if err != nil {
-			return nil, err
-		}
-		q.Status = st
-	}
+	q := ListQuery{OrgID: k.OrgID, Status: status, Limit: req.Limit}
 	var err error
-	if q.Limit, err = parseLimit(limit); err != nil {
+	if q.Before, err = req.Cursor.after(string(q.Status)); err != nil {
 		return nil, err
-	}
-	if cursor != "" {
-		before, err := decodeCursor(cursor, string(q.Status))
-		if err != nil {
-			return nil, err
-		}
-		q.Before = before
 	}
 	apps, more, err := s.store.ListApplications(ctx, q)
 	if err != nil {
@@ -74,29 +66,47 @@ func encodeCursor(seq ulid.ULID, filter string) string {
 }
 
 func decodeCursor(c string, filter string) (ulid.ULID, error) {
-	var seq ulid.ULID
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) < 17 || b[0] != cursorVersion || string(b[17:]) != filter {
-		return seq, ErrInvalidCursor
+	cur, err := ParseCursor(c)
+	if err != nil {
+		return ulid.ULID{}, err
 	}
-	copy(seq[:], b[1:17])
-	if seq == (ulid.ULID{}) {
-		return seq, ErrInvalidCursor
-	}
-	return seq, nil
+	return cur.after(filter)
 }
 
-// parseLimit reads a list's limit parameter: empty is the
-// default page size.
-func parseLimit(raw string) (int, error) {
-	if raw == "" {
-		return DefaultListLimit, nil
+// Cursor is a list cursor as a client sent it back, decoded. The zero
+// value is no cursor: the first page.
+type Cursor struct {
+	seq    ulid.ULID
+	filter string
+}
+
+// ParseCursor decodes a cursor this service wrote; ErrInvalidCursor for
+// anything else. Whether it belongs to the list it is used with, with the
+// same filter, is checked by the list.
+func ParseCursor(c string) (Cursor, error) {
+	var cur Cursor
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) < 17 || b[0] != cursorVersion {
+		return Cursor{}, ErrInvalidCursor
 	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > MaxListLimit {
-		return 0, ErrInvalidLimit
+	copy(cur.seq[:], b[1:17])
+	if cur.seq == (ulid.ULID{}) {
+		return Cursor{}, ErrInvalidCursor
 	}
-	return n, nil
+	cur.filter = string(b[17:])
+	return cur, nil
+}
+
+// after returns the item the page resumes after: zero for no cursor, and
+// ErrInvalidCursor for a cursor written for another list or filter.
+func (c Cursor) after(filter string) (ulid.ULID, error) {
+	if c.seq == (ulid.ULID{}) {
+		return ulid.ULID{}, nil
+	}
+	if c.filter != filter {
+		return ulid.ULID{}, ErrInvalidCursor
+	}
+	return c.seq, nil
 }
 
 // ReadApplication calls read with an application of k's organization as

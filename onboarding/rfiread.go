@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// RFIPage is one page of list RFI requests (DESIGN §5.10).
+// RFIPage is one page of list RFI requests.
 type RFIPage struct {
 	Requests   []*RFIRequest
 	HasMore    bool
@@ -44,29 +44,16 @@ func (s *Service) rfiRequest(ctx context.Context, org, id string) (*RFIRequest, 
 }
 
 // ListRFIRequests returns a page of k's organization's RFI requests,
-// newest first; status, limit and cursor are the raw query parameters,
-// checked as list applications checks them (spec 4.3).
-func (s *Service) ListRFIRequests(ctx context.Context, k *APIKey, status, limit, cursor string) (*RFIPage, error) {
+// newest first: of one status, or of every status when status is empty.
+func (s *Service) ListRFIRequests(ctx context.Context, k *APIKey, status RFIStatus, req PageRequest) (*RFIPage, error) {
 	if err := Authorize(k, ScopeRFIRead); err != nil {
 		return nil, err
 	}
-	q := RFIListQuery{OrgID: k.OrgID}
-	if status != "" {
-		st, err := ParseRFIStatus(status)
-		if err != nil {
-			return nil, err
-		}
-		q.Status = st
-	}
-	var err error
-	if q.Limit, err = parseLimit(limit); err != nil {
-		return nil, err
-	}
+	q := RFIListQuery{OrgID: k.OrgID, Status: status, Limit: req.Limit}
 	filter := "rfi:" + string(q.Status)
-	if cursor != "" {
-		if q.Before, err = decodeCursor(cursor, filter); err != nil {
-			return nil, err
-		}
+	var err error
+	if q.Before, err = req.Cursor.after(filter); err != nil {
+		return nil, err
 	}
 	reqs, more, err := s.store.ListRFIRequests(ctx, q)
 	if err != nil {

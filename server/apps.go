@@ -55,16 +55,21 @@ func (s *Server) refreshPreAuth(c echo.Context) error {
 
 // listApplications handles GET /api/external/applications.
 func (s *Server) listApplications(c echo.Context) error {
-	page, err := s.svc.ListApplications(c.Request().Context(), apiKey(c), c.QueryParam("status"), c.QueryParam("limit"), c.QueryParam("cursor"))
+	k := apiKey(c)
+	if err := onboarding.Authorize(k, onboarding.ScopeApplicationsRead); err != nil {
+		return err
+	}
+	status, req, err := parseListQuery(c, "status", onboarding.ParseStatus)
 	if err != nil {
 		return err
 	}
-	out := listResponse{Applications: make([]applicationSummary, len(page.Applications)), HasMore: page.HasMore}
+	page, err := s.svc.ListApplications(c.Request().Context(), k, status, req)
+	if err != nil {
+		return err
+	}
+	out := listResponse{Applications: make([]applicationSummary, len(page.Applications)), listPage: newListPage(page.HasMore, page.NextCursor)}
 	for i, app := range page.Applications {
 		out.Applications[i] = s.renderSummary(app)
-	}
-	if page.NextCursor != "" {
-		out.NextCursor = &page.NextCursor
 	}
 	return writeJSON(c, http.StatusOK, out)
 }

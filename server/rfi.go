@@ -41,8 +41,7 @@ type rfiCreateResponse struct {
 // rfiListResponse is a page of list RFI requests.
 type rfiListResponse struct {
 	RFIRequests []onboarding.RFIRequestView `json:"rfi_requests"`
-	HasMore     bool                        `json:"has_more"`
-	NextCursor  *string                     `json:"next_cursor"`
+	listPage
 }
 
 // createRFIRequest handles POST /api/external/rfi-requests.
@@ -86,16 +85,21 @@ func (s *Server) getRFIRequest(c echo.Context) error {
 
 // listRFIRequests handles GET /api/external/rfi-requests.
 func (s *Server) listRFIRequests(c echo.Context) error {
-	page, err := s.svc.ListRFIRequests(c.Request().Context(), apiKey(c), c.QueryParam("status"), c.QueryParam("limit"), c.QueryParam("cursor"))
+	k := apiKey(c)
+	if err := onboarding.Authorize(k, onboarding.ScopeRFIRead); err != nil {
+		return err
+	}
+	status, req, err := parseListQuery(c, "status", onboarding.ParseRFIStatus)
 	if err != nil {
 		return err
 	}
-	out := rfiListResponse{RFIRequests: make([]onboarding.RFIRequestView, len(page.Requests)), HasMore: page.HasMore}
+	page, err := s.svc.ListRFIRequests(c.Request().Context(), k, status, req)
+	if err != nil {
+		return err
+	}
+	out := rfiListResponse{RFIRequests: make([]onboarding.RFIRequestView, len(page.Requests)), listPage: newListPage(page.HasMore, page.NextCursor)}
 	for i, r := range page.Requests {
 		out.RFIRequests[i] = s.svc.RFIView(r, true)
-	}
-	if page.NextCursor != "" {
-		out.NextCursor = &page.NextCursor
 	}
 	return writeJSON(c, http.StatusOK, out)
 }

@@ -85,7 +85,7 @@ func BenchmarkListEvents(b *testing.B) {
 func BenchmarkGetEvent(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	e.create(b, "acme", "")
-	page, err := e.svc.ListEvents(context.Background(), mustKey(b, e, "acme"), "", "1", "")
+	page, err := e.svc.ListEvents(context.Background(), mustKey(b, e, "acme"), "", onboarding.PageRequest{Limit: 1})
 	if err != nil || len(page.Events) != 1 {
 		b.Fatalf("ListEvents = %v, %v", page, err)
 	}
