@@ -220,14 +220,27 @@ type Changes struct {
 // the change emits (applicationEvents). Every change of an application goes
 // through here, so no status move can forget its event.
 func (s *Service) updateApplication(ctx context.Context, id string, change func(*Application) ([]Activity, error)) (*Application, error) {
+	return updateAndEmit(ctx, s, id, s.store.UpdateApplication, change, s.applicationEvents)
+}
+
+// updateAndEmit applies change to the record id through update (a store's
+// atomic read-modify-write, which may run its function more than once) and
+// commits, in the same transaction, the activity entries change returns
+// and the events emits finds between the record before and after it. A
+// running delivery pool is told when events were committed.
+func updateAndEmit[T any](ctx context.Context, s *Service, id string,
+	update func(context.Context, string, func(*T) (Changes, error)) (*T, error),
+	change func(*T) ([]Activity, error),
+	emits func(before, after *T, at time.Time) ([]*Event, error),
+) (*T, error) {
 	emitted := false
-	app, err := s.store.UpdateApplication(ctx, id, func(a *Application) (Changes, error) {
-		before := *a
-		log, err := change(a)
+	r, err := update(ctx, id, func(r *T) (Changes, error) {
+		before := *r
+		log, err := change(r)
 		if err != nil {
 			return Changes{}, err
 		}
-		events, err := s.applicationEvents(&before, a, s.now().UTC())
+		events, err := emits(&before, r, s.now().UTC())
 		if err != nil {
 			return Changes{}, err
 		}
@@ -237,7 +250,7 @@ func (s *Service) updateApplication(ctx context.Context, id string, change func(
 	if err == nil && emitted {
 		s.wakeWebhooks()
 	}
-	return app, err
+	return r, err
 }
 
 // wakeWebhooks tells a running delivery pool that events were committed.
