@@ -12,13 +12,6 @@ import (
 // EventRetention, newest first, each exactly the body its webhooks carry,
 // so a partner whose endpoint was down reconciles from here.
 
-// EventPage is one page of list events.
-type EventPage struct {
-	Events     []*Event
-	HasMore    bool
-	NextCursor string // empty at the end
-}
-
 // eventsCursorFilter starts the filter of every events cursor, so that a
 // cursor of list applications is never taken for one of list events, nor
 // the other way round.
@@ -26,7 +19,7 @@ const eventsCursorFilter = "events:"
 
 // ListEvents returns a page of k's organization's events, newest first:
 // of one type, or of every type when typ is empty.
-func (s *Service) ListEvents(ctx context.Context, k *APIKey, typ EventType, req PageRequest) (*EventPage, error) {
+func (s *Service) ListEvents(ctx context.Context, k *APIKey, typ EventType, req PageRequest) (*Page[*Event], error) {
 	if err := Authorize(k, ScopeEventsRead); err != nil {
 		return nil, err
 	}
@@ -42,11 +35,7 @@ func (s *Service) ListEvents(ctx context.Context, k *APIKey, typ EventType, req 
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
-	page := &EventPage{Events: events, HasMore: more}
-	if more && len(events) > 0 {
-		page.NextCursor = encodeCursor(events[len(events)-1].Seq(), eventsCursorFilter+string(q.Type))
-	}
-	return page, nil
+	return newPage(events, more, (*Event).Seq, eventsCursorFilter+string(q.Type)), nil
 }
 
 // GetEvent returns one event of k's organization.

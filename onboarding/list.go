@@ -25,16 +25,27 @@ type PageRequest struct {
 	Cursor Cursor // zero: the first page
 }
 
-// ListPage is one page of list applications.
-type ListPage struct {
-	Applications []*Application
-	HasMore      bool
-	NextCursor   string // empty at the end
+// Page is one page of a list: its items, whether more follow, and the
+// cursor of the next page (empty at the end).
+type Page[T any] struct {
+	Items      []T
+	HasMore    bool
+	NextCursor string
+}
+
+// newPage is the page of items, with more following when more: its next
+// cursor names the last item (by its seq) under the list's filter.
+func newPage[T any](items []T, more bool, seq func(T) ulid.ULID, filter string) *Page[T] {
+	p := &Page[T]{Items: items, HasMore: more}
+	if more && len(items) > 0 {
+		p.NextCursor = encodeCursor(seq(items[len(items)-1]), filter)
+	}
+	return p
 }
 
 // ListApplications returns a page of k's organization's applications,
 // newest first: of one status, or of every status when status is empty.
-func (s *Service) ListApplications(ctx context.Context, k *APIKey, status Status, req PageRequest) (*ListPage, error) {
+func (s *Service) ListApplications(ctx context.Context, k *APIKey, status Status, req PageRequest) (*Page[*Application], error) {
 	if err := Authorize(k, ScopeApplicationsRead); err != nil {
 		return nil, err
 	}
@@ -47,11 +58,7 @@ func (s *Service) ListApplications(ctx context.Context, k *APIKey, status Status
 	if err != nil {
 		return nil, fmt.Errorf("list applications: %w", err)
 	}
-	page := &ListPage{Applications: apps, HasMore: more}
-	if more && len(apps) > 0 {
-		page.NextCursor = encodeCursor(apps[len(apps)-1].Seq, string(q.Status))
-	}
-	return page, nil
+	return newPage(apps, more, func(a *Application) ulid.ULID { return a.Seq }, string(q.Status)), nil
 }
 
 // A cursor is base64url(version, seq, filter): it names the last item

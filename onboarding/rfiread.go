@@ -6,14 +6,8 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
 )
-
-// RFIPage is one page of list RFI requests.
-type RFIPage struct {
-	Requests   []*RFIRequest
-	HasMore    bool
-	NextCursor string // empty at the end
-}
 
 // GetRFIRequest returns the RFI request id of k's organization.
 func (s *Service) GetRFIRequest(ctx context.Context, k *APIKey, id string) (*RFIRequest, error) {
@@ -45,7 +39,7 @@ func (s *Service) rfiRequest(ctx context.Context, org, id string) (*RFIRequest, 
 
 // ListRFIRequests returns a page of k's organization's RFI requests,
 // newest first: of one status, or of every status when status is empty.
-func (s *Service) ListRFIRequests(ctx context.Context, k *APIKey, status RFIStatus, req PageRequest) (*RFIPage, error) {
+func (s *Service) ListRFIRequests(ctx context.Context, k *APIKey, status RFIStatus, req PageRequest) (*Page[*RFIRequest], error) {
 	if err := Authorize(k, ScopeRFIRead); err != nil {
 		return nil, err
 	}
@@ -59,11 +53,7 @@ func (s *Service) ListRFIRequests(ctx context.Context, k *APIKey, status RFIStat
 	if err != nil {
 		return nil, fmt.Errorf("list rfi requests: %w", err)
 	}
-	page := &RFIPage{Requests: reqs, HasMore: more}
-	if more && len(reqs) > 0 {
-		page.NextCursor = encodeCursor(reqs[len(reqs)-1].Seq, filter)
-	}
-	return page, nil
+	return newPage(reqs, more, func(r *RFIRequest) ulid.ULID { return r.Seq }, filter), nil
 }
 
 // GetRFIDocument returns a download link, valid DocumentDownloadTTL, for

@@ -29,6 +29,6 @@ func (s *Server) listActivity(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := activityResponse{Entries: page.Entries, listPage: newListPage(page.HasMore, page.NextCursor)}
+	out := activityResponse{Entries: page.Items, listPage: newListPage(page.HasMore, page.NextCursor)}
 	return writeJSON(c, http.StatusOK, out)
 }

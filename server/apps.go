@@ -67,8 +67,8 @@ func (s *Server) listApplications(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := listResponse{Applications: make([]applicationSummary, len(page.Applications)), listPage: newListPage(page.HasMore, page.NextCursor)}
-	for i, app := range page.Applications {
+	out := listResponse{Applications: make([]applicationSummary, len(page.Items)), listPage: newListPage(page.HasMore, page.NextCursor)}
+	for i, app := range page.Items {
 		out.Applications[i] = s.renderSummary(app)
 	}
 	return writeJSON(c, http.StatusOK, out)

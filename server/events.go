@@ -30,8 +30,8 @@ func (s *Server) listEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := eventsResponse{Events: make([]json.RawMessage, len(page.Events)), listPage: newListPage(page.HasMore, page.NextCursor)}
-	for i, e := range page.Events {
+	out := eventsResponse{Events: make([]json.RawMessage, len(page.Items)), listPage: newListPage(page.HasMore, page.NextCursor)}
+	for i, e := range page.Items {
 		out.Events[i] = e.Body
 	}
 	return writeJSON(c, http.StatusOK, out)

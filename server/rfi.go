@@ -97,8 +97,8 @@ func (s *Server) listRFIRequests(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := rfiListResponse{RFIRequests: make([]onboarding.RFIRequestView, len(page.Requests)), listPage: newListPage(page.HasMore, page.NextCursor)}
-	for i, r := range page.Requests {
+	out := rfiListResponse{RFIRequests: make([]onboarding.RFIRequestView, len(page.Items)), listPage: newListPage(page.HasMore, page.NextCursor)}
+	for i, r := range page.Items {
 		out.RFIRequests[i] = s.svc.RFIView(r, true)
 	}
 	return writeJSON(c, http.StatusOK, out)

@@ -86,10 +86,10 @@ func BenchmarkGetEvent(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	e.create(b, "acme", "")
 	page, err := e.svc.ListEvents(context.Background(), mustKey(b, e, "acme"), "", onboarding.PageRequest{Limit: 1})
-	if err != nil || len(page.Events) != 1 {
+	if err != nil || len(page.Items) != 1 {
 		b.Fatalf("ListEvents = %v, %v", page, err)
 	}
-	benchRequest(b, e, "GET", "/api/external/events/"+page.Events[0].ID, "")
+	benchRequest(b, e, "GET", "/api/external/events/"+page.Items[0].ID, "")
 }
 
 // BenchmarkRecordDecision records an approval of a submitted application
