@@ -1,5 +1,5 @@
 // Package blobs keeps files in a local directory and makes expiring,
-// HMAC-signed download links for them (DESIGN §2).
+// HMAC-signed download links for them.
 //
 // # Layout
 //

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"onboard/atomicfile"
 )
 
 // maxKeyFile bounds how much of a key file is read: a key is a line of
@@ -76,36 +78,20 @@ func createKeyFile(path string) (key []byte, err error) {
 		return nil, fmt.Errorf("blobs: signing key: %w", err)
 	}
 
-	f, err := os.CreateTemp(dir, ".key-*") // mode 0600
+	f, err := atomicfile.Create(path, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("blobs: signing key: %w", err)
 	}
-	tmpName := f.Name()
-	defer func() {
-		_ = f.Close() // a second Close only reports os.ErrClosed
-		_ = os.Remove(tmpName)
-	}()
-	if _, err := f.WriteString(base64.StdEncoding.EncodeToString(key) + "\n"); err != nil {
+	defer f.Abort()
+	if _, err := f.Write([]byte(base64.StdEncoding.EncodeToString(key) + "\n")); err != nil {
 		return nil, fmt.Errorf("blobs: signing key: %w", err)
 	}
-	if err := f.Sync(); err != nil {
-		return nil, fmt.Errorf("blobs: signing key: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("blobs: signing key: %w", err)
-	}
-	// A hard link publishes the complete file without replacing one that
+	// CommitNew publishes the complete file without replacing one that
 	// another process (the CLI and the server, say) created meanwhile.
-	switch err := os.Link(tmpName, path); {
+	switch err := f.CommitNew(); {
 	case errors.Is(err, fs.ErrExist):
 		return readKeyFile(path)
 	case err != nil:
-		// The file system has no hard links: rename, which is atomic too.
-		if err := os.Rename(tmpName, path); err != nil {
-			return nil, fmt.Errorf("blobs: signing key: %w", err)
-		}
-	}
-	if err := syncDir(dir); err != nil {
 		return nil, fmt.Errorf("blobs: signing key: %w", err)
 	}
 	return key, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"onboard/atomicfile"
 	"onboard/onboarding"
 )
 
@@ -84,7 +85,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, max int64) (id string, siz
 	if err != nil {
 		return "", 0, err
 	}
-	if err = syncDir(shard); err != nil {
+	if err = atomicfile.SyncDir(shard); err != nil {
 		return "", 0, fmt.Errorf("blobs: put: %w", err)
 	}
 	return id, size, nil
@@ -156,7 +157,7 @@ func (s *Store) makeShard(id string) (string, error) {
 			if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 				return "", err
 			}
-			if err := syncDir(parent); err != nil {
+			if err := atomicfile.SyncDir(parent); err != nil {
 				return "", err
 			}
 			s.durable.Store(d, struct{}{})
@@ -207,7 +208,7 @@ func (s *Store) Delete(id string) error {
 	if err != nil {
 		return fmt.Errorf("blobs: delete %s: %w", id, err)
 	}
-	if err := syncDir(filepath.Dir(p)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(p)); err != nil {
 		return fmt.Errorf("blobs: delete %s: %w", id, err)
 	}
 	return nil
@@ -244,20 +245,6 @@ func ValidID(id string) bool {
 		}
 	}
 	return true
-}
-
-// syncDir fsyncs directory dir, making the entries created or removed in it
-// durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // ctxReader is a reader that fails with ctx's error, once ctx is done,

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"onboard/atomicfile"
 	"onboard/onboarding"
 )
 
@@ -74,7 +75,7 @@ func (o *Outbox) Dir() string { return o.dir }
 
 // Send writes m to <dir>/<UTC timestamp>-<random hex>.eml with mode 0600 (mail
 // carries personal data). The file appears whole or not at all
-// (writeFileAtomic). It is not fsynced:
+// (atomicfile.WriteFileNoSync). It is not fsynced:
 // the outbox is the sandbox's, and a crash may lose its newest message, which
 // the fsync would cost every invite to prevent. Every outboxPruneEvery
 // messages, the oldest beyond the outbox's keep are removed.
@@ -94,7 +95,7 @@ func (o *Outbox) sendEmail(ctx context.Context, m Email) error {
 	}
 	name := now.UTC().Format("20060102T150405.000000000Z") + "-" + randomHex(8) + ".eml"
 	path := filepath.Join(o.dir, name)
-	if err := writeFileAtomic(path, msg); err != nil {
+	if err := atomicfile.WriteFileNoSync(path, msg, 0o600); err != nil {
 		return fmt.Errorf("notify: outbox: %w", err)
 	}
 	if o.written.Add(1)%outboxPruneEvery == 0 {

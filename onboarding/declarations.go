@@ -66,7 +66,7 @@ func (s *Service) AcceptAndSubmit(ctx context.Context, v *Visitor, accepted map[
 		case accepted[f.ID]:
 			ticked = append(ticked, f.ID)
 		case f.Required:
-			problems.Add(f.ID, ErrDeclarationNotMade)
+			problems.Add(f.ID, Problem{Code: ProblemNotTicked})
 		}
 	}
 	if err := problems.FieldErr(); err != nil {

@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-// This file checks uploaded documents against their field (DESIGN §5.6):
+// This file checks uploaded documents against their field
+// (docs/applicant-form.md):
 // what type a file really is (sniffed from its first bytes, never taken from
 // the browser), whether it is within the size limits and, for strict fields
 // with max_pages, how many pages a PDF has (counted by the Service's
@@ -64,7 +65,7 @@ var docShortNames = []struct{ mime, name string }{
 	{mimePDF, "PDF"}, {mimePNG, "PNG"}, {mimeJPEG, "JPEG"}, {mimeHEIC, "HEIC"}, {mimeHEIF, "HEIF"},
 }
 
-// Applicant-facing rejection messages (DESIGN §5.6). The ones with verbs
+// Applicant-facing rejection messages. The ones with verbs
 // are formatted by the functions below.
 const (
 	docRejectEmpty      = "The file is empty. Choose the file again, or try another copy."
@@ -78,7 +79,7 @@ const (
 )
 
 // documentVerdict is the outcome of checking an uploaded file against its
-// document field (DESIGN §5.6).
+// document field.
 type documentVerdict struct {
 	// FileType is the MIME type to record and serve the file with.
 	FileType string

@@ -32,15 +32,15 @@ func (s *Service) SaveEntity(ctx context.Context, v *Visitor, entityID string, i
 	country := strings.ToUpper(strings.TrimSpace(in.Country))
 	var problems Problems
 	if name == "" {
-		problems.Add("name", "is required: enter the company's legal name")
+		problems.Add("name", Problem{Code: ProblemRequired, Text: "enter the company's legal name"})
 	} else if len(name) > 300 {
-		problems.Add("name", "must be at most 300 characters")
+		problems.Add("name", Problem{Code: ProblemTooLong, Limit: 300})
 	}
 	if !slices.Contains(EntityTypes(), in.Type) {
-		problems.Add("type", "must be one of "+joinValues(EntityTypes()))
+		problems.Add("type", Problem{Code: ProblemNotOption, Allowed: stringsOf(EntityTypes())})
 	}
 	if country != "" && !IsCountryCode(country) {
-		problems.Add("country", "must be a two-letter country code such as GB or IE")
+		problems.Add("country", Problem{Code: ProblemNotTwoLetterCountry})
 	}
 	if err := problems.FieldErr(); err != nil {
 		return "", err

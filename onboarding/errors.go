@@ -27,8 +27,9 @@ const (
 	KindUnavailable               // a dependency is down or throttling; retry later (503)
 )
 
-// Error is a failure the API reports to its caller: Message is the exact text
-// of the spec or DESIGN, and the optional members are rendered beside it.
+// Error is a failure the API reports to its caller: Message is the exact
+// text the API documents (docs/api.md), and the optional members are
+// rendered beside it.
 type Error struct {
 	Kind    Kind
 	Message string
@@ -37,6 +38,10 @@ type Error struct {
 	// Fields lists the keys of Details in the order they were found (the
 	// order of the request or form), when that order is known.
 	Fields []string
+	// Problems holds, for a validation error of field values, the typed
+	// problem behind each of Details (see Error.Problem), for a reader that
+	// words problems itself.
+	Problems map[string]Problem
 	// SuggestedName is the registered company name on a name mismatch.
 	SuggestedName string
 	// Retryable is true when the same request may succeed later.
@@ -47,7 +52,7 @@ type Error struct {
 	// Items lists what a refused submission lacks, for the applicant.
 	Items []string
 	// Required, Missing and Example explain the RFI missing-fields error
-	// (spec §7): every required member, the ones missing, and a complete
+	// (docs/api.md): every required member, the ones missing, and a complete
 	// valid body.
 	Required []string
 	Missing  []string
@@ -189,7 +194,7 @@ func ErrCannotUpdate(status Status) *Error {
 	return Errorf(KindInvalid, "Cannot update application in %s status", status)
 }
 
-// Registry rejections (DESIGN §5.4), in the order they are checked.
+// Registry rejections, in the order they are checked.
 
 // ErrCompanyNumberMalformed is the 400 for a number that cannot exist in the registry.
 func ErrCompanyNumberMalformed(number, registry string) *Error {

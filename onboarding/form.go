@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// FieldType is the type of a catalog field (spec 2.4).
+// FieldType is the type of a catalog field (docs/api.md).
 type FieldType string
 
-// The field types of spec 2.4.
+// The field types.
 const (
 	TypeText        FieldType = "text"
 	TypeSelect      FieldType = "select"
@@ -37,7 +37,7 @@ const (
 	fieldRuleNotFuture = "not_future" // date: today (UTC) or earlier
 )
 
-// Values of Field.Validation (DESIGN §5.6).
+// Values of Field.Validation (docs/applicant-form.md).
 const (
 	docValidationNone     = "none"
 	docValidationBaseline = "baseline"
@@ -50,7 +50,7 @@ type Option struct {
 	Label string `json:"label"`
 }
 
-// Field is one entry of a form's catalog (spec 2.4): what the applicant is
+// Field is one entry of a form's catalog: what the applicant is
 // asked, how the value is validated, and where it is shown.
 type Field struct {
 	ID          string
@@ -89,7 +89,7 @@ type Field struct {
 	// means none.
 	Rule string
 
-	// Document fields (DESIGN §5.6).
+	// Document fields.
 
 	// Validation is "none", "baseline" (the default when empty) or "strict".
 	Validation string
@@ -106,7 +106,7 @@ type Field struct {
 }
 
 // Patchable reports whether the partner may set the field through the API
-// (spec 4.5 rule 1): false for document, person-scoped and confirmation
+// (docs/api.md): false for document, person-scoped and confirmation
 // fields.
 func (f *Field) Patchable() bool {
 	return f.Type != TypeDocument && !f.PersonScoped && !f.Confirmation

@@ -86,12 +86,6 @@ func (s *Service) SaveOwnership(ctx context.Context, v *Visitor, ownershipID str
 	return row.ID, err
 }
 
-// Problems of an ownership statement's parties.
-const (
-	msgChooseOwner = "choose who owns the shares"
-	msgChooseOwned = "choose which company is owned"
-)
-
 // readOwnership checks a statement against the parties of d (as the page
 // saw them) and returns the row it states, without an id.
 func readOwnership(d *Data, in OwnershipInput) (Ownership, error) {
@@ -99,7 +93,7 @@ func readOwnership(d *Data, in OwnershipInput) (Ownership, error) {
 	owner, ownerID, _ := strings.Cut(in.Owner, ":")
 	row := Ownership{OwnerType: PartyType(owner), OwnerID: ownerID, IsDirect: in.IsDirect, IsNominee: in.IsNominee}
 	if !d.hasOwner(row) {
-		problems.Add("owner", msgChooseOwner)
+		problems.Add("owner", Problem{Code: ProblemNoOwner})
 		row.OwnerType = ""
 	}
 	owned, ownedID, _ := strings.Cut(in.Owned, ":")
@@ -109,15 +103,15 @@ func readOwnership(d *Data, in OwnershipInput) (Ownership, error) {
 		row.OwnedType, row.OwnedID = OwnedTarget, ""
 	case row.OwnedType == OwnedEntity && d.Entity(ownedID) != nil:
 	default:
-		problems.Add("owned", msgChooseOwned)
+		problems.Add("owned", Problem{Code: ProblemNoOwned})
 		row.OwnedType = ""
 	}
 	if row.OwnerType == OwnerEntity && row.OwnedType == OwnedEntity && row.OwnerID == row.OwnedID {
-		problems.Add("owned", "a company cannot own itself")
+		problems.Add("owned", Problem{Code: ProblemOwnsItself})
 	}
 	pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(in.Percentage), "%"), 64)
 	if err != nil || math.IsNaN(pct) || pct < 0 || pct > 100 {
-		problems.Add("percentage", msgNotPercent)
+		problems.Add("percentage", Problem{Code: ProblemNotPercentage})
 	}
 	row.Percentage = pct
 	return row, problems.FieldErr()
@@ -134,10 +128,10 @@ func (d *Data) hasOwner(row Ownership) bool {
 // and the ownership it states of one party adds up to at most 100%.
 func checkOwnership(a *Application, row Ownership) error {
 	if !a.Data.hasOwner(row) {
-		return ErrInvalidFieldValues([]string{"owner"}, map[string]string{"owner": msgChooseOwner})
+		return errFieldProblem("owner", Problem{Code: ProblemNoOwner})
 	}
 	if row.OwnedType == OwnedEntity && a.Data.Entity(row.OwnedID) == nil {
-		return ErrInvalidFieldValues([]string{"owned"}, map[string]string{"owned": msgChooseOwned})
+		return errFieldProblem("owned", Problem{Code: ProblemNoOwned})
 	}
 	// Direct holdings of one party add up to at most 100%, and so do the
 	// indirect ones (an owner's stake through other companies): the same

@@ -36,7 +36,7 @@ func normalizeUpdates(form *Form, updates []FieldUpdate, now time.Time) ([]json.
 		}
 		v, err := f.Normalize(u.Value, now)
 		if err != nil {
-			problems.Add(u.ID, err.Error())
+			problems.AddError(u.ID, err)
 			continue
 		}
 		values[i] = v

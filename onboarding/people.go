@@ -147,7 +147,7 @@ func (s *Service) SavePerson(ctx context.Context, v *Visitor, personID string, i
 	roles := normalizeRoles(in.Roles)
 	if existing == nil || existing.Source != SourceRegistry {
 		if len(roles) == 0 {
-			problems.Add("roles", "choose at least one role")
+			problems.Add("roles", Problem{Code: ProblemNoRole})
 		}
 	}
 	ids, values := personValues(v.Form(), existing, in, now, &problems)
@@ -209,16 +209,16 @@ func personValues(form *Form, existing *Person, in PersonInput, now time.Time, p
 		}
 		switch {
 		case err != nil:
-			problems.Add(f.ID, err.Error())
+			problems.AddError(f.ID, err)
 			continue
 		case f.ID == personFullName && norm == nil:
-			problems.Add(f.ID, "is required: enter the person's full name")
+			problems.Add(f.ID, Problem{Code: ProblemRequired, Text: "enter the person's full name"})
 			continue
 		case f.ID == personEmail && norm != nil:
 			var e string
 			_ = json.Unmarshal(norm, &e)
 			if !validEmail(e) {
-				problems.Add(f.ID, "must be an email address such as name@example.com")
+				problems.Add(f.ID, Problem{Code: ProblemNotEmail})
 				continue
 			}
 		}

@@ -45,7 +45,7 @@ func TestProblems(t *testing.T) {
 				if n.every {
 					p.Note(n.key, "%s", n.msg)
 				} else {
-					p.Add(n.key, n.msg)
+					p.Add(n.key, Problem{Code: ProblemOther, Text: n.msg})
 				}
 			}
 			if got, want := p.Empty(), len(tt.notes) == 0; got != want {

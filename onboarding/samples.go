@@ -2,8 +2,8 @@ package onboarding
 
 import (
 	"bytes"
+	_ "embed" // the sample PDF
 	"encoding/json"
-	"fmt"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 )
 
-// Sample answers of the sandbox test helpers (DESIGN §5.11): a value for
+// Sample answers of the sandbox test helpers (docs/sandbox.md): a value for
 // any field of any form that the field's own validation (Normalize)
 // accepts, and small valid files for document fields. Nothing here is
 // trusted: every sample value is checked with Normalize before use.
@@ -257,7 +257,7 @@ func classSample(ranges []rune) (rune, bool) {
 
 // sampleCompany is the company a test helper chooses from the register
 // (company selection): the sandbox registry's active company of country
-// (DESIGN §7) when the registry checks companies there, else a company
+// when the registry checks companies there, else a company
 // made up from the form's own samples, which no registry checks.
 func sampleCompany(form *Form, country string, verified bool, now time.Time) (number, name string) {
 	if verified {
@@ -310,30 +310,13 @@ func sampleDocument(f *Field) (sampleFile, error) {
 	return pdf, nil
 }
 
-// samplePDF returns a valid one-page PDF (A4, one line of text) with a
-// correct cross-reference table.
-func samplePDF() []byte {
-	const text = "Sample document uploaded by the onboard sandbox test helper."
-	content := "BT /F1 14 Tf 56 780 Td (" + text + ") Tj ET\n"
-	objs := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(content), content),
-	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
-}
+// samplePDFFile is a valid one-page PDF (A4, one line of text) with a
+// correct cross-reference table: the sample document of PDF fields. It is
+// a file rather than code so that the domain needs no PDF writer; its test
+// holds it to what pdftest.Build writes of the same objects.
+//
+//go:embed sample.pdf
+var samplePDFFile string
+
+// samplePDF returns a copy of samplePDFFile.
+func samplePDF() []byte { return []byte(samplePDFFile) }

@@ -2,12 +2,14 @@ package onboarding
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/pdf"
+	"onboard/pdf/pdftest"
 )
 
 var sampleNow = time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
@@ -85,7 +87,7 @@ func TestSampleValues(t *testing.T) {
 }
 
 // TestSampleDocument: the sample file of each kind of document field passes
-// that field's validation (DESIGN §5.6), pages counted by the real counter;
+// that field's validation, pages counted by the real counter;
 // a field that takes none of PDF, PNG and JPEG rejects it.
 func TestSampleDocument(t *testing.T) {
 	strict := func(accept ...string) *Field {
@@ -120,6 +122,22 @@ func TestSampleDocument(t *testing.T) {
 	}
 	if n, err := pdf.PageCount(bytes.NewReader(samplePDF()), int64(len(samplePDF()))); n != 1 || err != nil {
 		t.Errorf("sample PDF has %d pages (%v), want 1", n, err)
+	}
+}
+
+// TestSamplePDFFile: the sample PDF is what pdftest.Build writes of its
+// objects, so that one writer of PDF files serves the domain and the tests.
+func TestSamplePDFFile(t *testing.T) {
+	content := "BT /F1 14 Tf 56 780 Td (Sample document uploaded by the onboard sandbox test helper.) Tj ET\n"
+	want := pdftest.Build(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(content), content),
+	)
+	if !bytes.Equal(samplePDF(), want) {
+		t.Errorf("sample.pdf differs from pdftest.Build of its objects:\n%q\nwant\n%q", samplePDF(), want)
 	}
 }
 

@@ -126,7 +126,7 @@ func (s *Service) SaveStage(ctx context.Context, v *Visitor, stageID string, val
 			norm = nil // an unticked declaration is no declaration
 		}
 		if err != nil {
-			problems.Add(f.ID, err.Error())
+			problems.AddError(f.ID, err)
 			continue
 		}
 		ids = append(ids, f.ID)

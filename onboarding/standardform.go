@@ -4,8 +4,8 @@ import (
 	"regexp"
 )
 
-// The built-in form "standard" (DESIGN §6): its catalog, and the patterns
-// its fields use, compiled once.
+// The built-in form "standard" (docs/applicant-form.md): its catalog, and
+// the patterns its fields use, compiled once.
 
 // Patterns of the built-in form. compileFieldPattern returns them compiled
 // once; other patterns (from form files) are compiled on use.
@@ -32,7 +32,7 @@ func compileFieldPattern(p string) (*regexp.Regexp, error) {
 	return regexp.Compile(p)
 }
 
-// StandardForm returns the built-in form "standard" of DESIGN §6. It is
+// StandardForm returns the built-in form "standard". It is
 // built on each call, so callers cannot affect one another.
 func StandardForm() *Form {
 	form, err := NewForm("standard", standardFields())

@@ -3,8 +3,6 @@ package onboarding
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -21,40 +19,26 @@ var (
 	datePattern = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 )
 
-// The currencies a currency field accepts.
-var fieldCurrencies = [...]string{"GBP", "EUR", "USD"}
-
-// Messages used in more than one place.
-const (
-	msgNotString   = "must be a string"
-	msgNotBoolean  = "must be a boolean"
-	msgNotDate     = "must be a date in YYYY-MM-DD form"
-	msgNotPhone    = "must be a phone number in international E.164 form, for example +442079460958"
-	msgNotAddress  = "must be an address object with line1, city and country, and optionally line2, region and postcode"
-	msgNotCurrency = "must be an object with amount and currency"
-	msgNotPercent  = "must be a number from 0 to 100"
-	msgNotMulti    = "must be an array of option values"
-)
-
 // Normalize validates raw, one JSON value, for the field and returns its
 // canonical compact JSON: strings trimmed, phone numbers and IBANs without
 // separators, country codes upper-cased, numbers in their shortest form,
 // addresses without empty optional members.
 //
 // It returns (nil, nil) when raw is JSON null or a string that is empty after
-// trimming spaces: the field is to be cleared. A value that fails returns an
-// error whose message is a short reason without the field id, such as
-// "must be one of software, retail, ...", for the caller to prefix with the
-// id. now is the reference time of date rules, taken as a date in UTC.
+// trimming spaces: the field is to be cleared. A value that fails returns a
+// Problem as the error, whose message is a short reason without the field
+// id, such as "must be one of software, retail, ...", for the caller to
+// prefix with the id. now is the reference time of date rules, taken as a
+// date in UTC.
 //
 // Document fields are never set this way; Normalize always refuses them.
 func (f *Field) Normalize(raw json.RawMessage, now time.Time) (json.RawMessage, error) {
 	if f.Type == TypeDocument {
-		return nil, errors.New("is a document: it is uploaded in the application form and cannot be set as a value")
+		return fail(Problem{Code: ProblemDocumentValue})
 	}
 	v := bytes.TrimSpace(raw)
 	if len(v) == 0 || !json.Valid(v) {
-		return nil, errors.New("must be a valid JSON value")
+		return fail(Problem{Code: ProblemNotJSON})
 	}
 	if string(v) == "null" {
 		return nil, nil
@@ -63,7 +47,7 @@ func (f *Field) Normalize(raw json.RawMessage, now time.Time) (json.RawMessage, 
 	isString := v[0] == '"'
 	if isString {
 		if err := json.Unmarshal(v, &s); err != nil {
-			return nil, errors.New("must be a valid JSON value")
+			return fail(Problem{Code: ProblemNotJSON})
 		}
 		s = strings.TrimSpace(s)
 		if s == "" {
@@ -74,29 +58,29 @@ func (f *Field) Normalize(raw json.RawMessage, now time.Time) (json.RawMessage, 
 	switch f.Type {
 	case TypeText:
 		if !isString {
-			return nil, errors.New(msgNotString)
+			return fail(Problem{Code: ProblemNotString})
 		}
 		return f.normalizeText(s)
 	case TypeSelect:
 		if !isString || !f.hasOption(s) {
-			return nil, fmt.Errorf("must be one of %s", f.optionValues())
+			return fail(Problem{Code: ProblemNotOption, Allowed: f.optionValues()})
 		}
 		return marshalValue(s)
 	case TypeMultiSelect:
 		return f.normalizeMultiSelect(v)
 	case TypeBoolean:
 		if s := string(v); s != "true" && s != "false" {
-			return nil, errors.New(msgNotBoolean)
+			return fail(Problem{Code: ProblemNotBoolean})
 		}
 		return json.RawMessage(slices.Clone(v)), nil
 	case TypeDate:
 		if !isString {
-			return nil, errors.New(msgNotDate)
+			return fail(Problem{Code: ProblemNotDate})
 		}
 		return f.normalizeDate(s, now)
 	case TypePhone:
 		if !isString {
-			return nil, errors.New(msgNotPhone)
+			return fail(Problem{Code: ProblemNotPhone})
 		}
 		return normalizePhone(s)
 	case TypeAddress:
@@ -106,12 +90,15 @@ func (f *Field) Normalize(raw json.RawMessage, now time.Time) (json.RawMessage, 
 	case TypePercentage:
 		p, ok := parseJSONNumber(v)
 		if !ok || p < 0 || p > 100 {
-			return nil, errors.New(msgNotPercent)
+			return fail(Problem{Code: ProblemNotPercentage})
 		}
 		return marshalValue(p)
 	}
-	return nil, fmt.Errorf("cannot be set: the form gives it the unknown type %q", f.Type)
+	return fail(Problem{Code: ProblemUnknownType, Value: string(f.Type)})
 }
+
+// fail returns the result of a value that fails with problem p.
+func fail(p Problem) (json.RawMessage, error) { return nil, p }
 
 // Length limits of text values (in characters) where the form gives none.
 const (
@@ -149,12 +136,6 @@ func (f *Field) Multiline() bool {
 	return f.Type == TypeText && f.MaxLength > multilineFrom
 }
 
-// Reasons for a value with control characters.
-const (
-	msgControlOneLine   = "must not contain control characters such as NUL, tab or a line break"
-	msgControlMultiline = "must not contain control characters other than line breaks and tabs"
-)
-
 // hasControl reports whether s contains a control character (Unicode Cc:
 // NUL and the other C0 codes, DEL, C1), allowing tab, CR and LF when
 // multiline.
@@ -171,27 +152,27 @@ func hasControl(s string, multiline bool) bool {
 	return false
 }
 
-// checkText refuses control characters (but line breaks and tabs when
-// multiline) and more than limit characters in a text value, naming the
-// problem without the value.
-func checkText(s string, limit int, multiline bool) error {
+// textProblem finds control characters (but line breaks and tabs when
+// multiline) and more than limit characters in a text value; bad is false
+// when there are none. The problem does not quote the value.
+func textProblem(s string, limit int, multiline bool) (p Problem, bad bool) {
 	if hasControl(s, multiline) {
 		if multiline {
-			return errors.New(msgControlMultiline)
+			return Problem{Code: ProblemControlCharactersMultiline}, true
 		}
-		return errors.New(msgControlOneLine)
+		return Problem{Code: ProblemControlCharacters}, true
 	}
 	if n := utf8.RuneCountInString(s); n > limit {
-		return fmt.Errorf("must be at most %d characters long (it has %d)", limit, n)
+		return Problem{Code: ProblemTooLong, Limit: int64(limit), Length: n}, true
 	}
-	return nil
+	return Problem{}, false
 }
 
 // checkRequestText checks one text member of a request body (create, RFI
-// create) as checkText does a one-line field, naming the member.
+// create) as textProblem does a one-line field, naming the member.
 func checkRequestText(member, s string, limit int) error {
-	if err := checkText(s, limit, false); err != nil {
-		return Errorf(KindInvalid, "%s %s", member, err)
+	if p, bad := textProblem(s, limit, false); bad {
+		return Errorf(KindInvalid, "%s %s", member, p.Message())
 	}
 	return nil
 }
@@ -199,22 +180,19 @@ func checkRequestText(member, s string, limit int) error {
 // normalizeText checks a trimmed text value against control characters,
 // TextLimit, Pattern and Rule.
 func (f *Field) normalizeText(s string) (json.RawMessage, error) {
-	if err := checkText(s, f.TextLimit(), f.Multiline()); err != nil {
-		return nil, err
+	if p, bad := textProblem(s, f.TextLimit(), f.Multiline()); bad {
+		return fail(p)
 	}
 	if f.Pattern != "" {
 		re, err := compileFieldPattern(f.Pattern)
 		if err != nil {
-			return nil, fmt.Errorf("cannot be checked: the form's pattern %q is invalid", f.Pattern)
+			return fail(Problem{Code: ProblemBadPattern, Pattern: f.Pattern})
 		}
 		if !re.MatchString(s) {
-			if f.PatternMessage != "" {
-				return nil, errors.New(f.PatternMessage)
-			}
-			return nil, fmt.Errorf("must match the pattern %s", f.Pattern)
+			return fail(Problem{Code: ProblemPattern, Pattern: f.Pattern, Text: f.PatternMessage})
 		}
 		if f.Pattern == patternCountryCode && !IsCountryCode(s) {
-			return nil, fmt.Errorf("must be an ISO 3166-1 country code, such as GB or IE; %q is not one", s)
+			return fail(Problem{Code: ProblemNotCountry, Value: s})
 		}
 	}
 	if f.Rule == fieldRuleIBAN {
@@ -231,7 +209,7 @@ func (f *Field) normalizeText(s string) (json.RawMessage, error) {
 func normalizeIBAN(s string) (string, error) {
 	s = strings.ToUpper(strings.ReplaceAll(s, " ", ""))
 	if !ibanPattern.MatchString(s) {
-		return "", errors.New("must be an IBAN: a 2-letter country code, 2 check digits and 11 to 30 letters or digits, for example GB82 WEST 1234 5698 7654 32")
+		return "", Problem{Code: ProblemNotIBAN}
 	}
 	rem := 0
 	for _, c := range s[4:] + s[:4] {
@@ -242,7 +220,7 @@ func normalizeIBAN(s string) (string, error) {
 		}
 	}
 	if rem != 1 {
-		return "", errors.New("is not a valid IBAN: the check digits do not match; check it for typing errors")
+		return "", Problem{Code: ProblemIBANCheckDigits}
 	}
 	return s, nil
 }
@@ -256,68 +234,62 @@ func (f *Field) hasOption(v string) bool {
 	return false
 }
 
-// optionValues lists the option values for messages: "a, b, c".
-func (f *Field) optionValues() string {
-	var b strings.Builder
+// optionValues lists the option values, for problems.
+func (f *Field) optionValues() []string {
+	out := make([]string, len(f.Options))
 	for i, o := range f.Options {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(o.Value)
+		out[i] = o.Value
 	}
-	return b.String()
+	return out
 }
 
 // normalizeMultiSelect checks an array of distinct option values; the order
 // of the request is kept.
 func (f *Field) normalizeMultiSelect(v []byte) (json.RawMessage, error) {
 	if v[0] != '[' {
-		return nil, errors.New(msgNotMulti)
+		return fail(Problem{Code: ProblemNotOptionList})
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(v, &items); err != nil {
-		return nil, errors.New(msgNotMulti)
+		return fail(Problem{Code: ProblemNotOptionList})
 	}
 	values := make([]string, 0, len(items))
 	for _, item := range items {
 		var s string
 		if item[0] != '"' || json.Unmarshal(item, &s) != nil {
-			return nil, fmt.Errorf("%s, strings from %s", msgNotMulti, f.optionValues())
+			return fail(Problem{Code: ProblemNotOptionStrings, Allowed: f.optionValues()})
 		}
 		if !f.hasOption(s) {
-			return nil, fmt.Errorf("must contain only values from %s; %q is not one of them", f.optionValues(), ClipInput(s))
+			return fail(Problem{Code: ProblemUnknownOption, Allowed: f.optionValues(), Value: ClipInput(s)})
 		}
 		if slices.Contains(values, s) {
-			return nil, fmt.Errorf("must not list %q more than once", ClipInput(s))
+			return fail(Problem{Code: ProblemRepeatedOption, Value: ClipInput(s)})
 		}
 		values = append(values, s)
 	}
 	return marshalValue(values)
 }
 
-// normalizeDate checks a real calendar date in YYYY-MM-DD form and the
-// not_future rule.
-// minDate is the earliest date a date field takes: a year before 1000
+// minYear is the earliest year a date field takes: a year before 1000
 // (0000, 0019) is a typing slip, while a chartered company's incorporation
 // can date from the 1600s.
-const minDate = "1000-01-01"
+const minYear = 1000
 
-// msgDateTooEarly is the reason for a date before minDate.
-const msgDateTooEarly = "must be in the year 1000 or later"
-
+// normalizeDate checks a real calendar date in YYYY-MM-DD form and the
+// not_future rule.
 func (f *Field) normalizeDate(s string, now time.Time) (json.RawMessage, error) {
 	if !datePattern.MatchString(s) {
-		return nil, errors.New(msgNotDate)
+		return fail(Problem{Code: ProblemNotDate})
 	}
 	if _, err := time.Parse(time.DateOnly, s); err != nil {
-		return nil, fmt.Errorf("must be a real calendar date; %s does not exist", s)
+		return fail(Problem{Code: ProblemNoSuchDate, Value: s})
 	}
-	if s < minDate {
-		return nil, errors.New(msgDateTooEarly)
+	if year, _ := strconv.Atoi(s[:4]); year < minYear {
+		return fail(Problem{Code: ProblemDateTooEarly, Limit: minYear})
 	}
 	// YYYY-MM-DD strings order as the dates do.
 	if f.Rule == fieldRuleNotFuture && s > now.UTC().Format(time.DateOnly) {
-		return nil, errors.New("must not be in the future")
+		return fail(Problem{Code: ProblemFutureDate})
 	}
 	return marshalValue(s)
 }
@@ -338,7 +310,7 @@ func normalizePhone(s string) (json.RawMessage, error) {
 		return r
 	}, s)
 	if !e164Pattern.MatchString(stripped) {
-		return nil, errors.New(msgNotPhone)
+		return fail(Problem{Code: ProblemNotPhone})
 	}
 	return marshalValue(stripped)
 }
@@ -346,14 +318,14 @@ func normalizePhone(s string) (json.RawMessage, error) {
 // addressMembers are the members of an address value, in stored order.
 var addressMembers = [...]string{"line1", "line2", "city", "region", "postcode", "country"}
 
-// normalizeAddress checks a structured address (DESIGN §6).
+// normalizeAddress checks a structured address.
 func normalizeAddress(v []byte) (json.RawMessage, error) {
 	if v[0] != '{' {
-		return nil, errors.New(msgNotAddress)
+		return fail(Problem{Code: ProblemNotAddress})
 	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(v, &members); err != nil {
-		return nil, errors.New(msgNotAddress)
+		return fail(Problem{Code: ProblemNotAddress})
 	}
 	var unknown []string
 	for name := range members {
@@ -363,8 +335,7 @@ func normalizeAddress(v []byte) (json.RawMessage, error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return nil, fmt.Errorf("has unknown members %s; an address has only %s",
-			strings.Join(unknown, ", "), strings.Join(addressMembers[:], ", "))
+		return fail(Problem{Code: ProblemAddressMembers, Values: unknown, Allowed: addressMembers[:]})
 	}
 	var values [len(addressMembers)]string
 	for i, name := range addressMembers {
@@ -373,11 +344,12 @@ func normalizeAddress(v []byte) (json.RawMessage, error) {
 			continue
 		}
 		if m[0] != '"' || json.Unmarshal(m, &values[i]) != nil {
-			return nil, fmt.Errorf("%s must be a string", name)
+			return fail(Problem{Code: ProblemNotString, Part: name})
 		}
 		values[i] = strings.TrimSpace(values[i])
-		if err := checkText(values[i], MaxAddressPartLength, false); err != nil {
-			return nil, fmt.Errorf("%s %s", name, err)
+		if p, bad := textProblem(values[i], MaxAddressPartLength, false); bad {
+			p.Part = name
+			return fail(p)
 		}
 	}
 	a := Address{
@@ -391,13 +363,13 @@ func normalizeAddress(v []byte) (json.RawMessage, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("must include line1, city and country; missing: %s", strings.Join(missing, ", "))
+		return fail(Problem{Code: ProblemAddressIncomplete, Values: missing})
 	}
 	if !IsCountryCode(a.Country) {
-		return nil, fmt.Errorf("country must be a two-letter ISO 3166-1 alpha-2 code, for example GB; got %q", ClipInput(values[5]))
+		return fail(Problem{Code: ProblemAddressCountry, Part: "country", Value: ClipInput(values[5])})
 	}
 	if a.Country == "GB" && a.Postcode == "" {
-		return nil, errors.New("postcode is required when country is GB")
+		return fail(Problem{Code: ProblemPostcodeRequired, Part: "postcode", Value: a.Country})
 	}
 	return marshalValue(a)
 }
@@ -407,23 +379,21 @@ func normalizeAddress(v []byte) (json.RawMessage, error) {
 // (a float64 holds every integer up to 2^53, about 9 × 10^15).
 const maxAmount = 1e15
 
-// msgAmountTooLarge is the reason for an amount over maxAmount.
-const msgAmountTooLarge = "amount must be at most 1000000000000000"
-
 // currencyValue is the stored form of a currency field.
 type currencyValue struct {
 	Amount   float64 `json:"amount"`
 	Currency string  `json:"currency"`
 }
 
-// normalizeCurrency checks {"amount": number >= 0, "currency": GBP|EUR|USD}.
+// normalizeCurrency checks {"amount": number >= 0, "currency": one of
+// CurrencyCodes}.
 func normalizeCurrency(v []byte) (json.RawMessage, error) {
 	if v[0] != '{' {
-		return nil, errors.New(msgNotCurrency)
+		return fail(Problem{Code: ProblemNotCurrency})
 	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(v, &members); err != nil {
-		return nil, errors.New(msgNotCurrency)
+		return fail(Problem{Code: ProblemNotCurrency})
 	}
 	var unknown []string
 	for name := range members {
@@ -433,23 +403,23 @@ func normalizeCurrency(v []byte) (json.RawMessage, error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return nil, fmt.Errorf("%s only; unknown members: %s", msgNotCurrency, strings.Join(unknown, ", "))
+		return fail(Problem{Code: ProblemCurrencyMembers, Values: unknown})
 	}
 	amountRaw, okAmount := members["amount"]
 	currencyRaw, okCurrency := members["currency"]
 	if !okAmount || !okCurrency {
-		return nil, errors.New(msgNotCurrency)
+		return fail(Problem{Code: ProblemNotCurrency})
 	}
 	amount, ok := parseJSONNumber(amountRaw)
 	if !ok || amount < 0 {
-		return nil, errors.New("amount must be a number, 0 or more")
+		return fail(Problem{Code: ProblemNotAmount, Part: "amount"})
 	}
 	if amount > maxAmount {
-		return nil, errors.New(msgAmountTooLarge)
+		return fail(Problem{Code: ProblemTooLarge, Part: "amount", Limit: maxAmount})
 	}
 	var code string
-	if currencyRaw[0] != '"' || json.Unmarshal(currencyRaw, &code) != nil || !slices.Contains(fieldCurrencies[:], code) {
-		return nil, fmt.Errorf("currency must be one of %s", strings.Join(fieldCurrencies[:], ", "))
+	if currencyRaw[0] != '"' || json.Unmarshal(currencyRaw, &code) != nil || !IsCurrencyCode(code) {
+		return fail(Problem{Code: ProblemNotOption, Part: "currency", Allowed: CurrencyCodes()})
 	}
 	return marshalValue(currencyValue{Amount: amount, Currency: code})
 }

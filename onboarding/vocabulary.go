@@ -5,7 +5,7 @@ import "strings"
 // The closed sets of values an application's data takes, each declared
 // once. They are strings in JSON and in the store.
 
-// PersonRole is a role a person has in the company (spec 2.2).
+// PersonRole is a role a person has in the company.
 type PersonRole string
 
 // Person roles, in display order.
@@ -28,7 +28,7 @@ const (
 )
 
 // EntityType is the relation of a related legal entity to the company
-// (spec 2.2).
+// (docs/api.md).
 type EntityType string
 
 // Entity types, in display order.
@@ -44,11 +44,11 @@ func EntityTypes() []EntityType {
 	return []EntityType{EntityHoldingCompany, EntitySubsidiary, EntityParent, EntityOther}
 }
 
-// DocumentStatus is where a document stands (spec 2.5, DESIGN §5.6).
+// DocumentStatus is where a document stands.
 type DocumentStatus string
 
 // Document statuses. Only accepted, forced and skipped documents appear in
-// API payloads (spec §3); rejected ones are shown to the applicant only.
+// API payloads; rejected ones are shown to the applicant only.
 const (
 	DocumentAccepted DocumentStatus = "accepted"
 	DocumentForced   DocumentStatus = "forced"
@@ -75,7 +75,7 @@ const (
 	SourceIrishRegistry RegistrySource = "irish_registry" // the CRO
 )
 
-// PartyType is the kind of either side of an ownership row (spec 2.2): an
+// PartyType is the kind of either side of an ownership row: an
 // owner is a person or an entity; what is owned is the applying company
 // (the target) or an entity.
 type PartyType string
@@ -89,7 +89,7 @@ const (
 )
 
 // RegistryDocumentsStatus is how fetching an application's registry
-// documents went (spec §3); empty for applications that are not eligible.
+// documents went; empty for applications that are not eligible.
 type RegistryDocumentsStatus string
 
 // Registry document statuses.
@@ -102,9 +102,50 @@ const (
 
 // joinValues joins the values of a vocabulary for a message: "a, b, c".
 func joinValues[T ~string](values []T) string {
+	return strings.Join(stringsOf(values), ", ")
+}
+
+// stringsOf is the values of a vocabulary as strings.
+func stringsOf[T ~string](values []T) []string {
 	s := make([]string, len(values))
 	for i, v := range values {
 		s[i] = string(v)
 	}
-	return strings.Join(s, ", ")
+	return s
+}
+
+// Currency is a currency a currency field takes: its ISO 4217 code and the
+// sign amounts in it are written with.
+type Currency struct{ Code, Sign string }
+
+// Currencies lists the currencies a currency field takes, in the order a
+// form offers them.
+func Currencies() []Currency {
+	return []Currency{{"GBP", "£"}, {"EUR", "€"}, {"USD", "$"}}
+}
+
+// CurrencyCodes lists the codes of Currencies, in the same order.
+func CurrencyCodes() []string {
+	cs := Currencies()
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Code
+	}
+	return out
+}
+
+// IsCurrencyCode reports whether code is the code of one of Currencies.
+func IsCurrencyCode(code string) bool {
+	for _, c := range Currencies() {
+		if c.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// ScopeNames lists the names of AllScopes, in its order: the vocabulary of
+// scopes as the CLI and error messages spell it.
+func ScopeNames() []string {
+	return stringsOf(AllScopes())
 }

@@ -121,7 +121,7 @@ type token struct {
 	pos, end int64
 }
 
-// lexer splits PDF bytes into tokens (ISO 32000-1 §7.2), with room to
+// lexer splits PDF bytes into tokens (ISO 32000-1, section 7.2), with room to
 // push back the two tokens of look-ahead that "N G R" needs.
 type lexer struct {
 	b       *buffer

@@ -1,7 +1,7 @@
 // Package registry checks companies against official company registries:
 // Companies House (GB) and the Companies Registration Office, CRO (IE). It
 // implements onboarding.Registry and owns company number normalisation and
-// company name matching (reference/registries.md §1.3, §2.3 and §4.2).
+// company name matching.
 //
 // There is one adapter per registry, and its only seam is the
 // http.RoundTripper of its http.Client: live mode uses a clone of
@@ -49,7 +49,7 @@
 //
 // # Errors
 //
-// VerifyCompany returns the rejections of DESIGN §5.4 as the
+// VerifyCompany returns its rejections as the
 // onboarding package's *onboarding.Error values. Registry trouble is wrapped:
 // errors.As finds onboarding.ErrRegistryUnavailable (429, 503, timeouts,
 // connection failures) or onboarding.ErrRegistryFailed (other statuses,

@@ -97,7 +97,7 @@ func (c *companiesHouse) filings(ctx context.Context, number string) ([]onboardi
 }
 
 // documentType names a filing in onboard's terms from its form type and
-// category (registries.md §1.8). Categories onboard has no name for are
+// category, as Companies House's filing history gives them. Categories onboard has no name for are
 // passed on with underscores ("change-of-name" → "change_of_name").
 func documentType(category, formType string) string {
 	switch strings.ToUpper(formType) {

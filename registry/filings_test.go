@@ -20,7 +20,7 @@ import (
 	"onboard/onboarding"
 )
 
-// The hosts of the Companies House Document API chain (registries.md §1.9).
+// The hosts of the Companies House Document API chain.
 const (
 	frontendDocHost = "frontend-doc-api.company-information.service.gov.uk"
 	documentAPIHost = "document-api.company-information.service.gov.uk"

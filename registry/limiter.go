@@ -17,8 +17,8 @@ type Limit struct {
 }
 
 // Default allowances in live mode. Companies House documents 600 requests
-// per 5 minutes per key (registries.md §1.2); the CRO publishes none, so
-// onboard stays at the 60 a minute that careful clients use (§2.1).
+// per 5 minutes per key; the CRO publishes none, so onboard stays at the
+// 60 a minute that careful clients use.
 var (
 	DefaultCompaniesHouseLimit = Limit{Requests: 600, Per: 5 * time.Minute}
 	DefaultCROLimit            = Limit{Requests: 60, Per: time.Minute}

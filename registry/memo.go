@@ -11,8 +11,8 @@ import (
 // Recordings never change, so in fixtures mode what an adapter makes of
 // one is the same every time: memoize wraps the adapters' company, parties
 // and filings lookups so that each normalised number is fetched and decoded
-// once per process. Repeating that work was about a third of a sandbox
-// create's CPU (issue 15: "repeated fixture parsing").
+// once per process: repeating it was a large share of a sandbox create's
+// CPU.
 //
 // Only answers are kept, never errors: an error can be transient (a
 // cancelled context), and a missing recording answers quickly anyway. Each

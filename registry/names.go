@@ -13,7 +13,7 @@ import (
 )
 
 // Match is the outcome of comparing a supplied company name with the
-// registered one (registries.md §4.2). The zero value is Mismatch.
+// registered one. The zero value is Mismatch.
 type Match int
 
 // The outcomes of MatchName, from a rejection to the strictest acceptance.
@@ -33,7 +33,7 @@ const (
 	MatchExact
 )
 
-// String returns the category name used in registries.md §4.2, e.g. "MATCH_NORMALIZED".
+// String returns the category's name, e.g. "MATCH_NORMALIZED".
 func (m Match) String() string {
 	switch m {
 	case Mismatch:
@@ -106,7 +106,7 @@ type legalForm struct {
 }
 
 // legalForms lists every recognised spelling of a trailing legal form
-// (registries.md §4.2 step 5, plus the dotted "C.L.G.", "L.L.P." and
+// (the registries' suffixes, plus the dotted "C.L.G.", "L.L.P." and
 // "C.I.C."), longest first so that "PARTNERIAETH ATEBOLRWYDD CYFYNGEDIG" is
 // an LLP rather than a name ending in "CYFYNGEDIG" (LTD).
 var legalForms = sortedLegalForms(map[string][]string{
@@ -139,7 +139,9 @@ func sortedLegalForms(spellings map[string][]string) []legalForm {
 	return out
 }
 
-// normalizeName applies registries.md §4.2 steps 1 to 6.
+// normalizeName folds s (foldName), splits it into words (nameTokens),
+// drops a leading "THE" and splits off a trailing legal form (legalForms),
+// leaving the core that names are compared by.
 func normalizeName(s string) normalizedName {
 	tokens := nameTokens(foldName(s))
 	if len(tokens) > 1 && tokens[0] == "THE" {

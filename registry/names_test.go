@@ -8,7 +8,7 @@ func TestMatchName(t *testing.T) {
 		registered, given string
 		want              Match
 	}{
-		// registries.md §4.2 test vectors.
+		// Name-matching test vectors.
 		{"EXAMPLE TRADING LIMITED", "Example Trading Ltd.", MatchNormalized},
 		{"H & S SERVICES LIMITED", "H and S Services Ltd", MatchNormalized},
 		{"THE WIDGET COMPANY LIMITED", "Widget Company Ltd", MatchNormalized},
@@ -21,12 +21,12 @@ func TestMatchName(t *testing.T) {
 		{"EXAMPLE HOLDINGS LIMITED", "Example Limited", Mismatch},
 		{"EXEMPLAR SOFTWARE DAC", "Exemplar Software", MatchFormOmitted},
 		{"ACME (UK) LIMITED", "Acme UK Ltd", MatchNormalized},
-		// §4.2 prose examples.
+		// Examples of the matching rules.
 		{"A BIG BOAT LIMITED", "Abigboat Limited", MatchSpacing},
 		{"EXEMPLAR SOFTWARE DAC", "Exemplar Software D.A.C.", MatchNormalized},
 		{"ACME HOLDINGS LTD", "Acme Ltd", Mismatch},
 		{"EXAMPLE LIMITED", "Example DAC", MismatchForm},
-		// DESIGN §7 sandbox companies.
+		// Sandbox companies (docs/sandbox.md).
 		{"NORTHWIND TRADING LIMITED", "Northwind Trading Ltd", MatchNormalized},
 		{"NORTHWIND TRADING LIMITED", "Northwind Trading Limited", MatchExact},
 		{"NORTHWIND TRADING LIMITED", "Northwind Trading", MatchFormOmitted},

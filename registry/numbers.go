@@ -7,7 +7,7 @@ import (
 	"onboard/onboarding"
 )
 
-// Company number shapes (registries.md §1.3 for GB, §2.3 for IE).
+// Company number shapes: Companies House's for GB, the CRO's for IE.
 var (
 	gbAllDigits  = regexp.MustCompile(`^[0-9]{1,8}$`)
 	gbTwoLetters = regexp.MustCompile(`^([A-Z]{2})([0-9]{1,6})$`)

@@ -105,7 +105,7 @@ func (d *chDateOfBirth) iso() string {
 }
 
 // Parties returns the current officers and persons with significant control
-// of a company (DESIGN §7): directors and individual PSCs become people
+// of a company: directors and individual PSCs become people
 // (one person when a director is also a PSC), corporate PSCs and corporate
 // directors become entities. number is normalised first. The CRO publishes
 // neither, so Irish companies have no parties.
@@ -393,7 +393,7 @@ func titleCase(s string) string {
 func isNameSeparator(r rune) bool { return r == ' ' || r == '-' || r == '\'' || r == '’' }
 
 // sharesNature matches the PSC natures of control that state a band of
-// share ownership (registries.md §1.7).
+// share ownership, as Companies House names them.
 var sharesNature = regexp.MustCompile(`^ownership-of-shares-(\d+)-to-(\d+)-percent(-as-trust|-as-firm)?$`)
 
 // sharesBand returns the highest band of share ownership among natures, or

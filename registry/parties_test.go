@@ -21,7 +21,7 @@ import (
 	"onboard/onboarding"
 )
 
-// sandbox is the project's recordings, the data of DESIGN §7.
+// sandbox is the project's recordings, the sandbox's data (docs/sandbox.md).
 func sandbox() fs.FS { return os.DirFS("../testdata/registry") }
 
 // sentRequest is what loggingTransport saw of one request.
@@ -810,7 +810,7 @@ func TestPartiesPaging(t *testing.T) {
 			fmt.Fprint(w, `{"items":[],"total_results":150}`)
 		}, emptyPSCs, 100,
 			[]string{officersPath + "?" + pageQuery(0), officersPath + "?" + pageQuery(100), pscPath + "?" + pageQuery(0)}},
-		// 404 on a sub-resource means "none" (registries.md §1.10).
+		// 404 on a sub-resource means "none".
 		{"404s", answer(404, `{"errors":[{"error":"not-found"}]}`), answer(404, ""), 0,
 			[]string{officersPath + "?" + pageQuery(0), pscPath + "?" + pageQuery(0)}},
 	}

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"onboard/atomicfile"
 )
 
 // maxRecordedBody caps the response body a Recorder reads and records.
@@ -456,32 +458,12 @@ func shortHash(s string) string {
 	return hex.EncodeToString(sum[:4])
 }
 
-// writeFileAtomic writes data to name through a temporary file in the same
-// directory renamed into place, so that a reader never sees half a file.
-// The file gets mode 0644, missing directories 0755.
-func writeFileAtomic(name string, data []byte) (err error) {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// writeFileAtomic writes data to name in one piece (atomicfile.WriteFile),
+// so that a reader never sees half a file. The file gets mode 0644,
+// missing directories 0755.
+func writeFileAtomic(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
+	return atomicfile.WriteFile(name, data, 0o644)
 }

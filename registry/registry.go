@@ -177,7 +177,7 @@ func (r *Registry) Supports(country string, feature onboarding.Feature) bool {
 }
 
 // VerifyCompany normalises number, looks the company up in the registry of
-// country, and checks in this order (DESIGN §5.4): the number is well formed,
+// country, and checks in this order: the number is well formed,
 // the company exists, it is active (CH "active", CRO "Normal"), and name
 // matches its registered name (MatchName(...).Accepted()). Rejections are the
 // onboarding constructors' *onboarding.Error values, returned as they are.

@@ -99,7 +99,8 @@ var (
 	}
 )
 
-// sandboxCases covers every company of DESIGN §7 through the recordings.
+// sandboxCases covers every sandbox company (docs/sandbox.md) through the
+// recordings.
 func sandboxCases() []verifyCase {
 	const uk, ie = "UK company registry", "Irish company registry"
 	return []verifyCase{
@@ -270,7 +271,7 @@ func TestVerifyCompanyLive(t *testing.T) {
 		srv  *fixtureServer
 		auth string
 	}{
-		// curl -u my_api_key: sends this (registries.md §1.1).
+		// curl -u my_api_key: sends this.
 		{"companies house", chSrv, "Basic bXlfYXBpX2tleTo="},
 		// base64("registry@example.com:cro-test-key").
 		{"cro", croSrv, "Basic cmVnaXN0cnlAZXhhbXBsZS5jb206Y3JvLXRlc3Qta2V5"},

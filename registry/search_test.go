@@ -15,7 +15,8 @@ import (
 	"onboard/onboarding"
 )
 
-// The sandbox search results (DESIGN §7), as the search recordings give them.
+// The sandbox search results (docs/sandbox.md), as the search recordings
+// give them.
 var (
 	matchNorthwind = onboarding.CompanyMatch{Number: "10000001", Name: "NORTHWIND TRADING LIMITED", Status: "active", Active: true,
 		Address: "Unit 2, 14 Harbour Road, Spike Island, Bristol, BS1 6XX", IncorporationDate: "2018-04-16"}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"mime/multipart"
@@ -490,22 +491,32 @@ func TestFormStageSaveUsesPatchRules(t *testing.T) {
 		"expected_monthly_volume.currency": {"JPY"},
 	}
 	w := a.post("/s/business", bad)
-	patch := e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{
-		"business_description":"`+strings.Repeat("x", 2001)+`",
+	patchBody := `{"fields":{
+		"business_description":"` + strings.Repeat("x", 2001) + `",
 		"countries_of_operation":["GB","XX"],
 		"annual_turnover":{"amount":"lots","currency":"GBP"},
 		"high_risk_revenue_percentage":101,
 		"bank_account_iban":"GB00WEST12345698765432",
-		"expected_monthly_volume":{"amount":10,"currency":"JPY"}}}`)
+		"expected_monthly_volume":{"amount":10,"currency":"JPY"}}}`
+	patch := e.do("PATCH", "/api/external/applications/"+id, "acme", patchBody)
 	details := decode(t, patch)["details"].(map[string]any)
 	if len(details) != 6 {
 		t.Fatalf("PATCH details = %v", details)
+	}
+	var patched struct{ Fields map[string]json.RawMessage }
+	if err := json.Unmarshal([]byte(patchBody), &patched); err != nil {
+		t.Fatal(err)
 	}
 	// The form says the same in plain words (TestPlainErrors has them all).
 	var want []string
 	for id, reason := range details {
 		f, _ := onboarding.StandardForm().Field(id)
-		for _, pe := range plainErrors(f, reason.(string), nil) {
+		_, err := f.Normalize(patched.Fields[id], time.Now())
+		var pr onboarding.Problem
+		if !errors.As(err, &pr) || pr.Message() != reason {
+			t.Fatalf("%s: Normalize gives %v, PATCH %q", id, err, reason)
+		}
+		for _, pe := range plainErrors(f, pr, nil) {
 			want = append(want, pe.Message)
 		}
 	}

@@ -5,10 +5,13 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"onboard/onboarding"
 )
 
 // How stored values read on the form's pages: dates in words, phone
-// numbers in groups (countries by name are in countries.go).
+// numbers in groups, amounts with their currency's sign (countries by
+// name are onboarding.Countries).
 
 // dateText writes a date as people read it: "16 April 2018", or "April
 // 1980" for a month (a registry's partial date of birth); anything else
@@ -58,9 +61,6 @@ func phoneText(s string) string {
 	return s[:1+cc] + " " + strings.Join(append(groups, rest), " ")
 }
 
-// currencySigns are the signs amounts are written with.
-var currencySigns = map[string]string{"GBP": "£", "EUR": "€", "USD": "$"}
-
 // moneyText writes an amount for reading: its currency's sign, thousands
 // separated, pence or cents only when there are some ("£250,000",
 // "€1,234.50"); an amount it cannot read is left as it is.
@@ -79,11 +79,12 @@ func moneyText(amount, currency string) string {
 	if strings.Trim(frac, "0") != "" {
 		b.WriteString("." + (frac + "0")[:2])
 	}
-	sign, ok := currencySigns[currency]
-	if !ok {
-		return currency + " " + b.String()
+	for _, c := range onboarding.Currencies() {
+		if c.Code == currency {
+			return c.Sign + b.String()
+		}
 	}
-	return sign + b.String()
+	return currency + " " + b.String()
 }
 
 // sentenceCase writes a register's lower-case word ("dissolved") as a

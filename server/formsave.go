@@ -103,7 +103,7 @@ func fieldErrors(err error, controls []labelled) *formErrors {
 		switch {
 		case !ok:
 		case ctl.field != nil:
-			for _, pe := range plainErrors(ctl.field, reason, ctl.posted) {
+			for _, pe := range plainErrors(ctl.field, e.Problem(ctl.ID), ctl.posted) {
 				id := ctl.ID
 				if pe.Part != "" {
 					id += "." + pe.Part

@@ -115,7 +115,11 @@ func TestPlainErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("%s accepts %s", tt.field, tt.value)
 			}
-			got := plainErrors(f, err.Error(), json.RawMessage(tt.value))
+			var pr onboarding.Problem
+			if !errors.As(err, &pr) {
+				t.Fatalf("%s: %v is not a Problem", tt.field, err)
+			}
+			got := plainErrors(f, pr, json.RawMessage(tt.value))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("plainErrors(%s, %q) (-want +got):\n%s", tt.field, err, diff)
 			}
@@ -127,5 +131,17 @@ func TestPlainErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFormWordsEveryProblem: the form has words, or the explicit choice of
+// the domain's words after the label, for every problem the domain can
+// report, so that a code added without form wording fails here.
+func TestFormWordsEveryProblem(t *testing.T) {
+	f := &onboarding.Field{ID: "note", Label: "Note", Type: onboarding.TypeText}
+	for _, c := range onboarding.ProblemCodes() {
+		if m, known := textWording(f, onboarding.Problem{Code: c, Text: "x"}); !known || m == "" {
+			t.Errorf("the form has no wording for problem %q (it shows %q)", c, m)
+		}
 	}
 }

@@ -18,9 +18,6 @@ import (
 // addressParts are the members of an address, in the order shown.
 var addressParts = [...]string{"line1", "line2", "city", "region", "postcode", "country"}
 
-// currencies offered for currency fields.
-var currencies = [...]string{"GBP", "EUR", "USD"}
-
 // bindField reads field f's controls, named after name, from a form post
 // and returns its value as JSON: null when left empty.
 func bindField(f *onboarding.Field, name string, form url.Values) json.RawMessage {
@@ -206,11 +203,7 @@ func newFieldView(f *onboarding.Field, name string, raw json.RawMessage, errMsg 
 	}
 	if f.Pattern != "" {
 		// The same words the server uses when the pattern fails.
-		reason := "must match the pattern " + f.Pattern
-		if f.PatternMessage != "" {
-			reason = f.PatternMessage
-		}
-		v.PatternText = textError(f, reason)
+		v.PatternText = textError(f, onboarding.Problem{Code: onboarding.ProblemPattern, Pattern: f.Pattern, Text: f.PatternMessage})
 	}
 	v.Long = f.Type == onboarding.TypeText && f.MaxLength > 200
 	v.setValue(f, raw)
@@ -235,7 +228,7 @@ func (v *fieldView) countryValue() string {
 
 // countryChoice is one option of a country question.
 type countryChoice struct {
-	country
+	onboarding.Country
 	Selected bool
 }
 
@@ -243,9 +236,10 @@ type countryChoice struct {
 // value the list does not have comes first, so that nothing stored is
 // lost.
 func countryChoices(value string) []countryChoice {
+	countries := onboarding.Countries()
 	out := make([]countryChoice, 0, len(countries)+1)
 	if value != "" && countryName(value) == value {
-		out = append(out, countryChoice{country{value, value}, true})
+		out = append(out, countryChoice{onboarding.Country{Code: value, Name: value}, true})
 	}
 	for _, c := range countries {
 		out = append(out, countryChoice{c, c.Code == value})
@@ -288,7 +282,7 @@ func (v *fieldView) setValue(f *onboarding.Field, raw json.RawMessage) {
 		var c map[string]json.RawMessage
 		_ = json.Unmarshal(raw, &c)
 		v.Amount, v.Currency = scalarText(c["amount"]), scalarText(c["currency"])
-		v.Currencies = currencies[:]
+		v.Currencies = onboarding.CurrencyCodes()
 		v.InputMode = "decimal"
 	case onboarding.TypeAddress:
 		var a map[string]json.RawMessage

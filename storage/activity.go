@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -162,24 +161,14 @@ func (s *Store) ActivityAfter(_ context.Context, subjectID string, after ulid.UL
 	if err != nil {
 		return nil, false, err
 	}
-	prefix := activityPrefix(u)
-	seek := prefix
+	o := scanOpts{prefetch: min(max(limit+1, 1), 100)}
 	if after != (ulid.ULID{}) {
-		seek = activityKey(u, after)
+		o.after = activityKey(u, after)
 	}
 	page := make([]onboarding.LoggedActivity, 0, max(limit, 0))
 	more := false
 	err = s.view(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		opts.PrefetchSize = min(max(limit+1, 1), 100)
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
-			item := it.Item()
-			if after != (ulid.ULID{}) && bytes.Equal(item.Key(), seek) {
-				continue
-			}
+		for item := range scanPrefix(txn, activityPrefix(u), o) {
 			if len(page) == limit {
 				more = true
 				return nil
@@ -215,14 +204,8 @@ func (s *Store) ActivityLog(_ context.Context, subjectID string, walk func(*onbo
 		if err != nil {
 			return err
 		}
-		prefix := activityPrefix(u)
 		entries := func(yield func(*onboarding.LoggedActivity, error) bool) {
-			opts := badger.DefaultIteratorOptions
-			opts.Prefix = prefix
-			it := txn.NewIterator(opts)
-			defer it.Close()
-			for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-				item := it.Item()
+			for item := range scanPrefix(txn, activityPrefix(u), scanOpts{}) {
 				var e onboarding.LoggedActivity
 				err := item.Value(func(b []byte) error {
 					var err error

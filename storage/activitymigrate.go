@@ -59,30 +59,21 @@ func (s *Store) chainActivityLogs(ctx context.Context) error {
 func chainBatch(txn *badger.Txn, st *chainState) (done bool, err error) {
 	type entry struct{ key, value []byte }
 	prefix := []byte(prefixActivity)
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = prefix
-	it := txn.NewIterator(opts)
 	var batch []entry
 	size := 0
-	seek := prefix
-	if st.after != nil {
-		seek = st.after
-	}
-	for it.Seek(seek); it.ValidForPrefix(prefix) && len(batch) < migrationBatch && size < migrationBytes; it.Next() {
-		item := it.Item()
-		if st.after != nil && bytes.Equal(item.Key(), st.after) {
-			continue
+	done = true
+	for item := range scanPrefix(txn, prefix, scanOpts{after: st.after}) {
+		if len(batch) >= migrationBatch || size >= migrationBytes {
+			done = false
+			break
 		}
 		v, err := item.ValueCopy(nil)
 		if err != nil {
-			it.Close()
 			return false, err
 		}
 		batch = append(batch, entry{item.KeyCopy(nil), v})
 		size += len(v)
 	}
-	done = !it.ValidForPrefix(prefix)
-	it.Close()
 	for _, b := range batch {
 		e, err := loggedActivity(b.key, b.value)
 		if err != nil {

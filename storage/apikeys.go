@@ -48,19 +48,14 @@ func (s *Store) APIKeys(_ context.Context, orgID string) ([]*onboarding.APIKey, 
 		if orgID != "" {
 			prefix = orgKeyIndexPrefix(orgID)
 		}
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		opts.PrefetchValues = orgID == ""
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		for item := range scanPrefix(txn, prefix, scanOpts{keysOnly: orgID != ""}) {
 			var k onboarding.APIKey
 			if orgID == "" {
-				if err := it.Item().Value(func(b []byte) error { return decode(b, &k) }); err != nil {
+				if err := item.Value(func(b []byte) error { return decode(b, &k) }); err != nil {
 					return err
 				}
 			} else {
-				clientID := string(it.Item().Key()[len(prefix):])
+				clientID := string(item.Key()[len(prefix):])
 				if err := getRecord(txn, apiKeyKey(clientID), &k); err != nil {
 					return fmt.Errorf("key index → %s: %w", clientID, err)
 				}

@@ -14,13 +14,13 @@ import (
 // defaultAppCacheBytes is the default budget of the decoded-applications
 // cache (Options.AppCacheBytes), in bytes of the JSON its entries were
 // decoded from: a decoded application takes about as much heap as its
-// JSON (2.5 KB for a company with two directors and a few fields), so 8
-// MiB keeps three thousand or so.
+// JSON, a few KB for a typical company, so the default keeps a few
+// thousand.
 const defaultAppCacheBytes = 8 << 20
 
 // appCache keeps applications decoded from their records, by id, each with
 // the Badger version of the record it was decoded from. Reading an
-// application is mostly decoding it (half of a GET's time), and the
+// application is mostly decoding it, and the
 // applications a partner reads are mostly the few it is working on.
 //
 // A version (a commit timestamp) is written once per key, so an entry is
@@ -42,9 +42,8 @@ const defaultAppCacheBytes = 8 << 20
 // (referenced) is passed over once, its mark cleared, and the first
 // entry found unmarked is evicted. So the applications a partner keeps
 // reading stay while those written once and not read again (the registry
-// documents job goes through every new application) go first: after a
-// stream of new applications, gets of 2,000 older ones missed the cache
-// 3,812 times in 60,000 with random eviction, where each needs one miss.
+// documents job goes through every new application) go first, where
+// random eviction would keep evicting the applications in use.
 //
 // A point read (ReadApplication) serves an entry marked current without
 // reading the database at all. An entry is current while its version is

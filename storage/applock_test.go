@@ -12,9 +12,8 @@ import (
 )
 
 // TestAppLocksSpreadOverTwoBytes: updates of two applications whose ids
-// end in the same byte (which shared a lock when there were 64, chosen by
-// that byte alone) do not wait for each other: with the first's lock held,
-// the second's update completes.
+// end in the same byte do not wait for each other (lockStripe uses the last
+// two bytes): with the first's lock held, the second's update completes.
 func TestAppLocksSpreadOverTwoBytes(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, filepath.Join(t.TempDir(), "db"))

@@ -239,14 +239,9 @@ func (s *Store) Activity(_ context.Context, appID string) ([]onboarding.Activity
 	}
 	var out []onboarding.Activity
 	err = s.view(func(txn *badger.Txn) error {
-		prefix := activityPrefix(u)
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		for item := range scanPrefix(txn, activityPrefix(u), scanOpts{}) {
 			var a onboarding.Activity
-			if err := it.Item().Value(func(b []byte) error { return decode(b, &a) }); err != nil {
+			if err := item.Value(func(b []byte) error { return decode(b, &a) }); err != nil {
 				return err
 			}
 			out = append(out, a)
@@ -271,13 +266,8 @@ func (s *Store) PendingRegistryDocuments(_ context.Context) ([]string, error) {
 	var out []string
 	err := s.view(func(txn *badger.Txn) error {
 		prefix := []byte(prefixPendingDocs)
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			id, err := uuid.FromBytes(it.Item().Key()[len(prefix):])
+		for item := range scanPrefix(txn, prefix, scanOpts{keysOnly: true}) {
+			id, err := uuid.FromBytes(item.Key()[len(prefix):])
 			if err != nil {
 				return fmt.Errorf("pending registry documents index: %w", err)
 			}

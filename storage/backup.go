@@ -13,7 +13,7 @@ import (
 	"github.com/dgraph-io/badger/v4/pb"
 )
 
-// Backup and restore of the records (onboard backup and restore, DESIGN §4).
+// Backup and restore of the records (onboard backup and restore, docs/operations.md).
 //
 // Backup writes Badger's own backup format, which DB.Load (and the badger
 // command's restore) reads, from a Stream that iterates with one goroutine.
@@ -144,11 +144,7 @@ func Restore(dir string, r io.Reader) (int, error) {
 	}
 	n := 0
 	err = s.view(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+		for range scanPrefix(txn, nil, scanOpts{keysOnly: true}) {
 			n++
 		}
 		return nil

@@ -15,19 +15,14 @@ func (s *Store) BlobReferences(ctx context.Context) (map[string]bool, error) {
 	set := map[string]bool{}
 	err := s.db.View(func(txn *badger.Txn) error {
 		for _, prefix := range []string{prefixApp, prefixRFI} {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix), PrefetchValues: true, PrefetchSize: 64})
-			for it.Rewind(); it.Valid(); it.Next() {
+			for item := range scanPrefix(txn, []byte(prefix), scanOpts{prefetch: 64}) {
 				if err := ctx.Err(); err != nil {
-					it.Close()
 					return err
 				}
-				item := it.Item()
 				if err := item.Value(func(v []byte) error { return noteBlobRefs(set, item.Key(), v) }); err != nil {
-					it.Close()
 					return fmt.Errorf("key %q: %w", item.Key(), err)
 				}
 			}
-			it.Close()
 		}
 		return nil
 	})
@@ -41,8 +36,7 @@ func (s *Store) BlobReferences(ctx context.Context) (map[string]bool, error) {
 // to: an application's or an RFI request's; other records refer to none.
 // It decodes only the members that name blobs (appBlobRefs, rfiBlobRefs),
 // skipping the rest of the record: a sweep or a backup reads every record,
-// and reading the references of 1,000,000 applications took 12.5 seconds
-// this way against 18.3 decoding each record whole.
+// so what each read skips adds up.
 func noteBlobRefs(set map[string]bool, key, value []byte) error {
 	switch {
 	case bytes.HasPrefix(key, []byte(prefixApp)):

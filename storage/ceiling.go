@@ -55,9 +55,9 @@ func (k *RawKV) Get(key string) (value []byte, ok bool, err error) {
 // Put stores value under key in one transaction, whose commit is synced
 // to disk before Put returns.
 func (k *RawKV) Put(key string, value []byte) error {
-	return k.db.Update(func(txn *badger.Txn) error {
+	return translateConflict(k.db.Update(func(txn *badger.Txn) error {
 		return txn.Set([]byte(key), value)
-	})
+	}))
 }
 
 // Close closes the database.

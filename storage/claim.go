@@ -180,11 +180,6 @@ type timedEntry struct {
 // (zero: none). It notes in met the key of the first entry it met, or,
 // meeting none, the space's end (duefloor.go).
 func seekSpace(txn *badger.Txn, floors, met map[string][]byte, space []byte, now time.Time, want int) ([]timedEntry, time.Time, error) {
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = space
-	opts.PrefetchValues = false
-	it := txn.NewIterator(opts)
-	defer it.Close()
 	from, ok := floors[string(space)]
 	if !ok {
 		from = space
@@ -192,8 +187,8 @@ func seekSpace(txn *badger.Txn, floors, met map[string][]byte, space []byte, now
 	met[string(space)] = floorKey(space, math.MaxUint64)
 	var taken []timedEntry
 	first := true
-	for it.Seek(from); it.ValidForPrefix(space); it.Next() {
-		k := it.Item().KeyCopy(nil)
+	for item := range scanPrefix(txn, space, scanOpts{from: from, keysOnly: true}) {
+		k := item.KeyCopy(nil)
 		at, key, err := parseTimedKey(space, k)
 		if err != nil {
 			return nil, time.Time{}, err
@@ -256,15 +251,10 @@ func (s *Store) claimEntry(txn *badger.Txn, c onboarding.Claim, te timedEntry, o
 
 // allEndpoints reads every endpoint record (w/).
 func allEndpoints(txn *badger.Txn) ([]*onboarding.Endpoint, error) {
-	prefix := []byte(prefixEndpoint)
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = prefix
-	it := txn.NewIterator(opts)
-	defer it.Close()
 	var out []*onboarding.Endpoint
-	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+	for item := range scanPrefix(txn, []byte(prefixEndpoint), scanOpts{}) {
 		var ep onboarding.Endpoint
-		if err := it.Item().Value(func(b []byte) error { return decode(b, &ep) }); err != nil {
+		if err := item.Value(func(b []byte) error { return decode(b, &ep) }); err != nil {
 			return nil, err
 		}
 		out = append(out, &ep)

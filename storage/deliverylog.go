@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -64,16 +63,13 @@ func (s *Store) DeliveryAttempts(_ context.Context, q onboarding.AttemptQuery) (
 	}
 	var out []onboarding.DeliveryAttempt
 	err := s.view(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Reverse = true
-		opts.Prefix = prefix
-		opts.PrefetchValues = !indexed
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(append(bytes.Clone(prefix), 0xff)); it.ValidForPrefix(prefix) && len(out) < limit; it.Next() {
+		for item := range scanPrefix(txn, prefix, scanOpts{reverse: true, keysOnly: indexed}) {
+			if len(out) >= limit {
+				break
+			}
 			var a onboarding.DeliveryAttempt
 			if indexed {
-				k := it.Item().Key()
+				k := item.Key()
 				if len(k) != len(prefix)+len(ulid.ULID{}) {
 					return fmt.Errorf("delivery log index entry %x: malformed", k)
 				}
@@ -83,7 +79,7 @@ func (s *Store) DeliveryAttempts(_ context.Context, q onboarding.AttemptQuery) (
 				case err != nil:
 					return err
 				}
-			} else if err := it.Item().Value(func(b []byte) error { return decode(b, &a) }); err != nil {
+			} else if err := item.Value(func(b []byte) error { return decode(b, &a) }); err != nil {
 				return err
 			}
 			if q.EndpointID != "" && a.EndpointID != q.EndpointID || q.FailedOnly && a.Success {

@@ -30,8 +30,7 @@ func (s *Store) writeEvents(txn *badger.Txn, events []*onboarding.Event) error {
 // eventRecords are events with their records already encoded: the writes
 // that go through the group commit encode them on the caller's goroutine,
 // so that the group's one goroutine only writes them (an event's body is
-// a whole application, and encoding it was about 6% of the process's CPU
-// while deciding).
+// a whole application, which takes a while to encode).
 type eventRecords struct {
 	events []*onboarding.Event
 	recs   [][]byte // recs[i] is events[i] encoded
@@ -140,30 +139,19 @@ func (s *Store) Event(_ context.Context, id string) (*onboarding.Event, error) {
 // onboarding.ErrInvalidCursor.
 func (s *Store) Events(_ context.Context, q onboarding.EventQuery) ([]*onboarding.Event, bool, error) {
 	prefix := eventListPrefix(q.OrgID, q.Type)
-	seek := append(bytes.Clone(prefix), 0xff)
-	var before []byte
+	o := scanOpts{reverse: true, keysOnly: true}
 	if q.Before != "" {
 		seq, ok := onboarding.EventSeq(q.Before)
 		if !ok {
 			return nil, false, onboarding.ErrInvalidCursor
 		}
-		before = append(bytes.Clone(prefix), seq[:]...)
-		seek = before
+		o.after = append(bytes.Clone(prefix), seq[:]...)
 	}
 	events := make([]*onboarding.Event, 0, max(q.Limit, 0))
 	more := false
 	err := s.view(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Reverse = true
-		opts.Prefix = prefix
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
-			k := it.Item().Key()
-			if before != nil && bytes.Equal(k, before) {
-				continue
-			}
+		for item := range scanPrefix(txn, prefix, o) {
+			k := item.Key()
 			if len(k) != len(prefix)+len(ulid.ULID{}) {
 				return fmt.Errorf("event index entry %x: malformed", k)
 			}

@@ -14,14 +14,13 @@ import (
 //
 // Badger commits in groups of its own, but a transaction cannot even start
 // while an earlier commit is in flight: its read timestamp waits for every
-// commit before it to be applied (oracle.readTs). Each write then waited
-// for the commit in flight, did its work and joined a group that had
-// mostly left already: under 32 concurrent PATCHes the process used 1.2 of
-// its 2 cores and committed a fraction of what it can. Here the callers do
-// their work without a write transaction (UpdateApplication reads in a
-// view and checks the version in the group); the loop starts one
-// transaction per group, when its last commit is done, and finds
-// everything that queued meanwhile.
+// commit before it to be applied (oracle.readTs). With a transaction per
+// write, each write would wait for the commit in flight, do its work and
+// join a group that had mostly left already, leaving the cores idle. Here
+// the callers do their work without a write transaction
+// (UpdateApplication reads in a view and checks the version in the
+// group); the loop starts one transaction per group, when its last commit
+// is done, and finds everything that queued meanwhile.
 //
 // A group succeeds or fails as a whole. When it fails (a conflict that its
 // retries did not get past, a write error, a transaction too big, a panic

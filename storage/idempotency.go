@@ -35,5 +35,5 @@ func (s *Store) SaveResponse(clientID, key string, record json.RawMessage, ttl t
 		done(err)
 		return
 	}
-	txn.CommitWith(done)
+	txn.CommitWith(func(err error) { done(translateConflict(err)) })
 }

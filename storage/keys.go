@@ -36,7 +36,7 @@ import (
 //	i/<clientID>\x00<idempotencyKey>              saved response of an idempotent POST (24 h TTL)
 //	m/schema                                      schema version of this data directory
 //
-// Events and webhooks (DESIGN §5.7). Event ids are "evt_" + ULID and are
+// Events and webhooks (docs/webhooks.md). Event ids are "evt_" + ULID and are
 // keyed by that ULID (onboarding.EventSeq); endpoint ids, event types,
 // subjects and the event ids of the log indexes are opaque strings without
 // 0x00 (the domain makes them of ids, ULIDs and fixed names). The three event
@@ -78,7 +78,7 @@ import (
 // floor of that space (duefloor.go), not from its start, whose front is
 // mostly deleted entries.
 //
-// RFI requests (DESIGN §5.10, storage/rfi.go). Their listing and slug
+// RFI requests (storage/rfi.go). Their listing and slug
 // indexes mirror the applications' in families of their own; their
 // activity goes to v/ keyed by the request's id (UUIDs do not collide).
 // Every active request has exactly one entry in the expiry queue xrx/, and

@@ -163,21 +163,17 @@ func promote(txn *badger.Txn, endpointID, subject string, now time.Time) (dueWri
 		return dueWrites{}, err
 	}
 	prefix := subjectQueuePrefix(endpointID, subject)
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = prefix
-	opts.PrefetchSize = 1
-	it := txn.NewIterator(opts)
-	it.Seek(prefix)
-	if !it.ValidForPrefix(prefix) {
-		it.Close()
-		return dueWrites{}, txn.Delete(queueHeadKey(endpointID, subject))
-	}
-	key := it.Item().KeyCopy(nil)
+	var key []byte
 	var q queuedDelivery
-	err := it.Item().Value(func(b []byte) error { return decode(b, &q) })
-	it.Close()
-	if err != nil {
-		return dueWrites{}, err
+	for item := range scanPrefix(txn, prefix, scanOpts{prefetch: 1}) {
+		key = item.KeyCopy(nil)
+		if err := item.Value(func(b []byte) error { return decode(b, &q) }); err != nil {
+			return dueWrites{}, err
+		}
+		break
+	}
+	if key == nil {
+		return dueWrites{}, txn.Delete(queueHeadKey(endpointID, subject))
 	}
 	if q.NextAt.Before(now) {
 		q.NextAt = now
@@ -226,22 +222,17 @@ func (s *Store) dropQueue(txn *badger.Txn, prefix []byte, ep *onboarding.Endpoin
 		q   queuedDelivery
 	}
 	var batch []entry
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = prefix
-	it := txn.NewIterator(opts)
-	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+	for item := range scanPrefix(txn, prefix, scanOpts{}) {
 		var q queuedDelivery
-		if err := it.Item().Value(func(b []byte) error { return decode(b, &q) }); err != nil {
-			it.Close()
+		if err := item.Value(func(b []byte) error { return decode(b, &q) }); err != nil {
 			return false, err
 		}
 		if len(batch) >= dropBatch && q.Subject != batch[len(batch)-1].q.Subject {
 			more = true
 			break
 		}
-		batch = append(batch, entry{it.Item().KeyCopy(nil), q})
+		batch = append(batch, entry{item.KeyCopy(nil), q})
 	}
-	it.Close()
 	for i, d := range batch {
 		head, err := isHead(txn, d.q.EndpointID, d.q.Subject, d.key)
 		if err != nil {
@@ -473,13 +464,7 @@ func (s *Store) Redeliver(ctx context.Context, eventID, endpointID string, at ti
 func (s *Store) QueuedDeliveries(_ context.Context) (int, error) {
 	n := 0
 	err := s.view(func(txn *badger.Txn) error {
-		prefix := []byte(prefixDelivery)
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		for range scanPrefix(txn, []byte(prefixDelivery), scanOpts{keysOnly: true}) {
 			n++
 		}
 		return nil

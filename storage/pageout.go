@@ -18,7 +18,7 @@ import (
 // memtables' logs, through memory mappings of the database's files. Every
 // page it touches stays mapped into the process, and counts in its
 // resident set, until the kernel needs the memory: after a few minutes of
-// writes that is most of serve's RSS (issue 15). PageOut hands those pages
+// writes that is most of serve's RSS. PageOut hands those pages
 // back.
 
 // madvPageout is MADV_PAGEOUT (Linux 5.4, include/uapi/asm-generic/

@@ -45,7 +45,7 @@ func (s *Store) drainEndpointQueue(ctx context.Context, id string, at time.Time)
 			return err
 		})
 		switch {
-		case errors.Is(err, badger.ErrConflict) && conflicts < maxDrainConflicts:
+		case errors.Is(err, onboarding.ErrWriteConflict) && conflicts < maxDrainConflicts:
 			// Each conflict was with a write to this queue that committed
 			// meanwhile: a finish, or a drop of the same deliveries.
 			conflicts++

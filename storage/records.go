@@ -19,25 +19,13 @@ import (
 // its cost depends on the page size, not on how many records exist; more
 // reports whether entries remain.
 func listNewestFirst[T any](s *Store, prefix []byte, before ulid.ULID, limit int, read func(*badger.Txn, uuid.UUID) (*T, error)) (page []*T, more bool, err error) {
-	seek := append(bytes.Clone(prefix), 0xff)
-	var from []byte
+	o := scanOpts{reverse: true, keysOnly: true}
 	if before != (ulid.ULID{}) {
-		from = append(bytes.Clone(prefix), before[:]...)
-		seek = from
+		o.after = append(bytes.Clone(prefix), before[:]...)
 	}
 	page = make([]*T, 0, max(limit, 0))
 	err = s.view(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Reverse = true
-		opts.Prefix = prefix
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
-			item := it.Item()
-			if from != nil && bytes.Equal(item.Key(), from) {
-				continue
-			}
+		for item := range scanPrefix(txn, prefix, o) {
 			if len(page) == limit {
 				more = true
 				return nil

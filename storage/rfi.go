@@ -209,16 +209,10 @@ func (s *Store) ClaimRFIExpiries(ctx context.Context, c onboarding.Claim) ([]str
 			id  uuid.UUID
 		}
 		var due []entry
-		prefix := []byte(prefixRFIExpiry)
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		opts.PrefetchValues = false
-		it := txn.NewIterator(opts)
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			k := it.Item().KeyCopy(nil)
+		for item := range scanPrefix(txn, []byte(prefixRFIExpiry), scanOpts{keysOnly: true}) {
+			k := item.KeyCopy(nil)
 			at, id, err := parseRFIExpiryKey(k)
 			if err != nil {
-				it.Close()
 				return err
 			}
 			if at.After(c.Now) || len(due) >= c.Limit {
@@ -227,7 +221,6 @@ func (s *Store) ClaimRFIExpiries(ctx context.Context, c onboarding.Claim) ([]str
 			}
 			due = append(due, entry{k, id})
 		}
-		it.Close()
 		until := c.Now.Add(c.Lease)
 		for _, e := range due {
 			to := rfiExpiryKey(until, e.id)

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -110,18 +109,14 @@ func (s *Store) setSchema(ctx context.Context, version string) error {
 // applications without queueing them.
 func indexPendingDocuments(txn *badger.Txn) error {
 	prefix := []byte(prefixApp)
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = prefix
-	it := txn.NewIterator(opts)
-	defer it.Close()
 	var pending [][]byte
-	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+	for item := range scanPrefix(txn, prefix, scanOpts{}) {
 		var app onboarding.Application
-		if err := it.Item().Value(func(b []byte) error { return decode(b, &app) }); err != nil {
+		if err := item.Value(func(b []byte) error { return decode(b, &app) }); err != nil {
 			return err
 		}
 		if app.RegistryDocumentsStatus == onboarding.RegistryDocumentsPending {
-			id, err := uuid.FromBytes(it.Item().Key()[len(prefix):])
+			id, err := uuid.FromBytes(item.Key()[len(prefix):])
 			if err != nil {
 				return err
 			}
@@ -143,15 +138,13 @@ func (s *Store) dropRetiredPreAuthIndex(ctx context.Context) error {
 	for {
 		deleted := 0
 		err := s.update(ctx, func(txn *badger.Txn) error {
-			opts := badger.DefaultIteratorOptions
-			opts.Prefix = prefix
-			opts.PrefetchValues = false
-			it := txn.NewIterator(opts)
 			var keys [][]byte
-			for it.Seek(prefix); it.ValidForPrefix(prefix) && len(keys) < migrationBatch; it.Next() {
-				keys = append(keys, it.Item().KeyCopy(nil))
+			for item := range scanPrefix(txn, prefix, scanOpts{keysOnly: true}) {
+				if len(keys) >= migrationBatch {
+					break
+				}
+				keys = append(keys, item.KeyCopy(nil))
 			}
-			it.Close()
 			for _, k := range keys {
 				if err := txn.Delete(k); err != nil {
 					return err
@@ -188,29 +181,21 @@ func (s *Store) markAllScopeKeys(ctx context.Context) error {
 		var last []byte
 		err := s.update(ctx, func(txn *badger.Txn) error {
 			last = nil
-			opts := badger.DefaultIteratorOptions
-			opts.Prefix = prefix
-			it := txn.NewIterator(opts)
 			type rec struct {
 				key []byte
 				k   onboarding.APIKey
 			}
 			var marked []rec
-			seek := prefix
-			if after != nil {
-				seek = after
-			}
 			read := 0
-			for it.Seek(seek); it.ValidForPrefix(prefix) && read < migrationBatch; it.Next() {
-				key := it.Item().KeyCopy(nil)
-				if after != nil && bytes.Equal(key, after) {
-					continue
+			for item := range scanPrefix(txn, prefix, scanOpts{after: after}) {
+				if read >= migrationBatch {
+					break
 				}
+				key := item.KeyCopy(nil)
 				read++
 				last = key
 				var k onboarding.APIKey
-				if err := it.Item().Value(func(b []byte) error { return decode(b, &k) }); err != nil {
-					it.Close()
+				if err := item.Value(func(b []byte) error { return decode(b, &k) }); err != nil {
 					return err
 				}
 				if !k.AllScopes && hasScopes(&k, old) {
@@ -218,7 +203,6 @@ func (s *Store) markAllScopeKeys(ctx context.Context) error {
 					marked = append(marked, rec{key, k})
 				}
 			}
-			it.Close()
 			for _, m := range marked {
 				if err := setRecord(txn, m.key, &m.k); err != nil {
 					return err

@@ -45,7 +45,11 @@ type Options struct {
 	AppCacheBytes int
 }
 
-// Store is the Badger-backed onboarding.Store.
+// Store is the Badger-backed onboarding.Store. Its methods return
+// onboarding.ErrNotFound for missing records, and an error matching
+// onboarding.ErrWriteConflict (never badger.ErrConflict) when a transaction
+// still lost write conflicts to concurrent ones after its retries, which
+// the caller may try again; every other error is unexpected.
 type Store struct {
 	db   *badger.DB
 	dir  string   // the database's directory, absolute and free of symbolic links (PageOut)
@@ -61,8 +65,8 @@ type Store struct {
 	// process owns the database, so concurrent updates queue instead of
 	// failing with write conflicts. A lock is held through the commit's
 	// fsync, so two updates of different applications that share one wait
-	// a commit for nothing: with 1024, 32 concurrent updates share a lock
-	// 3% of the time (with 64, 38%).
+	// a commit for nothing: appLockCount locks make that rare among the
+	// updates a server runs at once.
 	appLocks [appLockCount]sync.Mutex
 
 	// rfiClaims serialises ClaimRFIExpiries: claims all read the front of
@@ -247,7 +251,8 @@ func (s *Store) appLock(id uuid.UUID) *sync.Mutex {
 }
 
 // update runs fn in a read-write transaction, retrying a bounded number of
-// times when it loses a write conflict to a concurrent transaction.
+// times when it loses a write conflict to a concurrent transaction; a
+// conflict that outlasts the retries is onboarding.ErrWriteConflict.
 func (s *Store) update(ctx context.Context, fn func(*badger.Txn) error) error {
 	var err error
 	for attempt := 0; attempt < maxAttempts; attempt++ {
@@ -260,7 +265,7 @@ func (s *Store) update(ctx context.Context, fn func(*badger.Txn) error) error {
 		}
 		time.Sleep(time.Duration(attempt+1) * time.Millisecond)
 	}
-	return fmt.Errorf("transaction still conflicting after %d attempts: %w", maxAttempts, err)
+	return translateConflict(fmt.Errorf("transaction still conflicting after %d attempts: %w", maxAttempts, err))
 }
 
 func (s *Store) view(fn func(*badger.Txn) error) error {

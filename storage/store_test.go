@@ -780,3 +780,36 @@ func TestMigrateSchema3(t *testing.T) {
 		t.Errorf("schema after migration = %q, %v; want %s", v, err, schemaVersion)
 	}
 }
+
+// TestWriteConflictIsDomainError makes every attempt of a transaction lose
+// a real Badger conflict and checks what leaves the Store: a
+// onboarding.ErrWriteConflict that keeps Badger's message.
+func TestWriteConflictIsDomainError(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	key := []byte("test/conflict")
+	attempts := 0
+	err := s.update(context.Background(), func(txn *badger.Txn) error {
+		attempts++
+		if _, err := txn.Get(key); err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		// A concurrent transaction writes what this one read, and commits first.
+		if err := s.db.Update(func(other *badger.Txn) error { return other.Set(key, []byte{byte(attempts)}) }); err != nil {
+			return err
+		}
+		return txn.Set(key, []byte("mine"))
+	})
+	if !errors.Is(err, onboarding.ErrWriteConflict) {
+		t.Fatalf("update = %v, want an onboarding.ErrWriteConflict", err)
+	}
+	if attempts != maxAttempts {
+		t.Errorf("attempts = %d, want %d", attempts, maxAttempts)
+	}
+	if want := fmt.Sprintf("transaction still conflicting after %d attempts: %v", maxAttempts, badger.ErrConflict); err.Error() != want {
+		t.Errorf("message = %q, want %q", err, want)
+	}
+	if !errors.Is(err, badger.ErrConflict) {
+		t.Errorf("update = %v, which no longer matches badger.ErrConflict for the retries inside storage", err)
+	}
+}

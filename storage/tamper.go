@@ -35,22 +35,15 @@ func (s *Store) TamperWithActivity(ctx context.Context, subjectID string,
 			return err
 		}
 		var log []onboarding.LoggedActivity
-		prefix := activityPrefix(u)
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		it := txn.NewIterator(opts)
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			item := it.Item()
+		for item := range scanPrefix(txn, activityPrefix(u), scanOpts{}) {
 			if err := item.Value(func(b []byte) error {
 				e, err := loggedActivity(item.Key(), b)
 				log = append(log, e)
 				return err
 			}); err != nil {
-				it.Close()
 				return err
 			}
 		}
-		it.Close()
 		for _, e := range log {
 			if err := txn.Delete(activityKey(u, e.Seq)); err != nil {
 				return err

@@ -52,14 +52,9 @@ func (s *Store) Endpoints(_ context.Context, orgID string) ([]*onboarding.Endpoi
 			out, err = s.orgEndpointsCopy(txn, orgID)
 			return err
 		}
-		prefix := []byte(prefixEndpoint)
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		for item := range scanPrefix(txn, []byte(prefixEndpoint), scanOpts{}) {
 			var ep onboarding.Endpoint
-			if err := it.Item().Value(func(b []byte) error { return decode(b, &ep) }); err != nil {
+			if err := item.Value(func(b []byte) error { return decode(b, &ep) }); err != nil {
 				return err
 			}
 			out = append(out, &ep)
@@ -143,15 +138,10 @@ func (s *Store) changeEndpoint(ctx context.Context, id string, change func(*onbo
 
 // hasQueue reports whether any delivery is queued for the endpoint.
 func hasQueue(txn *badger.Txn, endpointID string) bool {
-	prefix := endpointQueuePrefix(endpointID)
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = prefix
-	opts.PrefetchValues = false
-	opts.PrefetchSize = 1
-	it := txn.NewIterator(opts)
-	defer it.Close()
-	it.Seek(prefix)
-	return it.ValidForPrefix(prefix)
+	for range scanPrefix(txn, endpointQueuePrefix(endpointID), scanOpts{keysOnly: true, prefetch: 1}) {
+		return true
+	}
+	return false
 }
 
 // DeleteEndpoint removes the endpoint and its index entry in a transaction

@@ -1,5 +1,6 @@
 // Package pdftest writes small PDF files for tests, so that every byte a
-// test depends on is visible in its source: classic files with a
+// test depends on is visible in its source (the sandbox's sample document,
+// onboarding/sample.pdf, is held to Build's output too): classic files with a
 // cross-reference table, files in the PDF 1.5 shape with an object stream
 // and a cross-reference stream, and incremental updates. Its ReadRecorder
 // is a file that checks how a reader of such files reads it.

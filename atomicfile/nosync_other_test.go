@@ -1,8 +1,8 @@
 //go:build !linux
 
-package notify
+package atomicfile
 
 import "testing"
 
-// unnamedWriter is not called outside Linux (TestWriteFile).
+// unnamedWriter is not called outside Linux (TestWriteFileNoSync).
 func unnamedWriter(*testing.T) func(string, []byte) error { return nil }

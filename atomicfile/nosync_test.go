@@ -1,4 +1,4 @@
-package notify
+package atomicfile
 
 import (
 	"os"
@@ -9,13 +9,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestWriteFile: each way of writing an outbox file leaves exactly the
-// file, with its data and mode 0600, and refuses a directory that does not
-// exist.
-func TestWriteFile(t *testing.T) {
+// TestWriteFileNoSync: each way of writing a file without fsyncs (an
+// outbox file of package notify, say) leaves exactly the file, with its
+// data and mode 0600, and refuses a directory that does not exist.
+func TestWriteFileNoSync(t *testing.T) {
 	writers := map[string]func(string, []byte) error{
-		"writeFileAtomic":  writeFileAtomic,
-		"writeFileRenamed": writeFileRenamed,
+		"WriteFileNoSync": func(path string, data []byte) error { return WriteFileNoSync(path, data, 0o600) },
+		"writeRenamed":    func(path string, data []byte) error { return writeRenamed(path, data, 0o600) },
 	}
 	if runtime.GOOS == "linux" {
 		writers["writeUnnamed"] = unnamedWriter(t)

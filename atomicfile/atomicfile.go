@@ -1,0 +1,150 @@
+// Package atomicfile writes files so that a crash, or a reader, finds
+// either the old content or the new one, never part of it: the content goes
+// to a temporary file in the same directory, is fsynced, and is renamed (or
+// linked) into place, and then the directory is fsynced so that the new
+// name is durable too.
+//
+// Errors are those of the os package's calls, unwrapped, so that callers
+// word their messages as they need.
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// tempPattern is the name pattern of the temporary file of path: in path's
+// directory, starting with a dot so that listings of the directory that
+// skip hidden files skip it.
+func tempPattern(path string) string {
+	return "." + filepath.Base(path) + ".tmp-*"
+}
+
+// WriteFile replaces the file at path (or creates it) with data, with mode
+// perm, as the package says: durable when WriteFile returns. path's
+// directory must exist.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	f, err := Create(path, perm)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// File is the new content of a file being written: a temporary file in the
+// directory of its path, which Commit puts in place and Abort removes. A
+// File is not safe for concurrent use.
+type File struct {
+	f    *os.File
+	path string
+	done bool
+}
+
+// Create starts writing new content for the file at path, with mode perm,
+// in a temporary file in path's directory, which must exist. Nothing is at
+// path before Commit.
+func Create(path string, perm os.FileMode) (*File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path)) // mode 0600
+	if err != nil {
+		return nil, err
+	}
+	if perm != 0o600 {
+		if err := f.Chmod(perm); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, err
+		}
+	}
+	return &File{f: f, path: path}, nil
+}
+
+// Write writes p to the new content.
+func (f *File) Write(p []byte) (int, error) { return f.f.Write(p) }
+
+// Commit makes what was written the content of the file at path, replacing
+// any file there: it fsyncs and closes the temporary file, renames it to
+// path and fsyncs the directory. On an error the temporary file is removed
+// and path keeps what it had (unless only the directory's fsync failed).
+func (f *File) Commit() error { return f.commit(false, true) }
+
+// CommitNew is Commit for a file that must not replace another: it links
+// the temporary file at path and fails with an error wrapping fs.ErrExist,
+// leaving the existing file alone, when something is at path already (a
+// file that a concurrent writer created). On a file system without hard
+// links it renames, as Commit does.
+func (f *File) CommitNew() error { return f.commit(true, true) }
+
+// commit puts the temporary file at path: linked when noReplace, else
+// renamed; with sync, the file is fsynced before and the directory after.
+func (f *File) commit(noReplace, sync bool) error {
+	if f.done {
+		return errors.New("atomicfile: commit after commit or abort")
+	}
+	f.done = true
+	tmp := f.f.Name()
+	var err error
+	if sync {
+		err = f.f.Sync()
+	}
+	if cerr := f.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if noReplace {
+			err = linkNew(tmp, f.path)
+			os.Remove(tmp) // linked, or not placed at all
+		} else {
+			err = os.Rename(tmp, f.path)
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if !sync {
+		return nil
+	}
+	return SyncDir(filepath.Dir(f.path))
+}
+
+// linkNew links tmp at path, which must not exist; where the file system
+// has no hard links it renames tmp to path instead.
+func linkNew(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Abort drops what was written, leaving path as it is. It does nothing
+// after Commit or a first Abort, so that a deferred Abort cleans up after
+// whatever went wrong before Commit.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.f.Close()
+	os.Remove(f.f.Name())
+}
+
+// SyncDir fsyncs directory dir, making the entries created, renamed or
+// removed in it durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
