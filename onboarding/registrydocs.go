@@ -119,7 +119,7 @@ func (s *Service) wakeRegistryDocuments() {
 // The filings are stored as blobs first and recorded afterwards, all with
 // the outcome in one commit (recordRegistryDocuments): the job shares
 // Badger's commits with create, and one commit per application rather than
-// one per filing keeps its share small (issue 15). A pass that stops early
+// one per filing keeps its share small. A pass that stops early
 // (ctx ends, or the registry is down) records what it stored so far,
 // without an outcome, in one commit too. A crash before the commit loses
 // nothing that was recorded: the application is still pending, so the next
