@@ -31,7 +31,7 @@ func (e *env) decide(t *testing.T, id, body string) map[string]any {
 	return decode(t, w)
 }
 
-// TestDecisionErrors checks every error of DESIGN §5.2 in its order.
+// TestDecisionErrors checks every decision error in its order.
 func TestDecisionErrors(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	id := e.create(t, "acme", "")

@@ -275,7 +275,7 @@ func TestGetApplicationDocuments(t *testing.T) {
 			e.wantDownload(t, link, sd)
 		}
 	}
-	e.clock.Advance(60 * time.Second) // spec §8
+	e.clock.Advance(60 * time.Second)
 	for _, sd := range docs {
 		if link, ok := links[sd.doc.FileID]; ok {
 			e.wantDownload(t, link, sd)
@@ -364,13 +364,13 @@ func TestListApplicationDocuments(t *testing.T) {
 			e.wantDownload(t, link, sd)
 		}
 	}
-	e.clock.Advance(61 * time.Second) // spec §8: 60 seconds
+	e.clock.Advance(61 * time.Second) // links last 60 seconds
 	for _, link := range links {
 		wantError(t, e.download(t, link), http.StatusForbidden, errBody("Invalid or expired link"))
 	}
 }
 
-// TestGetDocument covers spec 4.7: a link valid one hour for each document
+// TestGetDocument covers get document: a link valid one hour for each document
 // with a file, whoever's it is.
 func TestGetDocument(t *testing.T) {
 	e := newEnv(t, envOptions{})
@@ -404,7 +404,7 @@ func TestGetDocument(t *testing.T) {
 		t.Fatalf("%d documents served, want 4", len(links))
 	}
 	// Valid for an hour, through its last second, and not after.
-	e.clock.Advance(time.Hour) // spec §8
+	e.clock.Advance(time.Hour)
 	for _, sd := range docs {
 		if link, ok := links[sd.doc.FileID]; ok {
 			e.wantDownload(t, link, sd)

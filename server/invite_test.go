@@ -12,7 +12,7 @@ import (
 	"onboard/onboarding"
 )
 
-// TestResendInvite checks DESIGN §5.8: a failed invite is resent with the
+// TestResendInvite checks resend invite (docs/api.md): a failed invite is resent with the
 // same link and moves the application to sent (with its event); five
 // resends a day at most; statuses that cannot have one; every message.
 func TestResendInvite(t *testing.T) {

@@ -2,7 +2,7 @@ package server
 
 import "onboard/onboarding"
 
-// The wire format of the API (spec §2, §4). These types are separate from the
+// The wire format of the API. These types are separate from the
 // domain's so that renaming a domain field can never change the API. The
 // application itself is onboarding.ApplicationView, which application
 // events share.
@@ -64,7 +64,7 @@ type summaryContact struct {
 	Name  *string `json:"name"`
 }
 
-// summaryDocument is a document item of list applications (spec 2.5). The
+// summaryDocument is a document item of list applications. The
 // list is flat, so PersonID or EntityID says whose document it is; both are
 // omitted for a company document.
 type summaryDocument struct {
@@ -78,7 +78,7 @@ type summaryDocument struct {
 	DownloadURL        *string                   `json:"download_url"`
 }
 
-// documentLinkResponse is the answer of get document (spec 4.7).
+// documentLinkResponse is the answer of get document.
 type documentLinkResponse struct {
 	URL      string `json:"url"`
 	FileName string `json:"file_name"`

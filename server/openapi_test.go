@@ -24,7 +24,7 @@ import (
 	"onboard/server/openapi"
 )
 
-// The API's contract (DESIGN §5.13) is kept true by the whole test suite:
+// The API's contract is kept true by the whole test suite:
 // newEnv wraps the router in contractChecked, so every request a test sends
 // to a path the document covers, and its response, is validated against
 // the document, and a mismatch fails that test.

@@ -98,7 +98,7 @@ type registryDoc struct {
 }
 
 // TestRegistrySandboxCompanies creates an application for every GB sandbox
-// company of DESIGN §7 through the API and checks the registry check, the
+// sandbox company (docs/sandbox.md) through the API and checks the registry check, the
 // pre-population and the final registry documents, downloading each one.
 func TestRegistrySandboxCompanies(t *testing.T) {
 	e := newEnv(t, envOptions{jobs: true})
@@ -249,8 +249,8 @@ func TestRegistrySandboxCompanies(t *testing.T) {
 	}
 }
 
-// TestRegistryRejectionsThroughTheAPI covers the registry answers of DESIGN
-// §7 that refuse the create, with the exact status and body.
+// TestRegistryRejectionsThroughTheAPI covers the registry answers of the
+// sandbox companies that refuse the create, with the exact status and body.
 func TestRegistryRejectionsThroughTheAPI(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	body := func(country, number, name string) string {

@@ -8,7 +8,7 @@ import (
 	"onboard/onboarding"
 )
 
-// testHelperRoutes registers the sandbox test helpers (DESIGN §5.11) with
+// testHelperRoutes registers the sandbox test helpers (docs/sandbox.md) with
 // route, the API's route registration (key, scope, Idempotency-Key on
 // POST). In production it registers nothing, so every path under
 // /api/external/test-helpers/ answers 404 Not found, as any unknown path.

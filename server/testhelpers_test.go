@@ -224,7 +224,7 @@ func wantComplete(t *testing.T, app map[string]any, form *onboarding.Form) {
 }
 
 // TestTestHelperSubmit drives applications of several forms and
-// configurations to submitted with the test helper (DESIGN §5.11): the
+// configurations to submitted with the test helper (docs/sandbox.md): the
 // response is get-application's, the events are opened then submitted,
 // and every step is the API key's in the activity log.
 func TestTestHelperSubmit(t *testing.T) {
