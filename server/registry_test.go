@@ -97,7 +97,7 @@ type registryDoc struct {
 	DocumentType, FilingDate, FileName, DocID string
 }
 
-// TestRegistrySandboxCompanies creates an application for every GB sandbox
+// TestRegistrySandboxCompanies creates an application for every GB
 // sandbox company (docs/sandbox.md) through the API and checks the registry check, the
 // pre-population and the final registry documents, downloading each one.
 func TestRegistrySandboxCompanies(t *testing.T) {
