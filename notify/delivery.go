@@ -42,6 +42,8 @@ type DeliveryQueue interface {
 	FinishDeliveries(ctx context.Context, batch []onboarding.FinishedDelivery, disabled []*string)
 }
 
+var _ DeliveryQueue = (*onboarding.Service)(nil)
+
 const (
 	// maxPerEndpoint bounds the attempts in flight to an endpoint not known
 	// to be healthy, so a slow or dead endpoint holds at most this many
@@ -245,5 +247,3 @@ func judge(q DeliveryQueue, d *onboarding.Delivery, resp onboarding.WebhookRespo
 	}
 	return q.AttemptResult(d, o, started, ended, disabled)
 }
-
-var _ DeliveryQueue = (*onboarding.Service)(nil)
