@@ -347,7 +347,7 @@ func TestReadyzFollowsJobsAndStore(t *testing.T) {
 	defer stopAll()
 	webhooksCtx, stopWebhooks := context.WithCancel(ctx)
 	j.start(jobRegistryDocuments, func() error { return a.svc.RunRegistryDocuments(ctx) })
-	j.start(jobWebhookDelivery, func() error { return a.svc.RunWebhooks(webhooksCtx) })
+	j.start(jobWebhookDelivery, func() error { return notify.RunWebhooks(webhooksCtx, a.svc) })
 	j.start(jobRFIExpiry, func() error { return a.svc.RunRFIExpiry(ctx) })
 	want(200, nil, map[string]any{"store": "ok", "registry_documents": "ok", "webhook_delivery": "ok", "rfi_expiry": "ok"})
 
@@ -390,7 +390,7 @@ func TestJobStoppedByError(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := newJobs(log)
-	j.start(jobWebhookDelivery, func() error { return svc.RunWebhooks(context.Background()) })
+	j.start(jobWebhookDelivery, func() error { return notify.RunWebhooks(context.Background(), svc) })
 	j.wait()
 	err = j.probe(jobWebhookDelivery).Check(context.Background())
 	if got, want := fmt.Sprint(err), "stopped: webhooks: no transport is configured"; got != want {

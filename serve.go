@@ -16,6 +16,7 @@ import (
 	"onboard/admin"
 	"onboard/config"
 	"onboard/metrics"
+	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/server"
 	"onboard/server/form"
@@ -146,13 +147,13 @@ func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api
 	svc := a.svc
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	j.start(jobRegistryDocuments, func() error { return svc.RunRegistryDocuments(jobCtx) })
-	j.start(jobWebhookDelivery, func() error { return svc.RunWebhooks(jobCtx) })
+	j.start(jobWebhookDelivery, func() error { return notify.RunWebhooks(jobCtx, svc) })
 	j.start(jobRFIExpiry, func() error { return svc.RunRFIExpiry(jobCtx) })
 	j.start(jobBlobSweep, func() error { return a.sweeper.Run(jobCtx) })
 	released := make(chan struct{})
 	go func() {
 		defer close(released)
-		releaseMemory(jobCtx, svc, a.store, a.log, maxMapped)
+		releaseMemory(jobCtx, svc, srv.ForgetRendered, a.store, a.log, maxMapped)
 	}()
 	err := srv.Run(ctx, api, admin, 30*time.Second)
 	stopJobs()

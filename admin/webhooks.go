@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // The webhook commands of the admin socket (docs/cli.md): onboard webhooks
@@ -292,7 +293,7 @@ func (s *handler) webhookRoutes(mux *http.ServeMux) {
 const maxAdminBody = 1 << 20
 
 // decode reads a JSON request body into v as the API does
-// (onboarding.DecodeJSON: no key twice, member names exact), or answers
+// (web.DecodeJSON: no key twice, member names exact), or answers
 // the error: Invalid JSON body for one that is empty, over maxAdminBody
 // or not JSON.
 func (s *handler) decode(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -303,7 +304,7 @@ func (s *handler) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	case len(bytes.TrimSpace(body)) == 0 || len(body) > maxAdminBody:
 		err = onboarding.ErrInvalidJSON
 	default:
-		err = onboarding.DecodeJSON(body, v)
+		err = web.DecodeJSON(body, v)
 	}
 	if err != nil {
 		s.fail(w, err)

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Where webhooks may go (DESIGN §5.7). Production refuses endpoint URLs that
+// Where webhooks may go (docs/webhooks.md). Production refuses endpoint URLs that
 // are not https or whose host is, or resolves to, an address inside the
 // operator's network: loopback, private, link-local (cloud metadata
 // services live there), shared (CGNAT), benchmarking, reserved,

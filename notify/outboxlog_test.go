@@ -17,7 +17,7 @@ import (
 
 // TestOutboxLogsNoSecrets sends each kind of message through the sandbox
 // outbox and reads its log line: the recipient, the subject, the link of
-// an invite (DESIGN §5.8: the operator follows it) and the file, but never
+// an invite (the operator follows it) and the file, but never
 // a verification code, which only the file holds, nor the body.
 func TestOutboxLogsNoSecrets(t *testing.T) {
 	jane := onboarding.Recipient{Email: "jane@northwind.example", Name: "Jane Smith"}

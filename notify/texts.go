@@ -26,7 +26,7 @@ type Email struct {
 
 // Summary is what a log may say of e: the recipient's address, the subject
 // with any Secret masked, and the link (an invite's: the operator follows
-// it, as DESIGN §5.8 says). Never the body, nor the secret.
+// it, as docs/api.md says). Never the body, nor the secret.
 func (e Email) Summary() (to, subject, link string) {
 	subject = e.Subject
 	if e.Secret != "" {

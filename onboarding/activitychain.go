@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// The hash chain of an activity log (DESIGN §5.12). Each subject (an
+// The hash chain of an activity log (docs/api.md). Each subject (an
 // application or an RFI request) has one log, and each entry's hash
 // covers the hash of the entry before it and the entry itself:
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// The activity log API (DESIGN §5.12): an application's activity entries,
+// The activity log API: an application's activity entries,
 // oldest first, each with its link in the log's hash chain
 // (activitychain.go).
 
@@ -105,35 +105,22 @@ func actorView(a Actor) ActorView {
 	return ActorView{Type: a.Type, ID: a.ID, Name: a.Name}
 }
 
-// ActivityLogPage is one page of an application's activity log.
-type ActivityLogPage struct {
-	Entries    []ActivityEntryView
-	HasMore    bool
-	NextCursor string // empty at the end
-}
-
 // activityCursorFilter starts the filter of every activity cursor, which
 // names the application too: a cursor of one log is not valid for another,
 // nor for another list.
 const activityCursorFilter = "activity:"
 
 // ListActivity returns a page of the activity log of an application of
-// k's organization, oldest first. limit and cursor are the raw query
-// parameters, checked with the rules of list applications (spec 4.3)
-// before the application is looked up.
-func (s *Service) ListActivity(ctx context.Context, k *APIKey, appID, limit, cursor string) (*ActivityLogPage, error) {
+// k's organization, oldest first. The cursor is checked before the
+// application is looked up.
+func (s *Service) ListActivity(ctx context.Context, k *APIKey, appID string, req PageRequest) (*Page[ActivityEntryView], error) {
 	if err := Authorize(k, ScopeApplicationsRead); err != nil {
 		return nil, err
 	}
-	n, err := parseLimit(limit)
+	n := req.Limit
+	after, err := req.Cursor.after(activityCursorFilter + appID)
 	if err != nil {
 		return nil, err
-	}
-	var after ulid.ULID
-	if cursor != "" {
-		if after, err = decodeCursor(cursor, activityCursorFilter+appID); err != nil {
-			return nil, err
-		}
 	}
 	app, err := s.application(ctx, k, appID)
 	if err != nil {
@@ -143,12 +130,10 @@ func (s *Service) ListActivity(ctx context.Context, k *APIKey, appID, limit, cur
 	if err != nil {
 		return nil, fmt.Errorf("list activity: %w", err)
 	}
-	page := &ActivityLogPage{Entries: make([]ActivityEntryView, len(entries)), HasMore: more}
+	page := newPage(entries, more, func(e LoggedActivity) ulid.ULID { return e.Seq }, activityCursorFilter+app.ID)
+	views := &Page[ActivityEntryView]{Items: make([]ActivityEntryView, len(entries)), HasMore: page.HasMore, NextCursor: page.NextCursor}
 	for i := range entries {
-		page.Entries[i] = entries[i].View()
+		views.Items[i] = entries[i].View()
 	}
-	if more && len(entries) > 0 {
-		page.NextCursor = encodeCursor(entries[len(entries)-1].Seq, activityCursorFilter+app.ID)
-	}
-	return page, nil
+	return views, nil
 }

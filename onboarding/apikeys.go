@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Key format: svc_{client_id}.{secret} (spec §5).
+// Key format: svc_{client_id}.{secret}.
 const (
 	keyPrefix       = "svc_"
 	clientIDLength  = 16 // lower-case alphanumerics: about 82 bits

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The applicant's access to the form (DESIGN §5.5): a participant opens
+// The applicant's access to the form (docs/applicant-form.md): a participant opens
 // their link and proves control of their email address with a 6-digit code
 // (or skips that with the partner's pre-auth code). The server then keeps a
 // session for them; what the domain decides is whether a session still
@@ -186,7 +186,7 @@ func (s *Service) signIn(ctx context.Context, v *Visitor, now time.Time, how str
 }
 
 // markOpened records the participant's first open and moves a created or
-// sent application to in_progress (spec §3), once.
+// sent application to in_progress, once.
 func (s *Service) markOpened(ctx context.Context, v *Visitor, now time.Time, extra ...Activity) error {
 	pid := v.Participant.ID
 	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {

@@ -24,13 +24,13 @@ type Application struct {
 	SubmittedAt  *time.Time
 	CompletedAt  *time.Time
 	// RegistryDocumentsStatus is empty for applications that are not
-	// registry-eligible (spec 2.1); for eligible ones it starts `pending`.
+	// registry-eligible; for eligible ones it starts `pending`.
 	RegistryDocumentsStatus RegistryDocumentsStatus
 	RegistryDocuments       []RegistryDocument
-	// Decisions are the provider's decisions, oldest first (spec 4.8).
+	// Decisions are the provider's decisions, oldest first.
 	Decisions []Decision
 	// InviteResends are when the partner asked for the invite again within
-	// the last day, oldest first (DESIGN §5.8: at most five a day).
+	// the last day, oldest first (at most five a day).
 	InviteResends []time.Time
 	// CollaboratorInvites are when the primary participant invited a
 	// collaborator within the last day, oldest first (at most
@@ -51,7 +51,7 @@ type Application struct {
 	CompanyChosen bool `json:",omitempty"`
 }
 
-// RegistryDocument is a filing fetched from the company registry (spec 2.6).
+// RegistryDocument is a filing fetched from the company registry.
 type RegistryDocument struct {
 	ID           string
 	Ref          string // the registry's id of the filing (Filing.Ref)
@@ -64,12 +64,12 @@ type RegistryDocument struct {
 }
 
 // registryDocumentsCountry is the country whose companies get registry
-// documents (spec 2.1): filings come from Companies House.
+// documents: filings come from Companies House.
 const registryDocumentsCountry = "GB"
 
 // RegistryEligible reports whether an application gets registry documents:
 // a UK company with a company number, on a configuration with registry
-// documents enabled (spec 2.1).
+// documents enabled.
 func RegistryEligible(cfg *Configuration, country, number string) bool {
 	return cfg.RegistryDocuments && country == registryDocumentsCountry && number != ""
 }
@@ -126,7 +126,7 @@ type Participant struct {
 	InvitedBy    string     // participant id of the inviter; empty for the primary
 }
 
-// Data is what the application collects (spec 2.2).
+// Data is what the application collects.
 type Data struct {
 	// Fields maps a field id to its validated value as compact JSON.
 	Fields    map[string]json.RawMessage
@@ -138,7 +138,7 @@ type Data struct {
 	Meta      Meta
 }
 
-// Person is a director, UBO or shareholder (spec 2.2).
+// Person is a director, UBO or shareholder.
 type Person struct {
 	ID          string
 	Source      Source
@@ -157,7 +157,7 @@ type Person struct {
 	Documents map[string]Document
 }
 
-// Entity is a related legal entity (spec 2.2).
+// Entity is a related legal entity.
 type Entity struct {
 	ID        string
 	Source    Source
@@ -167,7 +167,7 @@ type Entity struct {
 	Documents map[string]Document
 }
 
-// Ownership is one ownership relationship (spec 2.2).
+// Ownership is one ownership relationship.
 type Ownership struct {
 	ID             string
 	OwnerType      PartyType // OwnerPerson or OwnerEntity
@@ -180,7 +180,7 @@ type Ownership struct {
 	IsNominee      bool
 }
 
-// Document is an uploaded file or an operator's override (spec 2.5).
+// Document is an uploaded file or an operator's override.
 type Document struct {
 	FileID             string
 	FileName           string
@@ -197,14 +197,14 @@ type Document struct {
 	RejectReason string
 }
 
-// Acceptance reasons (spec 2.5, DESIGN §5.6).
+// Acceptance reasons (docs/applicant-form.md).
 const (
 	ReasonValidationPassed      = "validation_passed"
 	ReasonNoValidatorConfigured = "no_validator_configured"
 	ReasonBaselinePassed        = "baseline_passed"
 )
 
-// Visible reports whether d may appear in API payloads (spec §3).
+// Visible reports whether d may appear in API payloads.
 func (d *Document) Visible() bool {
 	return d.Status == DocumentAccepted || d.Status == DocumentForced || d.Status == DocumentSkipped
 }
@@ -212,7 +212,7 @@ func (d *Document) Visible() bool {
 // Satisfied reports whether d fulfils its requirement for submission.
 func (d *Document) Satisfied() bool { return d.Visible() }
 
-// Meta is the application's metadata (spec 2.2).
+// Meta is the application's metadata.
 type Meta struct {
 	PrimaryContact       *Contact
 	RegistrySources      []RegistrySource

@@ -4,7 +4,7 @@ package onboarding
 // of every document of the company, its people and its entities (rejected
 // uploads too: the record keeps them), and of every registry document. An
 // id appears once per reference; the order is unspecified. A backup copies
-// exactly these files beside the record (onboard backup, DESIGN §4).
+// exactly these files beside the record (onboard backup, docs/operations.md).
 func (a *Application) BlobIDs() []string {
 	var ids []string
 	for _, docs := range a.Data.documentOwners() {

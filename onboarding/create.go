@@ -11,9 +11,11 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/oklog/ulid/v2"
 )
 
-// PreAuthTTL is how long an application pre-auth code works (spec §8).
+// PreAuthTTL is how long an application pre-auth code works.
 const PreAuthTTL = 72 * time.Hour
 
 const (
@@ -22,7 +24,7 @@ const (
 	maxEmailLength    = 254
 )
 
-// CreateRequest is the body of create application (spec 4.1).
+// CreateRequest is the body of create application.
 type CreateRequest struct {
 	PrimaryContact *ContactInput
 	Country        string
@@ -38,7 +40,7 @@ type ContactInput struct {
 	Name  string
 }
 
-// CreateResult is what create application answers (spec 4.1).
+// CreateResult is what create application answers.
 type CreateResult struct {
 	Application *Application
 	Link        string
@@ -214,7 +216,7 @@ func validDomain(domain string) bool {
 	return true
 }
 
-// resolveConfig picks the configuration for a new application (spec 4.1).
+// resolveConfig picks the configuration for a new application.
 func (s *Service) resolveConfig(org *Organization, id string) (*Configuration, error) {
 	if id == "" {
 		cfg, ok := s.configs[org.DefaultConfig]
@@ -234,23 +236,12 @@ func (s *Service) resolveConfig(org *Organization, id string) (*Configuration, e
 }
 
 func (s *Service) newApplication(org *Organization, cfg *Configuration, country, email, name, number, companyName string, check *companyCheck, preAuth bool, now time.Time) (*Application, string, error) {
-	id, err := newUUID(s.random)
+	ids, err := s.newRecordIDs(now)
 	if err != nil {
 		return nil, "", err
 	}
-	pid, err := newUUID(s.random)
-	if err != nil {
-		return nil, "", err
-	}
-	slug, err := randomToken(s.random, linkSlugBytes)
-	if err != nil {
-		return nil, "", err
-	}
-	seq, err := s.nextSeq(now)
-	if err != nil {
-		return nil, "", err
-	}
-	primary := Participant{ID: pid, LinkSlug: slug, Email: email, Name: name, Role: RolePrimary}
+	id, seq := ids.id, ids.seq
+	primary := Participant{ID: ids.participantID, LinkSlug: ids.slug, Email: email, Name: name, Role: RolePrimary}
 	var code string
 	if preAuth {
 		if code, err = randomString(s.random, preAuthCodeLength, alphanumeric); err != nil {
@@ -308,10 +299,44 @@ func (s *Service) ParticipantLink(app *Application, p *Participant) string {
 	if p == nil {
 		return ""
 	}
-	if org, ok := s.orgs[app.OrgID]; ok && org.CustomDomainActive && org.CustomDomain != "" {
-		return "https://" + org.CustomDomain + "/a/" + p.LinkSlug
+	return s.linkURL(app.OrgID, "/a/"+p.LinkSlug)
+}
+
+// linkURL is path on the organization's custom domain when one is active,
+// else on the public URL: where applicants' links point.
+func (s *Service) linkURL(orgID, path string) string {
+	if org, ok := s.orgs[orgID]; ok && org.CustomDomainActive && org.CustomDomain != "" {
+		return "https://" + org.CustomDomain + path
 	}
-	return s.publicURL + "/a/" + p.LinkSlug
+	return s.publicURL + path
+}
+
+// recordIDs are what a new application or RFI request is given: its id, its
+// primary participant's id and link slug, and its creation sequence.
+type recordIDs struct {
+	id, participantID, slug string
+	seq                     ulid.ULID
+}
+
+// newRecordIDs mints the ids of a new application or RFI request created
+// at now, always in the same order, so that a seeded random source gives
+// the same ids.
+func (s *Service) newRecordIDs(now time.Time) (recordIDs, error) {
+	var ids recordIDs
+	var err error
+	if ids.id, err = newUUID(s.random); err != nil {
+		return recordIDs{}, err
+	}
+	if ids.participantID, err = newUUID(s.random); err != nil {
+		return recordIDs{}, err
+	}
+	if ids.slug, err = randomToken(s.random, linkSlugBytes); err != nil {
+		return recordIDs{}, err
+	}
+	if ids.seq, err = s.nextSeq(now); err != nil {
+		return recordIDs{}, err
+	}
+	return ids, nil
 }
 
 // withAuthCode appends the auth_code query parameter to a link.

@@ -1,7 +1,6 @@
 package onboarding
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,9 +9,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// Decisions (spec 4.8, DESIGN §5.2): the provider records its approval,
+// Decisions (docs/api.md): the provider records its approval,
 // rejection or referral of a submitted application. The status moves with
-// it (DESIGN §5.1), and the status move emits the decision's event.
+// it, and the status move emits the decision's event.
 
 // DecisionType is what the provider decided.
 type DecisionType string
@@ -24,13 +23,13 @@ const (
 	DecisionReferred DecisionType = "application.referred"
 )
 
-// maxDecisionData bounds a decision's data object, in bytes.
-const maxDecisionData = 16 << 10
+// MaxDecisionData bounds a decision's data object, in bytes.
+const MaxDecisionData = 16 << 10
 
 // ActionDecisionRecorded is the activity log's entry for a decision.
 const ActionDecisionRecorded = "decision.recorded"
 
-// Decision errors (DESIGN §5.2), in the order they are checked.
+// Decision errors, in the order they are checked.
 var (
 	ErrInvalidDecisionType = &Error{Kind: KindInvalid, Message: "Invalid decision type: must be one of application.approved, application.rejected, application.referred"}
 	ErrDecisionAppMismatch = &Error{Kind: KindInvalid, Message: "application_id does not match the path"}
@@ -77,87 +76,37 @@ type DecisionRecord struct {
 	AlreadyRecorded bool // the same type as the latest decision: nothing changed
 }
 
-// decisionRequest is the body of record decision, each member kept raw so
-// that each check gives its own message.
-type decisionRequest struct {
-	Type          json.RawMessage `json:"type"`
-	Timestamp     json.RawMessage `json:"timestamp"`
-	ApplicationID json.RawMessage `json:"application_id"`
-	Data          json.RawMessage `json:"data"`
+// DecisionInput is a decision as the provider sent it.
+type DecisionInput struct {
+	Type DecisionType
+	// Timestamp is when the provider decided; nil: when it is recorded.
+	Timestamp *time.Time
+	// Data is the provider's own object, kept with the decision; nil when
+	// none was sent.
+	Data json.RawMessage
 }
 
-// parseDecision checks a decision body in the order of DESIGN §5.2.
-func parseDecision(body []byte, appID string, now time.Time) (DecisionType, time.Time, json.RawMessage, error) {
-	var req decisionRequest
-	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 {
-		if trimmed[0] != '{' {
-			return "", time.Time{}, nil, ErrInvalidJSON
-		}
-		// Member names exactly, each key once: ErrInvalidJSON, or the
-		// duplicate key named (every member is raw, so no type errors).
-		if err := DecodeJSON(body, &req); err != nil {
-			return "", time.Time{}, nil, err
-		}
-	}
-	var typ string
-	if json.Unmarshal(req.Type, &typ) != nil {
-		return "", time.Time{}, nil, ErrInvalidDecisionType
-	}
-	t := DecisionType(typ)
-	if t != DecisionApproved && t != DecisionRejected && t != DecisionReferred {
-		return "", time.Time{}, nil, ErrInvalidDecisionType
-	}
-	if present(req.ApplicationID) {
-		var id string
-		if json.Unmarshal(req.ApplicationID, &id) != nil || id != appID {
-			return "", time.Time{}, nil, ErrDecisionAppMismatch
-		}
-	}
-	at := now
-	if present(req.Timestamp) {
-		var raw string
-		if json.Unmarshal(req.Timestamp, &raw) != nil {
-			return "", time.Time{}, nil, ErrInvalidTimestamp
-		}
-		parsed, err := time.Parse(time.RFC3339Nano, raw)
-		if err != nil {
-			return "", time.Time{}, nil, ErrInvalidTimestamp
-		}
-		at = parsed.UTC()
-		// An offset can carry the time past the years RFC 3339 (and the
-		// stored record's encoding) can write: "9999-12-31T23:59:59-01:00".
-		if at.Year() < 0 || at.Year() > 9999 {
-			return "", time.Time{}, nil, ErrInvalidTimestamp
-		}
-	}
-	var data json.RawMessage
-	if present(req.Data) {
-		if req.Data[0] != '{' || len(req.Data) > maxDecisionData {
-			return "", time.Time{}, nil, ErrDecisionData
-		}
-		data = bytes.Clone(req.Data)
-	}
-	return t, at, data, nil
-}
-
-// present reports whether a raw member was sent with a value other than null.
-func present(raw json.RawMessage) bool {
-	return len(raw) > 0 && string(raw) != "null"
+// Valid reports whether t is one of the decision types.
+func (t DecisionType) Valid() bool {
+	return t == DecisionApproved || t == DecisionRejected || t == DecisionReferred
 }
 
 // RecordDecision records a decision on an application of k's organization
-// (spec 4.8). The same type as the latest decision changes nothing and
+// (docs/api.md). The same type as the latest decision changes nothing and
 // answers AlreadyRecorded; otherwise the application must be submitted or
 // in review, and moves to review (referred) or to its terminal status,
 // with completed_at.
-func (s *Service) RecordDecision(ctx context.Context, k *APIKey, appID string, body []byte) (*DecisionRecord, error) {
+func (s *Service) RecordDecision(ctx context.Context, k *APIKey, appID string, in DecisionInput) (*DecisionRecord, error) {
 	if err := Authorize(k, ScopeApplicationsWrite); err != nil {
 		return nil, err
 	}
+	if !in.Type.Valid() {
+		return nil, ErrInvalidDecisionType
+	}
 	now := s.now().UTC()
-	t, at, data, err := parseDecision(body, appID, now)
-	if err != nil {
-		return nil, err
+	t, at, data := in.Type, now, in.Data
+	if in.Timestamp != nil {
+		at = *in.Timestamp
 	}
 	// The application is read once, in the update's transaction, which
 	// checks its organization (updateOwnApplication).

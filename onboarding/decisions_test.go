@@ -79,7 +79,7 @@ func TestRepeatedDecisionAnswersTheDecidedState(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	referred := []byte(`{"type":"application.referred"}`)
+	referred := onboarding.DecisionInput{Type: onboarding.DecisionReferred}
 	if _, err := svc.RecordDecision(ctx, key, id, referred); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestRepeatedDecisionAnswersTheDecidedState(t *testing.T) {
 	// right after.
 	store.mu.Lock()
 	store.then = func() {
-		if _, err := svc.RecordDecision(ctx, key, id, []byte(`{"type":"application.approved"}`)); err != nil {
+		if _, err := svc.RecordDecision(ctx, key, id, onboarding.DecisionInput{Type: onboarding.DecisionApproved}); err != nil {
 			t.Error(err)
 		}
 	}

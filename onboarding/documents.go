@@ -7,18 +7,18 @@ import (
 	"github.com/google/uuid"
 )
 
-// Lifetimes of signed document download links (spec §8).
+// Lifetimes of signed document download links.
 const (
 	// DocumentLinkTTL is how long a download_url in the get-application
 	// and list-applications payloads works.
 	DocumentLinkTTL = 60 * time.Second
-	// DocumentDownloadTTL is how long the URL from get document (spec 4.7)
+	// DocumentDownloadTTL is how long the URL from get document
 	// works.
 	DocumentDownloadTTL = time.Hour
 )
 
 // ErrDocumentNotFound is the 404 of get document: no document with that id
-// is visible in the application (spec 7.4).
+// is visible in the application.
 var ErrDocumentNotFound = &Error{Kind: KindNotFound, Message: "Document not found"}
 
 // defaultDocumentType is served for a document stored without a MIME type.
@@ -34,36 +34,39 @@ func (s *Service) DocumentURL(d *Document, ttl time.Duration) string {
 	if !ok {
 		return ""
 	}
-	return s.sign(l)
+	return s.SignLink(l)
 }
 
 // documentLink is what DocumentURL signs, and false when it answers "".
-func (s *Service) documentLink(d *Document, ttl time.Duration) (signedLink, bool) {
+func (s *Service) documentLink(d *Document, ttl time.Duration) (UnsignedLink, bool) {
 	if s.links == nil || d.BlobID == "" || d.Status == DocumentSkipped || !d.Visible() {
-		return signedLink{}, false
+		return UnsignedLink{}, false
 	}
 	ctype := d.FileType
 	if ctype == "" {
 		ctype = defaultDocumentType
 	}
-	return signedLink{blobID: d.BlobID, download: Download{FileName: d.FileName, ContentType: ctype}, ttl: ttl}, true
+	return UnsignedLink{blobID: d.BlobID, download: Download{FileName: d.FileName, ContentType: ctype}, ttl: ttl}, true
 }
 
-// signedLink is what a download link signs: a blob, how it downloads, and
-// for how long from the moment it is signed.
-type signedLink struct {
+// UnsignedLink is what a download link signs: a blob, how it downloads, and
+// for how long from the moment it is signed. The zero value is no link.
+type UnsignedLink struct {
 	blobID   string
 	download Download
 	ttl      time.Duration
 }
 
-// sign returns l signed now, under the public URL; the Service must sign
-// links (s.links set).
-func (s *Service) sign(l signedLink) string {
+// IsZero reports whether l is no link.
+func (l UnsignedLink) IsZero() bool { return l.blobID == "" }
+
+// SignLink returns l signed now, under the public URL; the Service must
+// sign links (Options.Links set).
+func (s *Service) SignLink(l UnsignedLink) string {
 	return s.links.SignedLink(s.publicURL, l.blobID, l.download, l.ttl)
 }
 
-// DocumentLink is what get document answers (spec 4.7).
+// DocumentLink is what get document answers.
 type DocumentLink struct {
 	URL      string // signed, valid DocumentDownloadTTL
 	FileName string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// Events (DESIGN §5.7). An event is written to the store in the same
+// Events (docs/webhooks.md). An event is written to the store in the same
 // transaction as the change that caused it (the transactional outbox), so a
 // change that did not commit emits nothing and a crash after commit loses
 // nothing. Its body is rendered once, at commit: every delivery of it and
@@ -39,7 +40,7 @@ const (
 	EventWebhookTest                         EventType = "webhook.test"
 )
 
-// EventTypes returns every event type, in the order DESIGN §5.7 lists them.
+// EventTypes returns every event type, in the order docs/webhooks.md lists them.
 func EventTypes() []EventType {
 	return []EventType{
 		EventApplicationCreated, EventApplicationSent, EventApplicationOpened, EventApplicationSubmitted,
@@ -126,7 +127,7 @@ func (s *Service) newEvent(t EventType, org, subject string, at time.Time, data 
 }
 
 // newEventJSON builds an event as newEvent does, from its data member
-// already encoded. The body is the wire format of DESIGN §5.7:
+// already encoded. The body is the wire format of docs/webhooks.md:
 // {"id","type","timestamp","data"}.
 func (s *Service) newEventJSON(t EventType, org, subject string, at time.Time, data []byte) (*Event, error) {
 	seq, err := s.nextSeq(at)
@@ -137,21 +138,23 @@ func (s *Service) newEventJSON(t EventType, org, subject string, at time.Time, d
 	if subject == "" {
 		subject = id
 	}
-	w := jsonWriter{b: make([]byte, 0, len(data)+len(`{"id":"","type":"","timestamp":"","data":}`)+96)}
-	w.raw(`{"id":`)
-	w.str(id)
-	w.raw(`,"type":`)
-	w.str(string(t))
-	w.raw(`,"timestamp":`)
-	w.str(Timestamp(at))
-	w.raw(`,"data":`)
-	w.b = append(w.b, data...)
-	w.raw(`}`)
-	return &Event{ID: id, Type: t, OrgID: org, Subject: subject, At: at, Body: w.b}, nil
+	// The id, type and timestamp are ASCII letters, digits and
+	// punctuation that no JSON encoder escapes.
+	b := make([]byte, 0, len(data)+len(`{"id":"","type":"","timestamp":"","data":}`)+96)
+	b = append(b, `{"id":`...)
+	b = strconv.AppendQuote(b, id)
+	b = append(b, `,"type":`...)
+	b = strconv.AppendQuote(b, string(t))
+	b = append(b, `,"timestamp":`...)
+	b = strconv.AppendQuote(b, Timestamp(at))
+	b = append(b, `,"data":`...)
+	b = append(b, data...)
+	b = append(b, '}')
+	return &Event{ID: id, Type: t, OrgID: org, Subject: subject, At: at, Body: b}, nil
 }
 
 // applicationEvents returns the events an application change emits, from
-// the application before and after it (DESIGN §5.1): each status the
+// the application before and after it: each status the
 // change moved it to has its event, in the order of the status machine,
 // and registry documents leaving `pending` emit theirs. A change that moves
 // nothing (a PATCH, a form save) emits none. before is nil for a new
@@ -192,7 +195,7 @@ func (s *Service) applicationEvents(before *Application, after *Application, at 
 	if err != nil {
 		return nil, err
 	}
-	data, err := view.AppendJSON(nil)
+	data, err := jsonv2.Marshal(&view, jsonv1.DefaultOptionsV1())
 	if err != nil {
 		return nil, fmt.Errorf("render application %s: %w", after.ID, err)
 	}
@@ -217,14 +220,27 @@ type Changes struct {
 // the change emits (applicationEvents). Every change of an application goes
 // through here, so no status move can forget its event.
 func (s *Service) updateApplication(ctx context.Context, id string, change func(*Application) ([]Activity, error)) (*Application, error) {
+	return updateAndEmit(ctx, s, id, s.store.UpdateApplication, change, s.applicationEvents)
+}
+
+// updateAndEmit applies change to the record id through update (a store's
+// atomic read-modify-write, which may run its function more than once) and
+// commits, in the same transaction, the activity entries change returns
+// and the events emits finds between the record before and after it. A
+// running delivery pool is told when events were committed.
+func updateAndEmit[T any](ctx context.Context, s *Service, id string,
+	update func(context.Context, string, func(*T) (Changes, error)) (*T, error),
+	change func(*T) ([]Activity, error),
+	emits func(before, after *T, at time.Time) ([]*Event, error),
+) (*T, error) {
 	emitted := false
-	app, err := s.store.UpdateApplication(ctx, id, func(a *Application) (Changes, error) {
-		before := *a
-		log, err := change(a)
+	r, err := update(ctx, id, func(r *T) (Changes, error) {
+		before := *r
+		log, err := change(r)
 		if err != nil {
 			return Changes{}, err
 		}
-		events, err := s.applicationEvents(&before, a, s.now().UTC())
+		events, err := emits(&before, r, s.now().UTC())
 		if err != nil {
 			return Changes{}, err
 		}
@@ -234,10 +250,10 @@ func (s *Service) updateApplication(ctx context.Context, id string, change func(
 	if err == nil && emitted {
 		s.wakeWebhooks()
 	}
-	return app, err
+	return r, err
 }
 
-// wakeWebhooks tells a running RunWebhooks that events were committed.
+// wakeWebhooks tells a running delivery pool that events were committed.
 func (s *Service) wakeWebhooks() {
 	select {
 	case s.webhooksWake <- struct{}{}:

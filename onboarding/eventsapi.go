@@ -4,59 +4,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/oklog/ulid/v2"
 )
 
-// The events API (DESIGN §5.7): an organization's events of the last
+// The events API (docs/webhooks.md): an organization's events of the last
 // EventRetention, newest first, each exactly the body its webhooks carry,
 // so a partner whose endpoint was down reconciles from here.
-
-// EventPage is one page of list events.
-type EventPage struct {
-	Events     []*Event
-	HasMore    bool
-	NextCursor string // empty at the end
-}
 
 // eventsCursorFilter starts the filter of every events cursor, so that a
 // cursor of list applications is never taken for one of list events, nor
 // the other way round.
 const eventsCursorFilter = "events:"
 
-// ListEvents returns a page of k's organization's events, newest first.
-// typ, limit and cursor are the raw query parameters, checked in that
-// order with the rules of list applications (spec 4.3).
-func (s *Service) ListEvents(ctx context.Context, k *APIKey, typ, limit, cursor string) (*EventPage, error) {
+// ListEvents returns a page of k's organization's events, newest first:
+// of one type, or of every type when typ is empty.
+func (s *Service) ListEvents(ctx context.Context, k *APIKey, typ EventType, req PageRequest) (*Page[*Event], error) {
 	if err := Authorize(k, ScopeEventsRead); err != nil {
 		return nil, err
 	}
-	q := EventQuery{OrgID: k.OrgID}
-	if typ != "" {
-		t, err := ParseEventType(typ)
-		if err != nil {
-			return nil, err
-		}
-		q.Type = t
-	}
-	var err error
-	if q.Limit, err = parseLimit(limit); err != nil {
+	q := EventQuery{OrgID: k.OrgID, Type: typ, Limit: req.Limit}
+	before, err := req.Cursor.after(eventsCursorFilter + string(q.Type))
+	if err != nil {
 		return nil, err
 	}
-	if cursor != "" {
-		before, err := decodeCursor(cursor, eventsCursorFilter+string(q.Type))
-		if err != nil {
-			return nil, err
-		}
+	if before != (ulid.ULID{}) {
 		q.Before = eventIDPrefix + before.String()
 	}
 	events, more, err := s.store.Events(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
-	page := &EventPage{Events: events, HasMore: more}
-	if more && len(events) > 0 {
-		page.NextCursor = encodeCursor(events[len(events)-1].Seq(), eventsCursorFilter+string(q.Type))
-	}
-	return page, nil
+	return newPage(events, more, (*Event).Seq, eventsCursorFilter+string(q.Type)), nil
 }
 
 // GetEvent returns one event of k's organization.

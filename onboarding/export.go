@@ -13,9 +13,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
-// Exports (DESIGN §4, `onboard apps export`): an organization's
+// Exports (`onboard apps export`, docs/cli.md): an organization's
 // applications, optionally of one status and updated since a time, as NDJSON
 // (each line the document get-application returns, without download URLs;
 // sensitive values included, for the export is the operator's own) or as
@@ -38,7 +41,7 @@ const (
 // returns.
 const exportPageSize = 500
 
-// exportColumns are the first columns of a CSV export, in order (DESIGN §4).
+// exportColumns are the first columns of a CSV export, in order.
 var exportColumns = [...]string{
 	"id", "config_id", "status", "company_name", "company_number", "company_country",
 	"primary_contact_email", "primary_contact_name", "created_at", "updated_at", "submitted_at", "completed_at",
@@ -210,7 +213,7 @@ func (x *Export) writeApplication(ctx context.Context, sink ExportSink, rows *cs
 		if err != nil {
 			return err
 		}
-		line, err := view.AppendJSON(nil)
+		line, err := jsonv2.Marshal(&view, jsonv1.DefaultOptionsV1())
 		if err != nil {
 			return fmt.Errorf("export application %s: %w", app.ID, err)
 		}

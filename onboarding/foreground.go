@@ -6,9 +6,8 @@ import (
 	"time"
 )
 
-// Background work gives way to requests (issue 15: webhook delivery and the
-// registry documents job must not cut create's throughput by more than 10%
-// while they run).
+// Background work gives way to requests, so that webhook delivery and the
+// registry documents job do not take the API's throughput while it is busy.
 // The server notes every request it serves (RequestStarted, RequestEnded);
 // before each application, the registry documents job waits until the API
 // is idle, that is until no request has been in flight for foregroundQuiet,
@@ -16,21 +15,16 @@ import (
 // no request in flight is not enough: clients whose writes share one
 // group commit all get their answers at once, and are all between
 // requests together many times a second. Beside an API that is never idle
-// the job therefore fetches about one application per yield: with the
-// default of 100 ms, about 8 a second in the sandbox's fixtures, which is
-// still more than a live registry's rate limit lets it fetch (Companies
-// House allows 600 requests in 5 minutes, and an application takes one
-// request for its filing history and two for each document). When the API
-// has gaps it runs at full speed.
+// the job therefore fetches about one application per yield, still more
+// than a live registry's rate limit lets it fetch; when the API has gaps it
+// runs at full speed.
 //
 // Webhook delivery gives way too, before each claim of deliveries (up to
-// WebhookWorkers of them), for at most Options.WebhooksYield (100 ms). Once
-// creates were committed in groups they were bound by CPU rather than by
-// commits, and an attempt (claim, signature, POST, record) costs about as
-// much CPU as a create: delivering beside a saturated API cut creates by
-// 25 to 40%. Giving way, it delivers at most a claim per lull or yield
-// while the API is saturated, and at full speed as soon as the API has
-// gaps, so events wait only while requests keep the server busy.
+// WebhookWorkers of them), for at most Options.WebhooksYield: an attempt
+// (claim, signature, POST, record) costs about as much CPU as a create.
+// Giving way, it delivers at most a claim per lull or yield while the API
+// is saturated, and at full speed as soon as the API has gaps, so events
+// wait only while requests keep the server busy.
 
 // DefaultWebhooksYield is how long, at most, the webhook deliverer waits
 // for the API to be idle before each claim.

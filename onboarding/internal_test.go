@@ -3,7 +3,6 @@ package onboarding
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -11,58 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oklog/ulid/v2"
 )
-
-func TestParsePatch(t *testing.T) {
-	tests := []struct {
-		body string
-		want []FieldUpdate
-	}{
-		{`{"fields":{"a":1}}`, []FieldUpdate{{"a", json.RawMessage(`1`)}}},
-		{`{"fields":{"b":"x","a":null}}`, []FieldUpdate{{"b", json.RawMessage(`"x"`)}, {"a", json.RawMessage(`null`)}}},
-		{` { "fields" : { "a" : { "x" : [1, 2] } } } `, []FieldUpdate{{"a", json.RawMessage(`{ "x" : [1, 2] }`)}}},
-	}
-	for _, tt := range tests {
-		got, err := ParsePatch([]byte(tt.body))
-		if err != nil {
-			t.Errorf("ParsePatch(%s): %v", tt.body, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("ParsePatch(%s) (-want +got):\n%s", tt.body, diff)
-		}
-	}
-	errs := []struct {
-		body    string
-		want    *Error
-		details map[string]string
-	}{
-		{``, ErrInvalidJSON, nil},
-		{`{"fields":{"a":1}`, ErrInvalidJSON, nil},
-		{`{"fields":{"a":1,"b":2,"a":3}}`, ErrDuplicateKey("fields.a"), nil},
-		{`{"fields":{"a":1},"fields":{"b":2}}`, ErrDuplicateKey("fields"), nil},
-		{`{"fields":{"a":{"line1":"x","line1":"y"}}}`, ErrDuplicateKey("fields.a.line1"), nil},
-		{`null`, ErrPatchBody, map[string]string{"body": "must be a JSON object"}},
-		{`"fields"`, ErrPatchBody, map[string]string{"body": "must be a JSON object"}},
-		{`{}`, ErrPatchBody, map[string]string{"fields": "is required: an object of field ids to values"}},
-		{`{"fields":null}`, ErrPatchBody, map[string]string{"fields": "must be an object of field ids to values"}},
-		{`{"fields":{}}`, ErrPatchBody, map[string]string{"fields": "must contain at least one field id"}},
-		{`{"people":[]}`, ErrPatchBody, map[string]string{
-			"people": `only "fields" can be updated; people, ownership and documents are managed by the applicant`,
-			"fields": "is required: an object of field ids to values",
-		}},
-	}
-	for _, tt := range errs {
-		_, err := ParsePatch([]byte(tt.body))
-		e := AsError(err)
-		if e == nil || e.Message != tt.want.Message {
-			t.Errorf("ParsePatch(%s) = %v, want %v", tt.body, err, tt.want)
-			continue
-		}
-		if diff := cmp.Diff(tt.details, e.Details); diff != "" {
-			t.Errorf("ParsePatch(%s) details (-want +got):\n%s", tt.body, diff)
-		}
-	}
-}
 
 func TestValidEmail(t *testing.T) {
 	for s, want := range map[string]bool{

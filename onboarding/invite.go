@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Resending the invite (DESIGN §5.8): the partner asks for the primary
+// Resending the invite (docs/api.md): the partner asks for the primary
 // participant's invite email again, with the same link.
 
 // Limits of invite resends.

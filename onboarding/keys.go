@@ -2,7 +2,7 @@ package onboarding
 
 import "time"
 
-// Scope is a permission an API key carries (spec §5).
+// Scope is a permission an API key carries.
 type Scope string
 
 // The scopes.

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"strconv"
 
 	"github.com/oklog/ulid/v2"
 )
 
-// List page sizes (spec §8).
+// List page sizes.
 const (
 	DefaultListLimit = 50
 	MaxListLimit     = 100
@@ -19,47 +18,47 @@ const (
 // change without misreading old cursors.
 const cursorVersion = 1
 
-// ListPage is one page of list applications (spec 4.3).
-type ListPage struct {
-	Applications []*Application
-	HasMore      bool
-	NextCursor   string // empty at the end
+// PageRequest asks for one page of a list: how many items, and where the
+// page before ended.
+type PageRequest struct {
+	Limit  int    // 1 to MaxListLimit
+	Cursor Cursor // zero: the first page
+}
+
+// Page is one page of a list: its items, whether more follow, and the
+// cursor of the next page (empty at the end).
+type Page[T any] struct {
+	Items      []T
+	HasMore    bool
+	NextCursor string
+}
+
+// newPage is the page of items, with more following when more: its next
+// cursor names the last item (by its seq) under the list's filter.
+func newPage[T any](items []T, more bool, seq func(T) ulid.ULID, filter string) *Page[T] {
+	p := &Page[T]{Items: items, HasMore: more}
+	if more && len(items) > 0 {
+		p.NextCursor = encodeCursor(seq(items[len(items)-1]), filter)
+	}
+	return p
 }
 
 // ListApplications returns a page of k's organization's applications,
-// newest first. status, limit and cursor are the raw query parameters.
-func (s *Service) ListApplications(ctx context.Context, k *APIKey, status, limit, cursor string) (*ListPage, error) {
+// newest first: of one status, or of every status when status is empty.
+func (s *Service) ListApplications(ctx context.Context, k *APIKey, status Status, req PageRequest) (*Page[*Application], error) {
 	if err := Authorize(k, ScopeApplicationsRead); err != nil {
 		return nil, err
 	}
-	q := ListQuery{OrgID: k.OrgID}
-	if status != "" {
-		st, err := ParseStatus(status)
-		if err != nil {
-			return nil, err
-		}
-		q.Status = st
-	}
+	q := ListQuery{OrgID: k.OrgID, Status: status, Limit: req.Limit}
 	var err error
-	if q.Limit, err = parseLimit(limit); err != nil {
+	if q.Before, err = req.Cursor.after(string(q.Status)); err != nil {
 		return nil, err
-	}
-	if cursor != "" {
-		before, err := decodeCursor(cursor, string(q.Status))
-		if err != nil {
-			return nil, err
-		}
-		q.Before = before
 	}
 	apps, more, err := s.store.ListApplications(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("list applications: %w", err)
 	}
-	page := &ListPage{Applications: apps, HasMore: more}
-	if more && len(apps) > 0 {
-		page.NextCursor = encodeCursor(apps[len(apps)-1].Seq, string(q.Status))
-	}
-	return page, nil
+	return newPage(apps, more, func(a *Application) ulid.ULID { return a.Seq }, string(q.Status)), nil
 }
 
 // A cursor is base64url(version, seq, filter): it names the last item
@@ -74,47 +73,60 @@ func encodeCursor(seq ulid.ULID, filter string) string {
 }
 
 func decodeCursor(c string, filter string) (ulid.ULID, error) {
-	var seq ulid.ULID
+	cur, err := ParseCursor(c)
+	if err != nil {
+		return ulid.ULID{}, err
+	}
+	return cur.after(filter)
+}
+
+// Cursor is a list cursor as a client sent it back, decoded. The zero
+// value is no cursor: the first page.
+type Cursor struct {
+	seq    ulid.ULID
+	filter string
+}
+
+// ParseCursor decodes a cursor this service wrote; ErrInvalidCursor for
+// anything else. Whether it belongs to the list it is used with, with the
+// same filter, is checked by the list.
+func ParseCursor(c string) (Cursor, error) {
+	var cur Cursor
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) < 17 || b[0] != cursorVersion || string(b[17:]) != filter {
-		return seq, ErrInvalidCursor
+	if err != nil || len(b) < 17 || b[0] != cursorVersion {
+		return Cursor{}, ErrInvalidCursor
 	}
-	copy(seq[:], b[1:17])
-	if seq == (ulid.ULID{}) {
-		return seq, ErrInvalidCursor
+	copy(cur.seq[:], b[1:17])
+	if cur.seq == (ulid.ULID{}) {
+		return Cursor{}, ErrInvalidCursor
 	}
-	return seq, nil
+	cur.filter = string(b[17:])
+	return cur, nil
 }
 
-// parseLimit reads a list's limit parameter (spec 4.3): empty is the
-// default page size.
-func parseLimit(raw string) (int, error) {
-	if raw == "" {
-		return DefaultListLimit, nil
+// after returns the item the page resumes after: zero for no cursor, and
+// ErrInvalidCursor for a cursor written for another list or filter.
+func (c Cursor) after(filter string) (ulid.ULID, error) {
+	if c.seq == (ulid.ULID{}) {
+		return ulid.ULID{}, nil
 	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > MaxListLimit {
-		return 0, ErrInvalidLimit
+	if c.filter != filter {
+		return ulid.ULID{}, ErrInvalidCursor
 	}
-	return n, nil
+	return c.seq, nil
 }
 
-// ApplicationJSON appends to dst an application of k's organization as
-// get-application answers it (spec 4.4): its view, with fresh download
-// links, encoded. The application is read as the store shares it, not
-// copied, and rendered once per version (viewMemo).
-func (s *Service) ApplicationJSON(ctx context.Context, k *APIKey, id string, dst []byte) ([]byte, error) {
+// ReadApplication calls read with an application of k's organization as
+// the store shares it, without copying it (Store.ReadApplication): read
+// must not change it or keep any part of it once it returns. Nothing
+// changes an application once read has it (a new version is a new
+// application), so a reader may keep what it derives from one by its
+// address, as get-application's rendered answers are kept.
+func (s *Service) ReadApplication(ctx context.Context, k *APIKey, id string, read func(*Application) error) error {
 	if err := Authorize(k, ScopeApplicationsRead); err != nil {
-		return nil, err
-	}
-	err := s.readApplication(ctx, k, id, func(app *Application) error {
-		r, err := s.rendered(app)
-		if err == nil {
-			dst = s.appendRendered(dst, r)
-		}
 		return err
-	})
-	return dst, err
+	}
+	return s.readApplication(ctx, k, id, read)
 }
 
 // FieldCatalog returns the form of an application of k's organization; its

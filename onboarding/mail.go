@@ -56,7 +56,7 @@ type VerificationCode struct {
 }
 
 // RFIInvite asks a company's contact for documents through an RFI
-// request's link (DESIGN §5.10).
+// request's link (docs/api.md).
 type RFIInvite struct {
 	To        Recipient
 	OrgName   string

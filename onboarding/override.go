@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// DocumentOverride is an operator's decision on a document requirement (DESIGN §5.6).
+// DocumentOverride is an operator's decision on a document requirement (docs/applicant-form.md).
 type DocumentOverride struct {
 	AppID, FieldID, PersonID, Reason string
 	Skip                             bool // skip waives the requirement (no file); otherwise force accepts the uploaded file
@@ -80,7 +80,7 @@ func ErrNothingToForce(field string) *Error {
 }
 
 // OverrideDocument records an operator's force or skip of a document
-// requirement of any organization's application (DESIGN §5.6) and returns
+// requirement of any organization's application (docs/applicant-form.md) and returns
 // the document as stored. Force accepts the file already uploaded (even a
 // rejected one) as `forced`; skip waives the requirement: the document
 // becomes `skipped` with no file, and the file it had is deleted once the

@@ -1,7 +1,6 @@
 package onboarding
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -9,78 +8,17 @@ import (
 	"github.com/google/uuid"
 )
 
-// FieldUpdate is one entry of a PATCH body's fields object.
+// FieldUpdate is one entry of a PATCH body's fields object: a field id and
+// the value to set (JSON null clears the field).
 type FieldUpdate struct {
 	ID    string
 	Value json.RawMessage
 }
 
-// ParsePatch reads a PATCH body (spec 4.5): an object whose only member is
-// "fields", a non-empty object of field ids to values. Entries keep the order
-// of the body. A body that is not JSON, or that names a member twice at any
-// depth (CheckJSON), is refused before anything else; member names match
-// exactly.
-func ParsePatch(body []byte) ([]FieldUpdate, error) {
-	if err := CheckJSON(body); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	tok, _ := dec.Token()
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, ErrPatchBodyDetails(map[string]string{"body": "must be a JSON object"})
-	}
-	details := map[string]string{}
-	var fieldsRaw json.RawMessage
-	seenFields := false
-	for dec.More() {
-		keyTok, _ := dec.Token()
-		key := keyTok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, ErrInvalidJSON
-		}
-		if key == "fields" {
-			fieldsRaw, seenFields = v, true
-			continue
-		}
-		if len(details) < maxListedIDs {
-			details[ClipInput(key)] = `only "fields" can be updated; people, ownership and documents are managed by the applicant`
-		}
-	}
-	if !seenFields {
-		details["fields"] = "is required: an object of field ids to values"
-	}
-	if len(details) > 0 {
-		return nil, ErrPatchBodyDetails(details)
-	}
-	updates, err := parseFieldsObject(fieldsRaw)
-	if err != nil {
-		return nil, err
-	}
-	if len(updates) == 0 {
-		return nil, ErrPatchBodyDetails(map[string]string{"fields": "must contain at least one field id"})
-	}
-	return updates, nil
-}
-
-func parseFieldsObject(raw json.RawMessage) ([]FieldUpdate, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, _ := dec.Token()
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, ErrPatchBodyDetails(map[string]string{"fields": "must be an object of field ids to values"})
-	}
-	var out []FieldUpdate
-	for dec.More() { // CheckJSON has refused repeated ids
-		keyTok, _ := dec.Token()
-		id := keyTok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, ErrInvalidJSON
-		}
-		out = append(out, FieldUpdate{ID: id, Value: v})
-	}
-	return out, nil
-}
+// MaxListedIDs bounds how many ids or members an error's message or
+// details list, so that a body of a hundred thousand bogus ids cannot make
+// a megabyte-long answer.
+const MaxListedIDs = maxListedIDs
 
 // normalizeUpdates checks each update against form: every id a field the
 // partner may set (else ErrUnknownFields naming them all), every value
@@ -112,15 +50,12 @@ func normalizeUpdates(form *Form, updates []FieldUpdate, now time.Time) ([]json.
 	return values, nil
 }
 
-// UpdateFields applies a PATCH body (spec 4.5) to an application of k's
-// organization and returns the ids it set or cleared, in body order. It never
-// changes the status and emits no event; it is recorded in the activity log.
-func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, body []byte) ([]string, *Application, error) {
+// UpdateFields applies the updates of a PATCH body (docs/api.md), at least
+// one, each id once, to an application of k's organization and returns the
+// ids it set or cleared, in the updates' order. It never changes the status
+// and emits no event; it is recorded in the activity log.
+func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, updates []FieldUpdate) ([]string, *Application, error) {
 	if err := Authorize(k, ScopeApplicationsWrite); err != nil {
-		return nil, nil, err
-	}
-	updates, err := ParsePatch(body)
-	if err != nil {
 		return nil, nil, err
 	}
 	// The application is read once, in the update's transaction: its

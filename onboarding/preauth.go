@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// PreAuthResult is what refresh pre-auth answers (spec 4.2).
+// PreAuthResult is what refresh pre-auth answers.
 type PreAuthResult struct {
 	Code            string
 	Link            string // the participant's link with auth_code

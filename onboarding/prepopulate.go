@@ -47,7 +47,7 @@ func (s *Service) checkCompany(ctx context.Context, country, number, name string
 }
 
 // applyParties adds a registry's people, entities and their ownership of
-// the company to d, with new ids and source "registry" (DESIGN §7). An
+// the company to d, with new ids and source "registry" (docs/sandbox.md). An
 // owner's percentage is the lower bound of its band, kept in
 // PercentageBand ("75-100").
 func applyParties(d *Data, p *Parties, random func() (string, error)) error {

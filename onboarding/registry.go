@@ -24,7 +24,7 @@ type Registry interface {
 	// up, and checks that it is active and that name matches the
 	// registered name (an empty name skips the name match: RFI requests
 	// check only that the company exists and is active). It returns the registry's record of the company, or
-	// an *Error with the DESIGN §5.4 message: malformed number, not found,
+	// an *Error with the rejection message: malformed number, not found,
 	// not active, name mismatch (all KindInvalid), registry down or
 	// throttling (KindUnavailable), or an unexpected answer
 	// (ErrRegistryFailed).

@@ -2,6 +2,7 @@ package onboarding_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"path/filepath"
@@ -346,7 +347,7 @@ func TestRegistryDocumentsUseTheVerifiedNumber(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svc.UpdateFields(context.Background(), k, res.Application.ID, []byte(`{"fields":{"company_number":"99999999"}}`)); err != nil {
+	if _, _, err := svc.UpdateFields(context.Background(), k, res.Application.ID, []onboarding.FieldUpdate{{ID: "company_number", Value: json.RawMessage(`"99999999"`)}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Registry document fetching (spec 2.6): after create, a background job
+// Registry document fetching: after create, a background job
 // fetches the filing history of every registry-eligible application and
 // stores each filing's PDF as a blob. The queue is the store's index of
 // applications whose registry_documents_status is `pending`, written in the
@@ -42,7 +42,7 @@ const (
 )
 
 // RegistryDocumentLinkTTL is how long a registry document's download_url
-// works (spec 2.6).
+// works.
 const RegistryDocumentLinkTTL = 60 * time.Second
 
 // RunRegistryDocuments fetches the registry documents of pending
@@ -119,7 +119,7 @@ func (s *Service) wakeRegistryDocuments() {
 // The filings are stored as blobs first and recorded afterwards, all with
 // the outcome in one commit (recordRegistryDocuments): the job shares
 // Badger's commits with create, and one commit per application rather than
-// one per filing keeps its share small (issue 15). A pass that stops early
+// one per filing keeps its share small. A pass that stops early
 // (ctx ends, or the registry is down) records what it stored so far,
 // without an outcome, in one commit too. A crash before the commit loses
 // nothing that was recorded: the application is still pending, so the next
@@ -267,18 +267,18 @@ func (s *Service) RegistryDocumentURL(d RegistryDocument) string {
 	if !ok {
 		return ""
 	}
-	return s.sign(l)
+	return s.SignLink(l)
 }
 
 // registryDocumentLink is what RegistryDocumentURL signs, and false when it
 // answers "".
-func (s *Service) registryDocumentLink(d *RegistryDocument) (signedLink, bool) {
+func (s *Service) registryDocumentLink(d *RegistryDocument) (UnsignedLink, bool) {
 	if s.links == nil || d.BlobID == "" {
-		return signedLink{}, false
+		return UnsignedLink{}, false
 	}
 	name := d.FileName
 	if name == "" {
 		name = d.DocumentType + ".pdf"
 	}
-	return signedLink{blobID: d.BlobID, download: Download{FileName: name, ContentType: "application/pdf"}, ttl: RegistryDocumentLinkTTL}, true
+	return UnsignedLink{blobID: d.BlobID, download: Download{FileName: name, ContentType: "application/pdf"}, ttl: RegistryDocumentLinkTTL}, true
 }

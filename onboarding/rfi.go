@@ -7,7 +7,7 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// RFI requests (spec 4.9, DESIGN §5.10): a partner asks a company for
+// RFI requests (docs/api.md): a partner asks a company for
 // documents outside an application. Each request has its own link, opened
 // and verified like the application form's, where the company's contact
 // uploads the documents its agent asks for.
@@ -128,7 +128,7 @@ type RFIListQuery struct {
 	Limit  int
 }
 
-// Errors of the RFI endpoints (DESIGN §5.10).
+// Errors of the RFI endpoints (docs/api.md).
 var (
 	ErrRFINotFound        = &Error{Kind: KindNotFound, Message: "RFI request not found"}
 	ErrInvalidAgentID     = &Error{Kind: KindInvalid, Message: "Invalid agent_id"}

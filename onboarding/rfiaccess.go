@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The RFI page (DESIGN §5.10): the contact opens the request's link,
+// The RFI page (docs/api.md): the contact opens the request's link,
 // verifies by email code or with the partner's auth_code exactly as on the
 // application form (the door of applicant.go), uploads each requested
 // document (validated by the form's upload step) and completes the request.
@@ -229,7 +229,7 @@ func (s *Service) requestedField(v *RFIVisitor, id string) (*Field, error) {
 }
 
 // UploadRFIDocument stores and validates a file for a requested document
-// (the form's upload step, DESIGN §5.6) and records it, accepted or
+// (the form's upload step) and records it, accepted or
 // rejected with the reason, replacing the document's earlier file.
 func (s *Service) UploadRFIDocument(ctx context.Context, v *RFIVisitor, up Upload) (*Document, error) {
 	if err := v.open(); err != nil {

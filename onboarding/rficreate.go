@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Limits of RFI requests (spec §8).
+// Limits of RFI requests.
 const (
 	// RFIPreAuthTTL is how long an RFI pre-auth code works.
 	RFIPreAuthTTL = 10 * time.Minute
@@ -27,7 +27,7 @@ const (
 	ActionRFICompleted = "rfi_request.completed"
 )
 
-// RFICreateRequest is the body of create RFI request (spec 4.9); pointers
+// RFICreateRequest is the body of create RFI request; pointers
 // tell a member left out from one given empty where that matters.
 type RFICreateRequest struct {
 	CompanyName      string
@@ -45,7 +45,7 @@ type RFIContactInput struct {
 	Role  string
 }
 
-// RFICreated is what create RFI request answers (spec 2.7).
+// RFICreated is what create RFI request answers.
 type RFICreated struct {
 	Request     *RFIRequest
 	Link        string // carries auth_code when pre-authenticated
@@ -54,7 +54,7 @@ type RFICreated struct {
 }
 
 // rfiRequiredFields are the members every create names in its
-// missing-fields error, in this order (spec §7).
+// missing-fields error, in this order.
 var rfiRequiredFields = [...]string{"company_name", "country", "primary_contact.name", "primary_contact.email"}
 
 // rfiExample is the complete valid body the missing-fields error shows.
@@ -74,7 +74,7 @@ func rfiExample() map[string]any {
 // could not be sent.
 const RFIInviteWarning = "The email to the contact could not be sent. The RFI request was created; share the link with the contact."
 
-// CreateRFIRequest validates req in the order of DESIGN §5.10, checks a
+// CreateRFIRequest validates req in the order of docs/api.md, checks a
 // GB company against the registry, stores the request with its
 // rfi_request.created event and emails the contact its link.
 func (s *Service) CreateRFIRequest(ctx context.Context, k *APIKey, req RFICreateRequest) (*RFICreated, error) {
@@ -132,7 +132,7 @@ func (s *Service) CreateRFIRequest(ctx context.Context, k *APIKey, req RFICreate
 	return res, nil
 }
 
-// checkRFIRequest applies the body checks of DESIGN §5.10 in order and
+// checkRFIRequest applies the body checks of docs/api.md in order and
 // returns the request trimmed and normalised.
 func checkRFIRequest(req RFICreateRequest) (RFICreateRequest, error) {
 	var c RFIContactInput
@@ -207,24 +207,13 @@ func pickAgent(org *Organization, id string) (*RFIAgent, error) {
 }
 
 func (s *Service) newRFIRequest(org *Organization, agent *RFIAgent, in RFICreateRequest, registered string, now time.Time) (*RFIRequest, string, error) {
-	id, err := newUUID(s.random)
+	ids, err := s.newRecordIDs(now)
 	if err != nil {
 		return nil, "", err
 	}
-	pid, err := newUUID(s.random)
-	if err != nil {
-		return nil, "", err
-	}
-	slug, err := randomToken(s.random, linkSlugBytes)
-	if err != nil {
-		return nil, "", err
-	}
-	seq, err := s.nextSeq(now)
-	if err != nil {
-		return nil, "", err
-	}
+	id, seq := ids.id, ids.seq
 	c := in.PrimaryContact
-	p := Participant{ID: pid, LinkSlug: slug, Email: c.Email, Name: c.Name, Role: RolePrimary}
+	p := Participant{ID: ids.participantID, LinkSlug: ids.slug, Email: c.Email, Name: c.Name, Role: RolePrimary}
 	var code string
 	if in.PreAuthenticated {
 		if code, err = randomString(s.random, rfiPreAuthCodeLength, alphanumeric); err != nil {
@@ -253,10 +242,7 @@ func (s *Service) RFILink(r *RFIRequest, p *Participant) string {
 	if p == nil {
 		return ""
 	}
-	if org, ok := s.orgs[r.OrgID]; ok && org.CustomDomainActive && org.CustomDomain != "" {
-		return "https://" + org.CustomDomain + "/r/" + p.LinkSlug
-	}
-	return s.publicURL + "/r/" + p.LinkSlug
+	return s.linkURL(r.OrgID, "/r/"+p.LinkSlug)
 }
 
 // sendRFIInvite emails the contact the request's link and records the

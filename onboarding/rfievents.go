@@ -10,28 +10,11 @@ import (
 // change emits (rfiEvents). Every change of an RFI request goes through
 // here, so no status move can forget its event.
 func (s *Service) updateRFIRequest(ctx context.Context, id string, change func(*RFIRequest) ([]Activity, error)) (*RFIRequest, error) {
-	emitted := false
-	r, err := s.store.UpdateRFIRequest(ctx, id, func(r *RFIRequest) (Changes, error) {
-		before := *r
-		log, err := change(r)
-		if err != nil {
-			return Changes{}, err
-		}
-		events, err := s.rfiEvents(&before, r, s.now().UTC())
-		if err != nil {
-			return Changes{}, err
-		}
-		emitted = len(events) > 0
-		return Changes{Log: log, Events: events}, nil
-	})
-	if err == nil && emitted {
-		s.wakeWebhooks()
-	}
-	return r, err
+	return updateAndEmit(ctx, s, id, s.store.UpdateRFIRequest, change, s.rfiEvents)
 }
 
 // rfiEvents returns the events an RFI request change emits: opened on its
-// first open, completed and expired on those status moves (DESIGN §5.7).
+// first open, completed and expired on those status moves (docs/webhooks.md).
 func (s *Service) rfiEvents(before, after *RFIRequest, at time.Time) ([]*Event, error) {
 	var types []EventType
 	if before.OpenedAt == nil && after.OpenedAt != nil {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The RFI expiry sweep (DESIGN §5.10, §8): an active request whose
+// The RFI expiry sweep (docs/api.md): an active request whose
 // expires_at has passed becomes expired, with its rfi_request.expired
 // event. Due requests are claimed through the Store with a lease, so that
 // several sweepers (or a sweeper that died mid-batch) neither expire a

@@ -6,14 +6,8 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
 )
-
-// RFIPage is one page of list RFI requests (DESIGN §5.10).
-type RFIPage struct {
-	Requests   []*RFIRequest
-	HasMore    bool
-	NextCursor string // empty at the end
-}
 
 // GetRFIRequest returns the RFI request id of k's organization.
 func (s *Service) GetRFIRequest(ctx context.Context, k *APIKey, id string) (*RFIRequest, error) {
@@ -44,39 +38,22 @@ func (s *Service) rfiRequest(ctx context.Context, org, id string) (*RFIRequest, 
 }
 
 // ListRFIRequests returns a page of k's organization's RFI requests,
-// newest first; status, limit and cursor are the raw query parameters,
-// checked as list applications checks them (spec 4.3).
-func (s *Service) ListRFIRequests(ctx context.Context, k *APIKey, status, limit, cursor string) (*RFIPage, error) {
+// newest first: of one status, or of every status when status is empty.
+func (s *Service) ListRFIRequests(ctx context.Context, k *APIKey, status RFIStatus, req PageRequest) (*Page[*RFIRequest], error) {
 	if err := Authorize(k, ScopeRFIRead); err != nil {
 		return nil, err
 	}
-	q := RFIListQuery{OrgID: k.OrgID}
-	if status != "" {
-		st, err := ParseRFIStatus(status)
-		if err != nil {
-			return nil, err
-		}
-		q.Status = st
-	}
-	var err error
-	if q.Limit, err = parseLimit(limit); err != nil {
-		return nil, err
-	}
+	q := RFIListQuery{OrgID: k.OrgID, Status: status, Limit: req.Limit}
 	filter := "rfi:" + string(q.Status)
-	if cursor != "" {
-		if q.Before, err = decodeCursor(cursor, filter); err != nil {
-			return nil, err
-		}
+	var err error
+	if q.Before, err = req.Cursor.after(filter); err != nil {
+		return nil, err
 	}
 	reqs, more, err := s.store.ListRFIRequests(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("list rfi requests: %w", err)
 	}
-	page := &RFIPage{Requests: reqs, HasMore: more}
-	if more && len(reqs) > 0 {
-		page.NextCursor = encodeCursor(reqs[len(reqs)-1].Seq, filter)
-	}
-	return page, nil
+	return newPage(reqs, more, func(r *RFIRequest) ulid.ULID { return r.Seq }, filter), nil
 }
 
 // GetRFIDocument returns a download link, valid DocumentDownloadTTL, for

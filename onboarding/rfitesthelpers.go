@@ -5,7 +5,7 @@ import (
 	"context"
 )
 
-// Sandbox test helpers for RFI requests (DESIGN §5.11): complete a request
+// Sandbox test helpers for RFI requests (docs/sandbox.md): complete a request
 // as its contact would, or expire it as the sweep would, through the same
 // code.
 

@@ -7,7 +7,7 @@ import (
 )
 
 // RFIRequestView is an RFI request as GET /rfi-requests/{id} shows it
-// (DESIGN §5.10) and as its events carry it (without download_url).
+// (docs/api.md) and as its events carry it (without download_url).
 type RFIRequestView struct {
 	ID             string               `json:"id"`
 	AgentID        string               `json:"agent_id"`
@@ -25,7 +25,7 @@ type RFIRequestView struct {
 	Documents      []RFIDocumentView    `json:"documents"`
 }
 
-// RFIParticipantView is a participant of an RFI request (spec 2.7).
+// RFIParticipantView is a participant of an RFI request.
 type RFIParticipantView struct {
 	ID    string          `json:"id"`
 	Email string          `json:"email"`

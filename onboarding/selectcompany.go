@@ -85,7 +85,7 @@ func (s *Service) SelectCompany(ctx context.Context, v *Visitor, number, name st
 
 // applyCompany records a company on an application: its number and name,
 // and, when a registry verified it, the registry's details, people and
-// owners (DESIGN §7); an eligible application starts fetching registry
+// owners (docs/sandbox.md); an eligible application starts fetching registry
 // documents.
 func (s *Service) applyCompany(a *Application, cfg *Configuration, number, name string, check *companyCheck, random func() (string, error), now time.Time) error {
 	if a.Data.Fields == nil {

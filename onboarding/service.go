@@ -26,8 +26,8 @@ type Organization struct {
 	// declarations marked Terms are asked only when it is set.
 	TermsURL string
 	Configs  []*Configuration
-	// RFIAgents are the organization's document-collection agents (DESIGN
-	// §5.10), ids in canonical UUID form.
+	// RFIAgents are the organization's document-collection agents
+	// (docs/api.md), ids in canonical UUID form.
 	RFIAgents []*RFIAgent
 }
 
@@ -74,7 +74,7 @@ type Store interface {
 	// returns, since other readers may share it. It answers read's error.
 	// Nothing changes an application once read has it (a new version is
 	// a new application), so a reader may keep what it derives from one
-	// by its address, as viewMemo does.
+	// by its address, as get-application's rendered answers are kept.
 	ReadApplication(ctx context.Context, id string, read func(*Application) error) error
 	// ApplicationBySlug returns the application one of whose participants
 	// has the link slug.
@@ -123,8 +123,8 @@ type Options struct {
 	// PublicURL is the base of applicant links, without a trailing slash.
 	PublicURL string
 	// Environment is the server's, "sandbox" or "production": API keys
-	// are created for it and work only in it (spec §5: sandbox and
-	// production use separate keys). Empty in tests that do not care.
+	// are created for it and work only in it, so sandbox and
+	// production use separate keys. Empty in tests that do not care.
 	Environment string
 	Now         func() time.Time // default time.Now
 	Logger      *slog.Logger     // default: discard
@@ -162,7 +162,7 @@ type Options struct {
 	// of strict document fields; required, so that no Service skips it.
 	PageCounter PageCounter
 	// Webhooks sends webhook deliveries and checks endpoint URLs; without
-	// one, endpoints cannot be added and RunWebhooks does not run.
+	// one, endpoints cannot be added and the delivery pool does not run.
 	Webhooks WebhookTransport
 	// RetrySchedule is the pause before each delivery attempt, the first
 	// usually zero; DefaultRetrySchedule when empty.
@@ -183,7 +183,7 @@ type Options struct {
 	RFIExpiryIdle func()
 }
 
-// DefaultMaxUploadBytes is the upload limit when none is configured (DESIGN §5.9).
+// DefaultMaxUploadBytes is the upload limit when none is configured.
 const DefaultMaxUploadBytes = 25 << 20
 
 // Service is onboard's use-cases: everything the API, the CLI and the
@@ -229,9 +229,6 @@ type Service struct {
 	usedMu sync.Mutex
 	used   map[string]time.Time // client id → last time LastUsedAt was written
 
-	// views keeps get-application answers rendered (viewMemo).
-	views *viewMemo
-
 	// keys caches API keys by client id. Every change to a key goes through
 	// this Service (the admin socket runs in the serving process), which
 	// refreshes the entry, so the cache is never stale for authentication.
@@ -250,7 +247,6 @@ func New(opts Options) (*Service, error) {
 		store:       opts.Store,
 		registry:    opts.Registry,
 		mailer:      opts.Mailer,
-		views:       newViewMemo(renderedViewsBytes),
 		orgs:        make(map[string]*Organization),
 		configs:     make(map[string]*Configuration),
 		publicURL:   strings.TrimRight(opts.PublicURL, "/"),

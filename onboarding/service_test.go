@@ -126,7 +126,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 }
 
 // TestAPIKeysStayInTheirEnvironment: a key works only in the environment
-// it was created in (spec §5: sandbox and production use separate keys),
+// it was created in (sandbox and production use separate keys),
 // even when one data directory serves both in turn; a key made before keys
 // had an environment works in either.
 func TestAPIKeysStayInTheirEnvironment(t *testing.T) {

@@ -1,6 +1,6 @@
 package onboarding
 
-// Status is an application's place in its lifecycle (spec §3, DESIGN §5.1).
+// Status is an application's place in its lifecycle (docs/api.md).
 type Status string
 
 // The application statuses.
@@ -29,7 +29,7 @@ func ParseStatus(s string) (Status, error) {
 	return "", ErrInvalidStatus(s)
 }
 
-// Writable reports whether the partner may still PATCH fields (spec §3 rule 1).
+// Writable reports whether the partner may still PATCH fields.
 func (s Status) Writable() bool {
 	return s == StatusCreated || s == StatusSent || s == StatusInProgress
 }

@@ -33,7 +33,7 @@ func plural(n int, one, many string) string {
 }
 
 // NeedsCompany reports whether the applicant still has to choose their
-// company from the registry (company selection, DESIGN §3).
+// company from the registry (company selection).
 func (v *Visitor) NeedsCompany() bool {
 	return v.Config.CompanySelection && v.App.RegistryNumber == "" && len(v.App.Data.Fields["company_number"]) == 0
 }

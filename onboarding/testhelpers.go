@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Sandbox test helpers (DESIGN §5.11): the partner's integration tests
+// Sandbox test helpers (docs/sandbox.md): the partner's integration tests
 // drive an application through its life without a browser. The helper acts
 // as the application's primary participant through the form's own code
 // (sign-in, stage saves, people, uploads, submission), so it obeys exactly

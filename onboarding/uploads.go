@@ -66,8 +66,8 @@ func (v *Visitor) documentSlot(fieldID, personID string) (*Field, error) {
 	return f, nil
 }
 
-// UploadDocument stores a file for a document field, validates it (DESIGN
-// §5.6) and records it as accepted or, with the reason, rejected. The file
+// UploadDocument stores a file for a document field, validates it
+// (docs/applicant-form.md) and records it as accepted or, with the reason, rejected. The file
 // replaces the field's earlier document, except that a rejected file never
 // replaces one an operator forced or skipped (ErrRejectedKeptSettled). A file over the server's limit is
 // ErrUploadTooLarge and leaves nothing behind.
@@ -127,7 +127,7 @@ func (s *Service) UploadDocument(ctx context.Context, v *Visitor, up Upload) (*D
 }
 
 // receiveUpload stores an uploaded file and validates it for field f
-// (DESIGN §5.6), the one implementation the form and the RFI page share: it
+// (docs/applicant-form.md), the one implementation the form and the RFI page share: it
 // returns the document, accepted or (with the reason) rejected, and release,
 // which deletes the stored file when the caller does not keep it. A file
 // over the server's limit is ErrUploadTooLarge and leaves nothing behind.

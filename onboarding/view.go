@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The partner's view of an application (spec 2.1–2.6): what get-application
+// The partner's view of an application (docs/api.md): what get-application
 // returns and what application events carry. These types are the API's wire
 // format, kept separate from the records (Application, Person, ...) so that
 // renaming a record field can never change the API.
@@ -17,8 +17,8 @@ import (
 const TimestampLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // Timestamp formats t as an API timestamp: t.UTC().Format(TimestampLayout),
-// written digit by digit for the years 0–9999 (every view renders several,
-// and Format took a tenth of rendering one).
+// written digit by digit for the years 0–9999, since every view renders
+// several.
 func Timestamp(t time.Time) string {
 	t = t.UTC()
 	year, month, day := t.Date()
@@ -56,7 +56,7 @@ func OptionalTimestamp(t *time.Time) *string {
 	return &s
 }
 
-// ApplicationView is an application as the partner sees it (spec 2.1).
+// ApplicationView is an application as the partner sees it.
 type ApplicationView struct {
 	ID           string            `json:"id"`
 	ConfigID     string            `json:"config_id"`
@@ -64,18 +64,18 @@ type ApplicationView struct {
 	Link         string            `json:"link,omitempty"`
 	Data         DataView          `json:"data"`
 	Participants []ParticipantView `json:"participants"`
-	// Present only for registry-eligible applications (spec 2.1).
+	// Present only for registry-eligible applications.
 	RegistryDocuments       *[]RegistryDocumentView `json:"registry_documents,omitempty"`
 	RegistryDocumentsStatus RegistryDocumentsStatus `json:"registry_documents_status,omitempty"`
 	CreatedAt               string                  `json:"created_at"`
 	UpdatedAt               string                  `json:"updated_at"`
 	SubmittedAt             *string                 `json:"submitted_at"`
 	CompletedAt             *string                 `json:"completed_at"`
-	// Decisions are the provider's decisions, oldest first (DESIGN §5.2).
+	// Decisions are the provider's decisions, oldest first.
 	Decisions []DecisionView `json:"decisions"`
 }
 
-// DecisionView is a recorded decision (DESIGN §5.2).
+// DecisionView is a recorded decision.
 type DecisionView struct {
 	ID         string          `json:"id"`
 	Type       DecisionType    `json:"type"`
@@ -85,7 +85,7 @@ type DecisionView struct {
 	APIKeyName string          `json:"api_key_name"`
 }
 
-// DataView is what the application collected (spec 2.2).
+// DataView is what the application collected.
 type DataView struct {
 	Fields    map[string]json.RawMessage `json:"fields"`
 	People    []PersonView               `json:"people"`
@@ -95,7 +95,7 @@ type DataView struct {
 	Meta      MetaView                   `json:"meta"`
 }
 
-// PersonView is a director, UBO or shareholder (spec 2.2).
+// PersonView is a director, UBO or shareholder.
 type PersonView struct {
 	ID          string                  `json:"id"`
 	Source      Source                  `json:"source"`
@@ -111,7 +111,7 @@ type PersonView struct {
 	Documents   map[string]DocumentView `json:"documents"`
 }
 
-// EntityView is a related legal entity (spec 2.2).
+// EntityView is a related legal entity.
 type EntityView struct {
 	ID        string                  `json:"id"`
 	Source    Source                  `json:"source"`
@@ -121,7 +121,7 @@ type EntityView struct {
 	Documents map[string]DocumentView `json:"documents"`
 }
 
-// OwnershipView is one ownership relationship (spec 2.2).
+// OwnershipView is one ownership relationship.
 type OwnershipView struct {
 	ID             string    `json:"id"`
 	OwnerType      PartyType `json:"owner_type"`
@@ -134,8 +134,7 @@ type OwnershipView struct {
 	IsNominee      bool      `json:"is_nominee"`
 }
 
-// DocumentView is a document of the company, a person or an entity
-// (spec 2.5).
+// DocumentView is a document of the company, a person or an entity.
 type DocumentView struct {
 	FileID             string         `json:"file_id"`
 	FileName           string         `json:"file_name"`
@@ -147,11 +146,15 @@ type DocumentView struct {
 	OverriddenAt       *string        `json:"overridden_at,omitempty"`
 	DownloadURL        string         `json:"download_url,omitempty"`
 	// link, in a view with link holes, is what download_url signs when
-	// the view is answered (renderedView); blobID "" when there is none.
-	link signedLink
+	// the view is answered; zero when there is none.
+	link UnsignedLink
 }
 
-// MetaView is the application's metadata (spec 2.2).
+// PendingLink is what d's download_url signs when the view is answered, in
+// a view with link holes (ViewOptions.LinkHoles); zero otherwise.
+func (d *DocumentView) PendingLink() UnsignedLink { return d.link }
+
+// MetaView is the application's metadata.
 type MetaView struct {
 	PrimaryContact       *ContactView     `json:"primary_contact,omitempty"`
 	RegistrySources      []RegistrySource `json:"registry_sources,omitempty"`
@@ -159,15 +162,14 @@ type MetaView struct {
 	WebExtractedIndustry string           `json:"web_extracted_industry,omitempty"`
 }
 
-// ContactView is the company's primary contact (spec 2.2, meta).
+// ContactView is the company's primary contact (meta).
 type ContactView struct {
 	Name  *string `json:"name"`
 	Email string  `json:"email"`
 	Role  string  `json:"role,omitempty"`
 }
 
-// RegistryDocumentView is a filing fetched from the company registry
-// (spec 2.6).
+// RegistryDocumentView is a filing fetched from the company registry.
 type RegistryDocumentView struct {
 	ID           string         `json:"id"`
 	Source       RegistrySource `json:"source"`
@@ -176,10 +178,13 @@ type RegistryDocumentView struct {
 	FetchedAt    *string        `json:"fetched_at"`
 	DownloadURL  string         `json:"download_url,omitempty"`
 	// link is as DocumentView's.
-	link signedLink
+	link UnsignedLink
 }
 
-// ParticipantView is someone who completes the form (spec 2.3, as
+// PendingLink is as DocumentView's.
+func (d *RegistryDocumentView) PendingLink() UnsignedLink { return d.link }
+
+// ParticipantView is someone who completes the form (as
 // get-application shows it).
 type ParticipantView struct {
 	Email string          `json:"email"`
@@ -196,14 +201,14 @@ type ViewOptions struct {
 	// WithoutSensitive leaves out every value of a field that the
 	// application's form marks Sensitive: the field's key in data.fields and
 	// in the documents maps, and for a person-scoped field the person member
-	// it is stored in (spec §6: webhook payloads never carry them). The name
+	// it is stored in (webhook payloads never carry them). The name
 	// members are always on the wire: a sensitive person_full_name leaves
 	// them empty.
 	WithoutSensitive bool
-	// linkHoles, with Links, signs no link: each view that would have a
-	// download_url keeps what it signs instead, for AppendJSON to leave a
-	// hole in its place (renderedView).
-	linkHoles bool
+	// LinkHoles, with Links, signs no link: each view that would have a
+	// download_url keeps what it signs instead (PendingLink), so that an
+	// answer rendered once can be sent with links signed as it is sent.
+	LinkHoles bool
 }
 
 // View renders app as the partner sees it. With WithoutSensitive the
@@ -288,7 +293,7 @@ func (s *Service) View(app *Application, opts ViewOptions) (ApplicationView, err
 					FilingDate: optionalString(rd.FilingDate), FetchedAt: OptionalTimestamp(rd.FetchedAt),
 				}
 				switch {
-				case opts.Links && opts.linkHoles:
+				case opts.Links && opts.LinkHoles:
 					docs[i].link, _ = s.registryDocumentLink(&rd)
 				case opts.Links:
 					docs[i].DownloadURL = s.RegistryDocumentURL(rd)
@@ -331,9 +336,9 @@ func viewFields(fields map[string]json.RawMessage, sensitive []string) map[strin
 }
 
 // viewDocuments renders the visible documents of the company, a person or
-// an entity (spec 2.5), leaving out those of the sensitive field ids; with
+// an entity, leaving out those of the sensitive field ids; with
 // opts.Links, each that has a file gets a fresh download_url (or, with
-// opts.linkHoles, what it signs).
+// opts.LinkHoles, what it signs).
 func (s *Service) viewDocuments(docs map[string]Document, opts ViewOptions, sensitive []string) map[string]DocumentView {
 	out := make(map[string]DocumentView, len(docs))
 	for id, d := range docs {
@@ -351,7 +356,7 @@ func (s *Service) viewDocuments(docs map[string]Document, opts ViewOptions, sens
 			OverriddenAt:       OptionalTimestamp(d.OverriddenAt),
 		}
 		switch {
-		case opts.Links && opts.linkHoles:
+		case opts.Links && opts.LinkHoles:
 			dv.link, _ = s.documentLink(&d, DocumentLinkTTL)
 		case opts.Links:
 			dv.DownloadURL = s.DocumentURL(&d, DocumentLinkTTL)

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// The operator's webhook commands (DESIGN §4): endpoints are managed from
+// The operator's webhook commands (docs/cli.md): endpoints are managed from
 // the CLI, directly or through the running server's admin socket.
 
 // endpointIDPrefix starts every endpoint id: "we_" and a ULID.

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Webhooks (DESIGN §5.7): endpoints registered per organization, each
+// Webhooks (docs/webhooks.md): endpoints registered per organization, each
 // event queued for every endpoint that wants it in the transaction that
-// commits the event, and delivered by RunWebhooks with Standard Webhooks
+// commits the event, and delivered by the delivery pool (notify.RunWebhooks) with Standard Webhooks
 // signatures, retries over a day, and a log of every attempt.
 
 // secretPrefix starts a signing secret as the operator sees it: "whsec_"
@@ -88,8 +88,8 @@ func FormatSecret(key []byte) string {
 	return secretPrefix + base64.StdEncoding.EncodeToString(key)
 }
 
-// Delivery is one event queued for one endpoint: the unit RunWebhooks
-// claims, attempts and finishes.
+// Delivery is one event queued for one endpoint: the unit the delivery
+// pool claims, attempts and finishes.
 type Delivery struct {
 	EventID    string
 	EndpointID string

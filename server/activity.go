@@ -9,23 +9,27 @@ import (
 	"onboard/server/web"
 )
 
-// activityResponse is a page of an application's activity log (DESIGN
-// §5.12), oldest first.
+// activityResponse is a page of an application's activity log, oldest
+// first.
 type activityResponse struct {
-	Entries    []onboarding.ActivityEntryView `json:"entries"`
-	HasMore    bool                           `json:"has_more"`
-	NextCursor *string                        `json:"next_cursor"`
+	Entries []onboarding.ActivityEntryView `json:"entries"`
+	listPage
 }
 
 // listActivity handles GET /api/external/applications/:id/activity.
 func (s *Server) listActivity(c echo.Context) error {
-	page, err := s.svc.ListActivity(c.Request().Context(), apiKey(c), c.Param("id"), c.QueryParam("limit"), c.QueryParam("cursor"))
+	k := apiKey(c)
+	if err := onboarding.Authorize(k, onboarding.ScopeApplicationsRead); err != nil {
+		return err
+	}
+	req, err := parsePage(c)
 	if err != nil {
 		return err
 	}
-	out := activityResponse{Entries: page.Entries, HasMore: page.HasMore}
-	if page.NextCursor != "" {
-		out.NextCursor = &page.NextCursor
+	page, err := s.svc.ListActivity(c.Request().Context(), k, c.Param("id"), req)
+	if err != nil {
+		return err
 	}
+	out := activityResponse{Entries: page.Items, listPage: newListPage(page.HasMore, page.NextCursor)}
 	return web.WriteJSON(c, http.StatusOK, out)
 }

@@ -89,7 +89,7 @@ func (e *env) life(t *testing.T) string {
 
 // TestActivityLog reads the log of a real life: every entry in order, its
 // actor in the shape of its type, the fields changed, and hashes that
-// chain as DESIGN §5.12 says, checked from the API's answer alone.
+// chain as docs/api.md says, checked from the API's answer alone.
 func TestActivityLog(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	id := e.life(t)

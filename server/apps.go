@@ -10,7 +10,7 @@ import (
 	"onboard/server/web"
 )
 
-// createApplication handles POST /api/external/applications (spec 4.1).
+// createApplication handles POST /api/external/applications.
 func (s *Server) createApplication(c echo.Context) error {
 	var req createApplicationRequest
 	if err := s.bindJSON(c, &req); err != nil {
@@ -39,7 +39,7 @@ func (s *Server) createApplication(c echo.Context) error {
 	return web.WriteJSON(c, http.StatusCreated, out)
 }
 
-// refreshPreAuth handles POST /api/external/applications/:id/pre-auth (spec 4.2).
+// refreshPreAuth handles POST /api/external/applications/:id/pre-auth.
 func (s *Server) refreshPreAuth(c echo.Context) error {
 	res, err := s.svc.RefreshPreAuth(c.Request().Context(), apiKey(c), c.Param("id"))
 	if err != nil {
@@ -54,27 +54,32 @@ func (s *Server) refreshPreAuth(c echo.Context) error {
 	})
 }
 
-// listApplications handles GET /api/external/applications (spec 4.3).
+// listApplications handles GET /api/external/applications.
 func (s *Server) listApplications(c echo.Context) error {
-	page, err := s.svc.ListApplications(c.Request().Context(), apiKey(c), c.QueryParam("status"), c.QueryParam("limit"), c.QueryParam("cursor"))
+	k := apiKey(c)
+	if err := onboarding.Authorize(k, onboarding.ScopeApplicationsRead); err != nil {
+		return err
+	}
+	status, req, err := parseListQuery(c, "status", onboarding.ParseStatus)
 	if err != nil {
 		return err
 	}
-	out := listResponse{Applications: make([]applicationSummary, len(page.Applications)), HasMore: page.HasMore}
-	for i, app := range page.Applications {
-		out.Applications[i] = s.renderSummary(app)
+	page, err := s.svc.ListApplications(c.Request().Context(), k, status, req)
+	if err != nil {
+		return err
 	}
-	if page.NextCursor != "" {
-		out.NextCursor = &page.NextCursor
+	out := listResponse{Applications: make([]applicationSummary, len(page.Items)), listPage: newListPage(page.HasMore, page.NextCursor)}
+	for i, app := range page.Items {
+		out.Applications[i] = s.renderSummary(app)
 	}
 	return web.WriteJSON(c, http.StatusOK, out)
 }
 
-// getApplication handles GET /api/external/applications/:id (spec 4.4).
+// getApplication handles GET /api/external/applications/:id.
 func (s *Server) getApplication(c echo.Context) error {
 	buf := s.answers.get()
 	defer s.answers.put(buf)
-	b, err := s.svc.ApplicationJSON(c.Request().Context(), apiKey(c), c.Param("id"), *buf)
+	b, err := s.views.applicationJSON(c.Request().Context(), s.svc, apiKey(c), c.Param("id"), *buf)
 	if err != nil {
 		return err
 	}
@@ -82,7 +87,7 @@ func (s *Server) getApplication(c echo.Context) error {
 	return web.WriteRawJSON(c, http.StatusOK, b)
 }
 
-// getDocument handles GET /api/external/applications/:id/documents/:docId (spec 4.7).
+// getDocument handles GET /api/external/applications/:id/documents/:docId.
 func (s *Server) getDocument(c echo.Context) error {
 	doc, err := s.svc.GetDocument(c.Request().Context(), apiKey(c), c.Param("id"), c.Param("docId"))
 	if err != nil {
@@ -91,20 +96,29 @@ func (s *Server) getDocument(c echo.Context) error {
 	return web.WriteJSON(c, http.StatusOK, documentLinkResponse{URL: doc.URL, FileName: doc.FileName, FileType: doc.FileType})
 }
 
-// updateApplication handles PATCH /api/external/applications/:id (spec 4.5).
+// updateApplication handles PATCH /api/external/applications/:id.
 func (s *Server) updateApplication(c echo.Context) error {
 	body, err := s.readBody(c)
 	if err != nil {
 		return err
 	}
-	ids, app, err := s.svc.UpdateFields(c.Request().Context(), apiKey(c), c.Param("id"), body)
+	k := apiKey(c)
+	// A key without the scope is refused before its body is read.
+	if err := onboarding.Authorize(k, onboarding.ScopeApplicationsWrite); err != nil {
+		return err
+	}
+	updates, err := parsePatch(body)
+	if err != nil {
+		return err
+	}
+	ids, app, err := s.svc.UpdateFields(c.Request().Context(), k, c.Param("id"), updates)
 	if err != nil {
 		return err
 	}
 	return web.WriteJSON(c, http.StatusOK, updateResponse{Success: true, ApplicationID: app.ID, UpdatedFields: ids})
 }
 
-// fieldCatalog handles GET /api/external/applications/:id/fields (spec 4.6).
+// fieldCatalog handles GET /api/external/applications/:id/fields.
 func (s *Server) fieldCatalog(c echo.Context) error {
 	app, form, err := s.svc.FieldCatalog(c.Request().Context(), apiKey(c), c.Param("id"))
 	if err != nil {
@@ -138,17 +152,16 @@ func (s *Server) health(c echo.Context) error {
 // bindJSON decodes a JSON object body into v. An empty body is an empty
 // object; invalid JSON, a key given twice and wrongly typed members get
 // clear 400s, and member names match v's json tags exactly (a differently
-// cased member is ignored, as unknown members are): see
-// onboarding.DecodeJSON.
+// cased member is ignored, as unknown members are): see web.DecodeJSON.
 func (s *Server) bindJSON(c echo.Context, v any) error {
 	body, err := s.readBody(c)
 	if err != nil {
 		return err
 	}
-	return onboarding.DecodeJSON(body, v)
+	return web.DecodeJSON(body, v)
 }
 
-// decisionResponse is the answer of record decision (DESIGN §5.2).
+// decisionResponse is the answer of record decision.
 type decisionResponse struct {
 	Success         bool                    `json:"success"`
 	DecisionID      string                  `json:"decision_id"`
@@ -159,13 +172,22 @@ type decisionResponse struct {
 	AlreadyRecorded bool                    `json:"already_recorded"`
 }
 
-// recordDecision handles POST /api/external/applications/:id/decision (spec 4.8).
+// recordDecision handles POST /api/external/applications/:id/decision.
 func (s *Server) recordDecision(c echo.Context) error {
 	body, err := s.readBody(c)
 	if err != nil {
 		return err
 	}
-	rec, err := s.svc.RecordDecision(c.Request().Context(), apiKey(c), c.Param("id"), body)
+	k := apiKey(c)
+	// A key without the scope is refused before its body is read.
+	if err := onboarding.Authorize(k, onboarding.ScopeApplicationsWrite); err != nil {
+		return err
+	}
+	in, err := parseDecision(body, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	rec, err := s.svc.RecordDecision(c.Request().Context(), k, c.Param("id"), in)
 	if err != nil {
 		return err
 	}
@@ -175,7 +197,7 @@ func (s *Server) recordDecision(c echo.Context) error {
 	})
 }
 
-// inviteResponse is the answer of resend invite (DESIGN §5.8).
+// inviteResponse is the answer of resend invite.
 type inviteResponse struct {
 	Success       bool              `json:"success"`
 	ApplicationID string            `json:"application_id"`
@@ -183,7 +205,7 @@ type inviteResponse struct {
 	Warning       string            `json:"warning,omitempty"`
 }
 
-// resendInvite handles POST /api/external/applications/:id/invite (DESIGN §5.8).
+// resendInvite handles POST /api/external/applications/:id/invite.
 func (s *Server) resendInvite(c echo.Context) error {
 	res, err := s.svc.ResendInvite(c.Request().Context(), apiKey(c), c.Param("id"))
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"onboard/onboarding"
 	"onboard/server/form"
+	"onboard/server/web"
 )
 
 // createWith is a valid create body for acme with the given members
@@ -154,13 +154,13 @@ func TestBadInputIsRefused(t *testing.T) {
 
 		// Text that is not UTF-8, and nesting no request needs.
 		{"create: bytes that are not UTF-8", "POST", "/api/external/applications",
-			createWith(`"Jane Smith"`, "\"Jane \xff\xfeSmith\""), errBody(onboarding.ErrJSONNotUTF8.Message)},
+			createWith(`"Jane Smith"`, "\"Jane \xff\xfeSmith\""), errBody(web.ErrJSONNotUTF8.Message)},
 		{"create: an unpaired surrogate", "POST", "/api/external/applications",
-			createWith(`"Jane Smith"`, `"Jane \ud800Smith"`), errBody(onboarding.ErrJSONNotUTF8.Message)},
+			createWith(`"Jane Smith"`, `"Jane \ud800Smith"`), errBody(web.ErrJSONNotUTF8.Message)},
 		{"patch: bytes that are not UTF-8", "PATCH", app,
-			"{\"fields\":{\"company_number\":\"\xff\xfe1\"}}", errBody(onboarding.ErrJSONNotUTF8.Message)},
+			"{\"fields\":{\"company_number\":\"\xff\xfe1\"}}", errBody(web.ErrJSONNotUTF8.Message)},
 		{"rfi: bytes that are not UTF-8", "POST", "/api/external/rfi-requests",
-			strings.Replace(rfiBody, `"Director"`, "\"Dir\xc3\"", 1), errBody(onboarding.ErrJSONNotUTF8.Message)},
+			strings.Replace(rfiBody, `"Director"`, "\"Dir\xc3\"", 1), errBody(web.ErrJSONNotUTF8.Message)},
 		{"decision: data nested 3,000 deep", "POST", app + "/decision",
 			`{"type":"application.approved","data":{"deep":` + strings.Repeat("[", 3000) + strings.Repeat("]", 3000) + `}}`,
 			errBody("Invalid JSON body: nested more than 64 levels deep")},

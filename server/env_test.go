@@ -247,7 +247,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = svc.RunWebhooks(ctx)
+			_ = notify.RunWebhooks(ctx, svc)
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 	}

@@ -6,29 +6,34 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"onboard/onboarding"
 	"onboard/server/web"
 )
 
-// eventsResponse is a page of list events (DESIGN §5.7): each item is the
+// eventsResponse is a page of list events: each item is the
 // event's body exactly as its webhooks carry it.
 type eventsResponse struct {
-	Events     []json.RawMessage `json:"events"`
-	HasMore    bool              `json:"has_more"`
-	NextCursor *string           `json:"next_cursor"`
+	Events []json.RawMessage `json:"events"`
+	listPage
 }
 
 // listEvents handles GET /api/external/events.
 func (s *Server) listEvents(c echo.Context) error {
-	page, err := s.svc.ListEvents(c.Request().Context(), apiKey(c), c.QueryParam("type"), c.QueryParam("limit"), c.QueryParam("cursor"))
+	k := apiKey(c)
+	if err := onboarding.Authorize(k, onboarding.ScopeEventsRead); err != nil {
+		return err
+	}
+	typ, req, err := parseListQuery(c, "type", onboarding.ParseEventType)
 	if err != nil {
 		return err
 	}
-	out := eventsResponse{Events: make([]json.RawMessage, len(page.Events)), HasMore: page.HasMore}
-	for i, e := range page.Events {
-		out.Events[i] = e.Body
+	page, err := s.svc.ListEvents(c.Request().Context(), k, typ, req)
+	if err != nil {
+		return err
 	}
-	if page.NextCursor != "" {
-		out.NextCursor = &page.NextCursor
+	out := eventsResponse{Events: make([]json.RawMessage, len(page.Items)), listPage: newListPage(page.HasMore, page.NextCursor)}
+	for i, e := range page.Items {
+		out.Events[i] = e.Body
 	}
 	return web.WriteJSON(c, http.StatusOK, out)
 }

@@ -13,7 +13,7 @@ import (
 	"onboard/onboarding"
 )
 
-// TestDeliveryOrderWhenClockStepsBack: DESIGN §5.7 says events of one
+// TestDeliveryOrderWhenClockStepsBack: docs/webhooks.md says events of one
 // application reach each endpoint in the order they happened. The queue of
 // (endpoint, application) is ordered by the event id's ULID, so
 // Service.nextSeq must issue increasing ULIDs even when the wall clock

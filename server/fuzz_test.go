@@ -113,8 +113,8 @@ func failingFixture(body []byte) bool {
 		CompanyNumber string `json:"company_number"`
 	}
 	if json.Unmarshal(body, &req) != nil {
-		// A body encoding/json refuses may still be one DecodeJSON reads
-		// (a member of another type that DecodeJSON ignores, say).
+		// A body encoding/json refuses may still be one web.DecodeJSON reads
+		// (a member of another type that web.DecodeJSON ignores, say).
 		for _, n := range []string{"10000005", "10000006"} {
 			if bytes.Contains(body, []byte(n[3:])) {
 				return true

@@ -20,16 +20,17 @@ import (
 	"onboard/server/web"
 )
 
-// headerIdempotencyKey is the request header of DESIGN §5.9.
+// headerIdempotencyKey is the request header that makes a create safe to
+// retry (docs/api.md).
 const headerIdempotencyKey = "Idempotency-Key"
 
-// idempotencyTTL is how long a response is replayed for its key (DESIGN §5.9).
+// idempotencyTTL is how long a response is replayed for its key.
 const idempotencyTTL = 24 * time.Hour
 
 // maxIdempotencyKey is the longest Idempotency-Key accepted.
 const maxIdempotencyKey = 255
 
-// Idempotency errors (DESIGN §5.9).
+// Idempotency errors.
 var (
 	errIdempotencyKeyInvalid = &onboarding.Error{Kind: onboarding.KindInvalid, Message: "Idempotency-Key must be 1 to 255 printable ASCII characters"}
 	errIdempotencyInProgress = &onboarding.Error{Kind: onboarding.KindConflict, Message: "A request with this Idempotency-Key is still being processed; retry after it completes"}

@@ -44,8 +44,7 @@ type preAuthResponse struct {
 
 type listResponse struct {
 	Applications []applicationSummary `json:"applications"`
-	HasMore      bool                 `json:"has_more"`
-	NextCursor   *string              `json:"next_cursor"`
+	listPage
 }
 
 type applicationSummary struct {

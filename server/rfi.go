@@ -9,7 +9,7 @@ import (
 	"onboard/server/web"
 )
 
-// RFI requests (spec 4.9, DESIGN §5.10): create, read, list, and the
+// RFI requests: create, read, list, and the
 // download link of a provided document.
 
 // rfiCreateRequest is the body of create RFI request.
@@ -26,7 +26,7 @@ type rfiCreateRequest struct {
 	PreAuthenticated bool   `json:"pre_authenticated"`
 }
 
-// rfiCreateResponse is the RFI request of spec 2.7.
+// rfiCreateResponse is the answer of create RFI request (docs/api.md).
 type rfiCreateResponse struct {
 	Success          bool                            `json:"success"`
 	RequestID        string                          `json:"request_id"`
@@ -42,8 +42,7 @@ type rfiCreateResponse struct {
 // rfiListResponse is a page of list RFI requests.
 type rfiListResponse struct {
 	RFIRequests []onboarding.RFIRequestView `json:"rfi_requests"`
-	HasMore     bool                        `json:"has_more"`
-	NextCursor  *string                     `json:"next_cursor"`
+	listPage
 }
 
 // createRFIRequest handles POST /api/external/rfi-requests.
@@ -87,16 +86,21 @@ func (s *Server) getRFIRequest(c echo.Context) error {
 
 // listRFIRequests handles GET /api/external/rfi-requests.
 func (s *Server) listRFIRequests(c echo.Context) error {
-	page, err := s.svc.ListRFIRequests(c.Request().Context(), apiKey(c), c.QueryParam("status"), c.QueryParam("limit"), c.QueryParam("cursor"))
+	k := apiKey(c)
+	if err := onboarding.Authorize(k, onboarding.ScopeRFIRead); err != nil {
+		return err
+	}
+	status, req, err := parseListQuery(c, "status", onboarding.ParseRFIStatus)
 	if err != nil {
 		return err
 	}
-	out := rfiListResponse{RFIRequests: make([]onboarding.RFIRequestView, len(page.Requests)), HasMore: page.HasMore}
-	for i, r := range page.Requests {
-		out.RFIRequests[i] = s.svc.RFIView(r, true)
+	page, err := s.svc.ListRFIRequests(c.Request().Context(), k, status, req)
+	if err != nil {
+		return err
 	}
-	if page.NextCursor != "" {
-		out.NextCursor = &page.NextCursor
+	out := rfiListResponse{RFIRequests: make([]onboarding.RFIRequestView, len(page.Items)), listPage: newListPage(page.HasMore, page.NextCursor)}
+	for i, r := range page.Items {
+		out.RFIRequests[i] = s.svc.RFIView(r, true)
 	}
 	return web.WriteJSON(c, http.StatusOK, out)
 }

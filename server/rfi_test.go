@@ -52,7 +52,7 @@ func rfiVisitorOf(t testing.TB, e *env, created map[string]any) *onboarding.RFIV
 	return v
 }
 
-// TestCreateRFIErrors checks every error of DESIGN §5.10 in its order.
+// TestCreateRFIErrors checks every error of create RFI request in its order.
 func TestCreateRFIErrors(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	example := map[string]any{
@@ -101,7 +101,7 @@ func TestCreateRFIErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := e.do("POST", "/api/external/rfi-requests", tt.key, tt.body)
 			if tt.want == nil {
-				// The registry's own messages (DESIGN §5.4), tested there;
+				// The registry's own messages (docs/api.md), tested there;
 				// here only that they come through as 400.
 				if w.Code != tt.status {
 					t.Errorf("status = %d, want %d; %s", w.Code, tt.status, w.Body)
@@ -117,7 +117,7 @@ func TestCreateRFIErrors(t *testing.T) {
 }
 
 // TestCreateRFIRegistryMessages checks that the registry's answers are the
-// ones of DESIGN §5.4, without the name match: a different name passes.
+// ones of create application, without the name match: a different name passes.
 func TestCreateRFIRegistryMessages(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	contact := `"primary_contact":{"name":"Jane","email":"jane@northwind.example"}`

@@ -86,6 +86,7 @@ type Server struct {
 
 	catalogs sync.Map // *onboarding.Form → []byte: rendered field catalogs
 	answers  answerBuffers
+	views    *viewMemo // get-application answers kept rendered
 
 	routePatterns  map[string]bool // every registered route's pattern: the route labels
 	headRoutes     map[string]bool // the patterns of the routes registered for HEAD
@@ -98,7 +99,7 @@ type Server struct {
 
 // New returns a Server with every route registered.
 func New(opts Options) *Server {
-	s := &Server{svc: opts.Service, log: opts.Logger, maxJSON: opts.MaxJSONBytes, now: opts.Now}
+	s := &Server{svc: opts.Service, log: opts.Logger, maxJSON: opts.MaxJSONBytes, now: opts.Now, views: newViewMemo(renderedViewsBytes)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

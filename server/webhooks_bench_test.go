@@ -59,7 +59,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	go func() { done <- e.svc.RunWebhooks(jobCtx) }()
+	go func() { done <- notify.RunWebhooks(jobCtx, e.svc) }()
 	select {
 	case <-all:
 	case <-time.After(5 * time.Minute):
@@ -85,11 +85,11 @@ func BenchmarkListEvents(b *testing.B) {
 func BenchmarkGetEvent(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	e.create(b, "acme", "")
-	page, err := e.svc.ListEvents(context.Background(), mustKey(b, e, "acme"), "", "1", "")
-	if err != nil || len(page.Events) != 1 {
+	page, err := e.svc.ListEvents(context.Background(), mustKey(b, e, "acme"), "", onboarding.PageRequest{Limit: 1})
+	if err != nil || len(page.Items) != 1 {
 		b.Fatalf("ListEvents = %v, %v", page, err)
 	}
-	benchRequest(b, e, "GET", "/api/external/events/"+page.Events[0].ID, "")
+	benchRequest(b, e, "GET", "/api/external/events/"+page.Items[0].ID, "")
 }
 
 // BenchmarkRecordDecision records an approval of a submitted application

@@ -1,4 +1,4 @@
-package onboarding
+package web
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/onboarding"
 )
 
 // fuzzBody is a request body with a member of each kind DecodeJSON meets
@@ -63,9 +65,9 @@ func FuzzCheckJSON(f *testing.F) {
 		}
 		var strict fuzzBody
 		decodeErr := DecodeJSON(body, &strict)
-		var e *Error
+		var e *onboarding.Error
 		if decodeErr != nil && !errors.As(decodeErr, &e) {
-			t.Fatalf("DecodeJSON(%q) = %v, not an *Error", body, decodeErr)
+			t.Fatalf("DecodeJSON(%q) = %v, not an *onboarding.Error", body, decodeErr)
 		}
 		var loose fuzzBody
 		if json.Unmarshal(body, &loose) != nil || checkErr != nil {

@@ -1,4 +1,4 @@
-package onboarding
+package server
 
 import (
 	"bytes"
@@ -13,33 +13,33 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
+
+	"onboard/onboarding"
 )
 
 // The partner's view is the API's hottest output: every get-application
-// answer and every application event is one. Encoding it by reflection
-// took three times as long as the rest of a get (10 µs for an application
-// with three registry documents), so the view types are encoded here by
-// hand, into exactly the bytes the reflecting encoder writes in the API's
-// mode (jsonv1.DefaultOptionsV1: members in field order, map keys sorted,
-// nil slices and maps as null, '<', '>', '&', U+2028 and U+2029 escaped,
-// invalid UTF-8 replaced). TestViewJSONMatchesReflection holds the two
-// together on a view with every member set, so a member added to a view
-// type and not here fails it; FuzzViewJSON holds them together on
-// arbitrary strings, numbers and raw values. The hot paths call AppendJSON
-// (get-application, application events); every other encoding of a view
-// (exports, tests) reflects, to the same bytes.
+// answer is one. Encoding it by reflection costs several times the rest of
+// a get, so the view types are encoded here by hand, into exactly the bytes
+// the reflecting encoder writes in the API's mode (jsonv1.DefaultOptionsV1:
+// members in field order, map keys sorted, nil slices and maps as null,
+// '<', '>', '&', U+2028 and U+2029 escaped, invalid UTF-8 replaced).
+// TestViewJSONMatchesReflection holds the two together on a view with every
+// member set, so a member added to a view type and not here fails it;
+// FuzzViewJSON holds them together on arbitrary strings, numbers and raw
+// values. Every other encoding of a view (events, exports) reflects, to the
+// same bytes.
 
-// AppendJSON appends v's JSON encoding to dst; it fails, as the
-// reflecting encoder does, on a number that JSON cannot hold and on a raw
-// value that is not valid JSON.
-func (v *ApplicationView) AppendJSON(dst []byte) ([]byte, error) {
+// appendView appends v's JSON encoding to dst; it fails, as the reflecting
+// encoder does, on a number that JSON cannot hold and on a raw value that
+// is not valid JSON.
+func appendView(dst []byte, v *onboarding.ApplicationView) ([]byte, error) {
 	w := jsonWriter{b: dst}
-	v.write(&w)
+	w.view(v)
 	return w.b, w.err
 }
 
-// write appends v's JSON encoding to w.
-func (v *ApplicationView) write(w *jsonWriter) {
+// view appends v's JSON encoding to w.
+func (w *jsonWriter) view(v *onboarding.ApplicationView) {
 	w.raw(`{"id":`)
 	w.str(v.ID)
 	w.raw(`,"config_id":`)
@@ -87,7 +87,7 @@ type jsonWriter struct {
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
 
-func (w *jsonWriter) data(d *DataView) {
+func (w *jsonWriter) data(d *onboarding.DataView) {
 	w.raw(`{"fields":`)
 	appendObject(w, d.Fields, (*jsonWriter).rawValue)
 	w.raw(`,"people":`)
@@ -103,13 +103,13 @@ func (w *jsonWriter) data(d *DataView) {
 	w.raw(`}`)
 }
 
-func (w *jsonWriter) person(p *PersonView) {
+func (w *jsonWriter) person(p *onboarding.PersonView) {
 	w.raw(`{"id":`)
 	w.str(p.ID)
 	w.raw(`,"source":`)
 	w.str(string(p.Source))
 	w.raw(`,"roles":`)
-	appendArray(w, p.Roles, func(w *jsonWriter, r *PersonRole) { w.str(string(*r)) })
+	appendArray(w, p.Roles, func(w *jsonWriter, r *onboarding.PersonRole) { w.str(string(*r)) })
 	w.raw(`,"full_name":`)
 	w.str(p.FullName)
 	w.raw(`,"first_name":`)
@@ -129,7 +129,7 @@ func (w *jsonWriter) person(p *PersonView) {
 	w.raw(`}`)
 }
 
-func (w *jsonWriter) address(a *Address) {
+func (w *jsonWriter) address(a *onboarding.Address) {
 	w.raw(`{"line1":`)
 	w.str(a.Line1)
 	w.omittableStr(`,"line2":`, a.Line2)
@@ -142,7 +142,7 @@ func (w *jsonWriter) address(a *Address) {
 	w.raw(`}`)
 }
 
-func (w *jsonWriter) entity(e *EntityView) {
+func (w *jsonWriter) entity(e *onboarding.EntityView) {
 	w.raw(`{"id":`)
 	w.str(e.ID)
 	w.raw(`,"source":`)
@@ -157,7 +157,7 @@ func (w *jsonWriter) entity(e *EntityView) {
 	w.raw(`}`)
 }
 
-func (w *jsonWriter) ownership(o *OwnershipView) {
+func (w *jsonWriter) ownership(o *onboarding.OwnershipView) {
 	w.raw(`{"id":`)
 	w.str(o.ID)
 	w.raw(`,"owner_type":`)
@@ -177,7 +177,7 @@ func (w *jsonWriter) ownership(o *OwnershipView) {
 	w.raw(`}`)
 }
 
-func (w *jsonWriter) document(d *DocumentView) {
+func (w *jsonWriter) document(d *onboarding.DocumentView) {
 	w.raw(`{"file_id":`)
 	w.str(d.FileID)
 	w.raw(`,"file_name":`)
@@ -194,22 +194,22 @@ func (w *jsonWriter) document(d *DocumentView) {
 		w.raw(`,"overridden_at":`)
 		w.str(*d.OverriddenAt)
 	}
-	w.downloadURL(d.DownloadURL, &d.link)
+	w.downloadURL(d.DownloadURL, d.PendingLink())
 	w.raw(`}`)
 }
 
 // downloadURL writes a document's download_url member: url, or a hole for
 // link when it has one (renderedView); nothing when neither is set.
-func (w *jsonWriter) downloadURL(url string, link *signedLink) {
-	if link.blobID == "" {
+func (w *jsonWriter) downloadURL(url string, link onboarding.UnsignedLink) {
+	if link.IsZero() {
 		w.omittableStr(`,"download_url":`, url)
 		return
 	}
 	w.raw(`,"download_url":`)
-	w.holes = append(w.holes, linkHole{at: len(w.b), link: *link})
+	w.holes = append(w.holes, linkHole{at: len(w.b), link: link})
 }
 
-func (w *jsonWriter) meta(m *MetaView) {
+func (w *jsonWriter) meta(m *onboarding.MetaView) {
 	// Every member may be left out, so the separator is decided as they
 	// are written.
 	w.raw(`{`)
@@ -225,7 +225,7 @@ func (w *jsonWriter) meta(m *MetaView) {
 	}
 	if len(m.RegistrySources) > 0 {
 		w.raw(sep + `"registry_sources":`)
-		appendArray(w, m.RegistrySources, func(w *jsonWriter, s *RegistrySource) { w.str(string(*s)) })
+		appendArray(w, m.RegistrySources, func(w *jsonWriter, s *onboarding.RegistrySource) { w.str(string(*s)) })
 		sep = ","
 	}
 	if m.WebsiteFavicon != "" {
@@ -237,7 +237,7 @@ func (w *jsonWriter) meta(m *MetaView) {
 	w.raw(`}`)
 }
 
-func (w *jsonWriter) registryDocument(d *RegistryDocumentView) {
+func (w *jsonWriter) registryDocument(d *onboarding.RegistryDocumentView) {
 	w.raw(`{"id":`)
 	w.str(d.ID)
 	w.raw(`,"source":`)
@@ -248,11 +248,11 @@ func (w *jsonWriter) registryDocument(d *RegistryDocumentView) {
 	w.optionalStr(d.FilingDate)
 	w.raw(`,"fetched_at":`)
 	w.optionalStr(d.FetchedAt)
-	w.downloadURL(d.DownloadURL, &d.link)
+	w.downloadURL(d.DownloadURL, d.PendingLink())
 	w.raw(`}`)
 }
 
-func (w *jsonWriter) participant(p *ParticipantView) {
+func (w *jsonWriter) participant(p *onboarding.ParticipantView) {
 	w.raw(`{"email":`)
 	w.str(p.Email)
 	w.raw(`,"name":`)
@@ -264,7 +264,7 @@ func (w *jsonWriter) participant(p *ParticipantView) {
 	w.raw(`}`)
 }
 
-func (w *jsonWriter) decision(d *DecisionView) {
+func (w *jsonWriter) decision(d *onboarding.DecisionView) {
 	w.raw(`{"id":`)
 	w.str(d.ID)
 	w.raw(`,"type":`)

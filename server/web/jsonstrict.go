@@ -1,4 +1,4 @@
-package onboarding
+package web
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"onboard/onboarding"
 )
 
 // Strict JSON request bodies. encoding/json keeps the last of two members
@@ -22,8 +24,8 @@ import (
 
 // ErrDuplicateKey is the 400 for a JSON object that names a member twice;
 // path locates it, as in "primary_contact.email" or "fields.industry".
-func ErrDuplicateKey(path string) *Error {
-	return Errorf(KindInvalid, "Invalid JSON body: duplicate key %s", strconv.Quote(ClipInput(path)))
+func ErrDuplicateKey(path string) *onboarding.Error {
+	return onboarding.Errorf(onboarding.KindInvalid, "Invalid JSON body: duplicate key %s", strconv.Quote(onboarding.ClipInput(path)))
 }
 
 // Refusals of JSON that encoding/json would take but another parser may
@@ -32,24 +34,24 @@ var (
 	// ErrJSONNotUTF8: encoding/json replaces bytes that are not UTF-8, and
 	// escapes of unpaired UTF-16 surrogates ("\ud800"), with U+FFFD; RFC
 	// 8259 requires UTF-8, and other parsers refuse such text or keep it.
-	ErrJSONNotUTF8 = &Error{Kind: KindInvalid, Message: "Invalid JSON body: text must be UTF-8 (no invalid bytes or unpaired surrogates)"}
+	ErrJSONNotUTF8 = &onboarding.Error{Kind: onboarding.KindInvalid, Message: "Invalid JSON body: text must be UTF-8 (no invalid bytes or unpaired surrogates)"}
 	// ErrJSONTooDeep: values nested deeper than MaxJSONDepth, which no
 	// request needs and which break parsers that recurse (a decision's data
 	// is served back in events and webhooks).
-	ErrJSONTooDeep = Errorf(KindInvalid, "Invalid JSON body: nested more than %d levels deep", MaxJSONDepth)
+	ErrJSONTooDeep = onboarding.Errorf(onboarding.KindInvalid, "Invalid JSON body: nested more than %d levels deep", MaxJSONDepth)
 )
 
 // MaxJSONDepth is how deep objects and arrays may nest in a request body.
 const MaxJSONDepth = 64
 
-// CheckJSON reports ErrInvalidJSON unless body is exactly one valid JSON
+// CheckJSON reports onboarding.ErrInvalidJSON unless body is exactly one valid JSON
 // value; ErrJSONNotUTF8 for text that is not UTF-8; ErrJSONTooDeep for
 // values nested deeper than MaxJSONDepth; and ErrDuplicateKey when an
 // object anywhere in it names a member twice (names compared exactly,
 // after unescaping).
 func CheckJSON(body []byte) error {
 	if !json.Valid(body) {
-		return ErrInvalidJSON
+		return onboarding.ErrInvalidJSON
 	}
 	if !utf8.Valid(body) || unpairedSurrogate(body) {
 		return ErrJSONNotUTF8
@@ -60,7 +62,7 @@ func CheckJSON(body []byte) error {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return ErrInvalidJSON
+		return onboarding.ErrInvalidJSON
 	}
 	return nil
 }
@@ -117,7 +119,7 @@ func hex4(b []byte) rune {
 func checkValue(dec *json.Decoder, path string, depth int) error {
 	tok, err := dec.Token()
 	if err != nil {
-		return ErrInvalidJSON
+		return onboarding.ErrInvalidJSON
 	}
 	d, ok := tok.(json.Delim)
 	if !ok {
@@ -132,7 +134,7 @@ func checkValue(dec *json.Decoder, path string, depth int) error {
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return ErrInvalidJSON
+				return onboarding.ErrInvalidJSON
 			}
 			key, _ := kt.(string)
 			p := joinPath(path, key)
@@ -152,7 +154,7 @@ func checkValue(dec *json.Decoder, path string, depth int) error {
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing delimiter
-		return ErrInvalidJSON
+		return onboarding.ErrInvalidJSON
 	}
 	return nil
 }
@@ -169,7 +171,7 @@ func joinPath(path, key string) string {
 // the tags exactly: a member named otherwise ("COUNTRY" for "country") is
 // ignored, as unknown members are. An empty body leaves v as it is (an
 // empty object: no members); a body that is not an object, null included,
-// or a member of the wrong JSON type is ErrWrongType naming it.
+// or a member of the wrong JSON type is onboarding.ErrWrongType naming it.
 func DecodeJSON(body []byte, v any) error {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
@@ -179,11 +181,11 @@ func DecodeJSON(body []byte, v any) error {
 		return err
 	}
 	if body[0] != '{' {
-		return ErrWrongType("", "an object")
+		return onboarding.ErrWrongType("", "an object")
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return fmt.Errorf("onboarding: DecodeJSON needs a non-nil pointer, not %T", v)
+		return fmt.Errorf("server: DecodeJSON needs a non-nil pointer, not %T", v)
 	}
 	return decodeExact(body, rv.Elem(), "")
 }
@@ -203,7 +205,7 @@ func decodeExact(raw []byte, rv reflect.Value, path string) error {
 	switch {
 	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
 		if raw[0] != '{' {
-			return ErrWrongType(path, "an object")
+			return onboarding.ErrWrongType(path, "an object")
 		}
 		if rv.IsNil() {
 			rv.Set(reflect.New(t.Elem()))
@@ -211,11 +213,11 @@ func decodeExact(raw []byte, rv reflect.Value, path string) error {
 		return decodeExact(raw, rv.Elem(), path)
 	case t.Kind() == reflect.Struct:
 		if raw[0] != '{' {
-			return ErrWrongType(path, "an object")
+			return onboarding.ErrWrongType(path, "an object")
 		}
 		var members map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &members); err != nil {
-			return ErrInvalidJSON
+			return onboarding.ErrInvalidJSON
 		}
 		for i := range t.NumField() {
 			name, ok := jsonName(t.Field(i))
@@ -233,9 +235,9 @@ func decodeExact(raw []byte, rv reflect.Value, path string) error {
 	if err := json.Unmarshal(raw, rv.Addr().Interface()); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return ErrWrongType(path, jsonTypeName(t.Kind()))
+			return onboarding.ErrWrongType(path, jsonTypeName(t.Kind()))
 		}
-		return ErrInvalidJSON
+		return onboarding.ErrInvalidJSON
 	}
 	return nil
 }
@@ -257,7 +259,7 @@ func jsonName(f reflect.StructField) (string, bool) {
 	return name, true
 }
 
-// jsonTypeName names the JSON type a Go kind decodes from, for ErrWrongType.
+// jsonTypeName names the JSON type a Go kind decodes from, for onboarding.ErrWrongType.
 func jsonTypeName(k reflect.Kind) string {
 	switch k {
 	case reflect.String:

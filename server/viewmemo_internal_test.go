@@ -1,4 +1,4 @@
-package onboarding
+package server
 
 import (
 	"runtime"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"weak"
+
+	"onboard/onboarding"
 )
 
 // memoAnswer is a rendered view of n bytes of text and no hole.
@@ -19,9 +21,9 @@ func memoAnswer(n int) *renderedView {
 func TestViewMemoBudget(t *testing.T) {
 	one := memoAnswer(1000).size()
 	m := newViewMemo(8 * one)
-	apps := make([]*Application, 20)
+	apps := make([]*onboarding.Application, 20)
 	for i := range apps {
-		apps[i] = &Application{ID: string(rune('a' + i))}
+		apps[i] = &onboarding.Application{ID: string(rune('a' + i))}
 		m.put(weak.Make(apps[i]), apps[i], memoAnswer(1000))
 		if m.size > m.budget {
 			t.Fatalf("after %d answers the memo holds %d bytes, over its budget of %d", i+1, m.size, m.budget)
@@ -40,7 +42,7 @@ func TestViewMemoBudget(t *testing.T) {
 		t.Error("a second answer of an application replaced the first")
 	}
 
-	big := &Application{ID: "big"}
+	big := &onboarding.Application{ID: "big"}
 	m.put(weak.Make(big), big, memoAnswer(2*one))
 	if m.get(weak.Make(big)) != nil {
 		t.Error("the memo kept an answer larger than a quarter of its budget")
@@ -58,9 +60,9 @@ func TestViewMemoBudget(t *testing.T) {
 // application the store no longer holds.
 func TestViewMemoForgetsCollected(t *testing.T) {
 	m := newViewMemo(1 << 20)
-	kept := &Application{ID: "kept"}
+	kept := &onboarding.Application{ID: "kept"}
 	m.put(weak.Make(kept), kept, memoAnswer(100))
-	gone := &Application{ID: "gone"}
+	gone := &onboarding.Application{ID: "gone"}
 	m.put(weak.Make(gone), gone, memoAnswer(100))
 	gone = nil
 	want := memoAnswer(100).size()

@@ -1,10 +1,13 @@
-package onboarding
+package server
 
 import (
+	"context"
 	"runtime"
 	"slices"
 	"sync"
 	"weak"
+
+	"onboard/onboarding"
 )
 
 // renderedViewsBytes is the budget of the rendered-answers memo
@@ -13,11 +16,10 @@ import (
 // applications that cache shares.
 const renderedViewsBytes = 8 << 20
 
-// renderedView is an application's get-application answer (spec 4.4)
-// rendered once: its JSON with a hole where the value of each download_url
-// goes. Every answer fills the holes with links signed then, since each
-// link is valid for DocumentLinkTTL from the moment it is answered.
-// Rendering the rest (View and AppendJSON) took a sixth of a get's time.
+// renderedView is an application's get-application answer rendered once:
+// its JSON with a hole where the value of each download_url goes. Every
+// answer fills the holes with links signed then, since each link is valid
+// for onboarding.DocumentLinkTTL from the moment it is answered.
 type renderedView struct {
 	text  []byte
 	holes []linkHole // in order of at
@@ -26,7 +28,7 @@ type renderedView struct {
 // linkHole is where a download_url's value goes in a rendered view.
 type linkHole struct {
 	at   int // offset in the text
-	link signedLink
+	link onboarding.UnsignedLink
 }
 
 // renderedOverhead is what the memo counts for a rendered view and for each
@@ -39,14 +41,29 @@ func (r *renderedView) size() int {
 	return len(r.text) + renderedOverhead*(1+len(r.holes))
 }
 
+// applicationJSON appends to dst an application of k's organization as
+// get-application answers it: its view, with fresh download links, encoded.
+// The application is read as the store shares it, not copied, and rendered
+// once per version (viewMemo).
+func (m *viewMemo) applicationJSON(ctx context.Context, svc *onboarding.Service, k *onboarding.APIKey, id string, dst []byte) ([]byte, error) {
+	err := svc.ReadApplication(ctx, k, id, func(app *onboarding.Application) error {
+		r, err := m.rendered(svc, app)
+		if err == nil {
+			dst = appendRendered(svc, dst, r)
+		}
+		return err
+	})
+	return dst, err
+}
+
 // appendRendered appends r to dst with every hole filled with its link
 // signed now.
-func (s *Service) appendRendered(dst []byte, r *renderedView) []byte {
+func appendRendered(svc *onboarding.Service, dst []byte, r *renderedView) []byte {
 	w := jsonWriter{b: dst}
 	last := 0
 	for _, h := range r.holes {
 		w.b = append(w.b, r.text[last:h.at]...)
-		w.str(s.sign(h.link))
+		w.str(svc.SignLink(h.link))
 		last = h.at
 	}
 	w.b = append(w.b, r.text[last:]...)
@@ -55,23 +72,23 @@ func (s *Service) appendRendered(dst []byte, r *renderedView) []byte {
 
 // rendered returns app's get-application answer rendered, from the memo
 // when it has rendered app before. app must be as the store shares it
-// (Store.ReadApplication): never changed.
-func (s *Service) rendered(app *Application) (*renderedView, error) {
+// (onboarding.Service.ReadApplication): never changed.
+func (m *viewMemo) rendered(svc *onboarding.Service, app *onboarding.Application) (*renderedView, error) {
 	key := weak.Make(app)
-	if r := s.views.get(key); r != nil {
+	if r := m.get(key); r != nil {
 		return r, nil
 	}
-	view, err := s.View(app, ViewOptions{Links: true, linkHoles: true})
+	view, err := svc.View(app, onboarding.ViewOptions{Links: true, LinkHoles: true})
 	if err != nil {
 		return nil, err
 	}
 	w := jsonWriter{}
-	view.write(&w)
+	w.view(&view)
 	if w.err != nil {
 		return nil, w.err
 	}
 	r := &renderedView{text: slices.Clone(w.b), holes: slices.Clone(w.holes)}
-	s.views.put(key, app, r)
+	m.put(key, app, r)
 	return r, nil
 }
 
@@ -88,15 +105,15 @@ type viewMemo struct {
 	mu      sync.Mutex
 	budget  int // bytes (renderedView.size); 0 keeps nothing
 	size    int
-	answers map[weak.Pointer[Application]]*renderedView
+	answers map[weak.Pointer[onboarding.Application]]*renderedView
 }
 
 func newViewMemo(budget int) *viewMemo {
-	return &viewMemo{budget: budget, answers: map[weak.Pointer[Application]]*renderedView{}}
+	return &viewMemo{budget: budget, answers: map[weak.Pointer[onboarding.Application]]*renderedView{}}
 }
 
 // get returns the answer kept for key's application, or nil.
-func (m *viewMemo) get(key weak.Pointer[Application]) *renderedView {
+func (m *viewMemo) get(key weak.Pointer[onboarding.Application]) *renderedView {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.answers[key]
@@ -105,7 +122,7 @@ func (m *viewMemo) get(key weak.Pointer[Application]) *renderedView {
 // put keeps r as app's answer under key (weak.Make(app)) until app is
 // collected or r is evicted, unless an answer is kept already or r is
 // larger than a quarter of the budget.
-func (m *viewMemo) put(key weak.Pointer[Application], app *Application, r *renderedView) {
+func (m *viewMemo) put(key weak.Pointer[onboarding.Application], app *onboarding.Application, r *renderedView) {
 	n := r.size()
 	if n > m.budget/4 {
 		return
@@ -130,7 +147,7 @@ func (m *viewMemo) put(key weak.Pointer[Application], app *Application, r *rende
 }
 
 // forget drops key's answer, if any.
-func (m *viewMemo) forget(key weak.Pointer[Application]) {
+func (m *viewMemo) forget(key weak.Pointer[onboarding.Application]) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r, ok := m.answers[key]; ok {
@@ -150,6 +167,6 @@ func (m *viewMemo) clear() {
 // ForgetRendered drops every get-application answer kept rendered, for a
 // server gone idle to hand its memory back: the next get of each
 // application renders it again.
-func (s *Service) ForgetRendered() {
+func (s *Server) ForgetRendered() {
 	s.views.clear()
 }

@@ -1,4 +1,4 @@
-package onboarding_test
+package notify_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/pdf"
 	"onboard/storage"
@@ -56,6 +57,18 @@ func (tr *recordingTransport) Send(ctx context.Context, _ onboarding.WebhookRequ
 
 func (tr *recordingTransport) CheckURL(context.Context, string) error { return nil }
 
+// fixedClock is a clock that stands still.
+type fixedClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fixedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
 // TestDeliveryDeadlineAndLoggedURL checks that an attempt's deadline
 // derives from its claim's lease (the timeout, leaving the lease's margin
 // to record it), and that the log names an endpoint by scheme, host and
@@ -70,7 +83,7 @@ func TestDeliveryDeadlineAndLoggedURL(t *testing.T) {
 	logs := &lockedBuffer{}
 	tr := &recordingTransport{status: 410, sent: make(chan sentAttempt, 1)}
 	// Events expire by the real clock: this one starts at it, and stands.
-	clock := &formClock{now: time.Now().UTC()}
+	clock := &fixedClock{now: time.Now().UTC()}
 	svc, err := onboarding.New(onboarding.Options{
 		Store: store, Now: clock.Now, PageCounter: pdf.PageCount, PublicURL: "https://onboard.example",
 		Organizations: []*onboarding.Organization{{ID: "acme", Name: "Acme Payments"}},
@@ -91,7 +104,7 @@ func TestDeliveryDeadlineAndLoggedURL(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopped := make(chan error, 1)
-	go func() { stopped <- svc.RunWebhooks(runCtx) }()
+	go func() { stopped <- notify.RunWebhooks(runCtx, svc) }()
 	var got sentAttempt
 	select {
 	case got = <-tr.sent:
@@ -117,4 +130,76 @@ func TestDeliveryDeadlineAndLoggedURL(t *testing.T) {
 	if strings.Contains(log, "s3cret") {
 		t.Errorf("the log shows the endpoint URL's query:\n%s", log)
 	}
+}
+
+// TestWebhooksGiveWay checks that the webhook deliverer waits before a
+// claim while a request is being served, for at most its yield, and not at
+// all when none is.
+func TestWebhooksGiveWay(t *testing.T) {
+	start := func(t *testing.T, yield time.Duration) (*onboarding.Service, <-chan sentAttempt) {
+		store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		tr := &recordingTransport{status: 204, sent: make(chan sentAttempt, 1)}
+		svc, err := onboarding.New(onboarding.Options{
+			Store: store, Now: time.Now, PageCounter: pdf.PageCount, PublicURL: "https://onboard.example",
+			Organizations: []*onboarding.Organization{{ID: "acme", Name: "Acme Payments"}},
+			Webhooks:      tr, WebhooksYield: yield,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		_, ep, err := svc.AddEndpoint(ctx, onboarding.EndpointSpec{OrgID: "acme", URL: "https://hooks.example.com/in"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.TestEndpoint(ctx, ep.ID); err != nil {
+			t.Fatal(err)
+		}
+		return svc, tr.sent
+	}
+	run := func(t *testing.T, svc *onboarding.Service) {
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan error, 1)
+		go func() { stopped <- notify.RunWebhooks(ctx, svc) }()
+		t.Cleanup(func() { cancel(); <-stopped })
+	}
+	delivered := func(t *testing.T, sent <-chan sentAttempt) {
+		t.Helper()
+		select {
+		case <-sent:
+		case <-time.After(time.Minute):
+			t.Fatal("no delivery within a minute")
+		}
+	}
+	t.Run("busy: a yield before the claim", func(t *testing.T) {
+		const yield = 100 * time.Millisecond
+		svc, sent := start(t, yield)
+		svc.RequestStarted()
+		defer svc.RequestEnded()
+		began := time.Now()
+		run(t, svc)
+		delivered(t, sent)
+		if took := time.Since(began); took < yield {
+			t.Errorf("delivered after %v beside a request; want at least %v", took, yield)
+		}
+	})
+	t.Run("idle: no wait", func(t *testing.T) {
+		// A deliverer that waited its yield would not deliver within the
+		// minute.
+		svc, sent := start(t, time.Hour)
+		run(t, svc)
+		delivered(t, sent)
+	})
+	t.Run("busy, then idle: delivery goes on", func(t *testing.T) {
+		svc, sent := start(t, time.Hour)
+		svc.RequestStarted()
+		ended := time.AfterFunc(50*time.Millisecond, svc.RequestEnded)
+		defer ended.Stop()
+		run(t, svc)
+		delivered(t, sent)
+	})
 }
