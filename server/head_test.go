@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/server/form"
-	"onboard/server/web"
 )
 
 // rawServer is a second real router over e's service and store, without
@@ -139,11 +138,6 @@ func TestHeadErrors(t *testing.T) {
 		srv.Handler().ServeHTTP(w, httptest.NewRequest("OPTIONS", path, nil))
 		if got := w.Header().Get("Allow"); w.Code != http.StatusNoContent || got != want {
 			t.Errorf("OPTIONS %s = %d, Allow %q, want 204 and %s", path, w.Code, got, want)
-		}
-	}
-	for allow, want := range map[string]string{"": "", "POST": "POST", "GET": "GET, HEAD", "OPTIONS, GET, HEAD": "OPTIONS, GET, HEAD", "GET, POST": "GET, HEAD, POST"} {
-		if got := web.AllowHead(allow); got != want {
-			t.Errorf("web.AllowHead(%q) = %q, want %q", allow, got, want)
 		}
 	}
 	for _, tt := range tests {
