@@ -16,7 +16,7 @@ import (
 
 // update makes the documentation tests rewrite the files they check
 // (docs/cli.md) instead of comparing with them.
-var update = flag.Bool("update", false, "rewrite docs/cli.md from the command line's help")
+var update = flag.Bool("update", false, "rewrite the golden files (docs/cli.md, testdata/completion) from what the program prints")
 
 // cliDocPath is the command reference that TestDocsCLIReference keeps true.
 const cliDocPath = "docs/cli.md"

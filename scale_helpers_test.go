@@ -27,7 +27,7 @@ import (
 // directories: the sandbox (fixtures registry, sandbox outbox) without the
 // API's rate limit, and the sandbox organization's configuration without
 // registry documents, so that a million applications fit on a small disk
-// (the documents are 60% of an application's bytes; README, Performance).
+// (the registry documents are most of an application's bytes).
 const scaleConfig = `
 [limits]
 rate_per_second = 0

@@ -110,7 +110,7 @@ func (f *File) commit(noReplace, sync bool) error {
 	if !sync {
 		return nil
 	}
-	return SyncDir(filepath.Dir(f.path))
+	return Sync(filepath.Dir(f.path))
 }
 
 // linkNew links tmp at path, which must not exist; where the file system
@@ -135,10 +135,10 @@ func (f *File) Abort() {
 	os.Remove(f.f.Name())
 }
 
-// SyncDir fsyncs directory dir, making the entries created, renamed or
-// removed in it durable.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
+// Sync fsyncs the file or directory at path. For a directory, that makes
+// the entries created, renamed or removed in it durable.
+func Sync(path string) error {
+	d, err := os.Open(path)
 	if err != nil {
 		return err
 	}

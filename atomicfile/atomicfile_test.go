@@ -141,10 +141,10 @@ func TestCommitNew(t *testing.T) {
 }
 
 func TestSyncDir(t *testing.T) {
-	if err := SyncDir(t.TempDir()); err != nil {
+	if err := Sync(t.TempDir()); err != nil {
 		t.Error(err)
 	}
-	if err := SyncDir(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("SyncDir of a missing directory = %v, want fs.ErrNotExist", err)
+	if err := Sync(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Sync of a missing directory = %v, want fs.ErrNotExist", err)
 	}
 }

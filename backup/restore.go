@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"onboard/atomicfile"
 	"onboard/storage"
 )
 
@@ -59,7 +60,7 @@ func Restore(r io.Reader, target string) (*Manifest, int, error) {
 		return nil, 0, &os.LinkError{Op: "rename", Old: tmp, New: target, Err: err}
 	}
 	done = true
-	return m, keys, syncPath(filepath.Dir(target))
+	return m, keys, atomicfile.Sync(filepath.Dir(target))
 }
 
 // checkEmptyTarget refuses a target that exists and is not an empty
@@ -135,7 +136,7 @@ func (l *syncList) syncAll() error {
 		for range 32 {
 			wg.Go(func() {
 				for name := range next {
-					if err := syncPath(name); err != nil {
+					if err := atomicfile.Sync(name); err != nil {
 						errs <- err
 						return
 					}
@@ -162,19 +163,6 @@ func (l *syncList) syncAll() error {
 		}
 	}
 	return nil
-}
-
-// syncPath fsyncs the file or directory at name.
-func syncPath(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // loadRecords loads the restored records file of dir into dir/badger and

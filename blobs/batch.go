@@ -69,7 +69,7 @@ func (b *Batch) Sync() error {
 	if b.dirty == "" {
 		return nil
 	}
-	if err := atomicfile.SyncDir(b.dirty); err != nil {
+	if err := atomicfile.Sync(b.dirty); err != nil {
 		return fmt.Errorf("blobs: sync shard %s: %w", hex.EncodeToString(b.prefix[:]), err)
 	}
 	b.dirty = ""

@@ -85,7 +85,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, max int64) (id string, siz
 	if err != nil {
 		return "", 0, err
 	}
-	if err = atomicfile.SyncDir(shard); err != nil {
+	if err = atomicfile.Sync(shard); err != nil {
 		return "", 0, fmt.Errorf("blobs: put: %w", err)
 	}
 	return id, size, nil
@@ -157,7 +157,7 @@ func (s *Store) makeShard(id string) (string, error) {
 			if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 				return "", err
 			}
-			if err := atomicfile.SyncDir(parent); err != nil {
+			if err := atomicfile.Sync(parent); err != nil {
 				return "", err
 			}
 			s.durable.Store(d, struct{}{})
@@ -208,7 +208,7 @@ func (s *Store) Delete(id string) error {
 	if err != nil {
 		return fmt.Errorf("blobs: delete %s: %w", id, err)
 	}
-	if err := atomicfile.SyncDir(filepath.Dir(p)); err != nil {
+	if err := atomicfile.Sync(filepath.Dir(p)); err != nil {
 		return fmt.Errorf("blobs: delete %s: %w", id, err)
 	}
 	return nil

@@ -15,7 +15,7 @@ import (
 // chainVectors are three entries of one log and their canonical JSON and
 // hashes, computed independently of this package (Python's json.dumps with
 // sort_keys, compact separators and ensure_ascii=False, which is RFC 8785
-// for objects of strings, and hashlib.sha256); the README documents them
+// for objects of strings, and hashlib.sha256); docs/api.md documents them
 // so that partners can test their own verifier.
 var chainVectors = []struct {
 	entry     onboarding.LoggedActivity

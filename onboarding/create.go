@@ -51,7 +51,7 @@ type CreateResult struct {
 // InviteWarning is the create warning when the invite email could not be sent.
 const InviteWarning = "The invite email could not be sent. The application was created; share the link with the applicant or resend the invite."
 
-// CreateApplication validates req in the order of the spec's error table,
+// CreateApplication validates req in the order of the API's error table (docs/api.md),
 // checks the company against its registry, sends the invite email and
 // stores the application with the invite's outcome in one commit. A failed
 // email never loses the application: it is stored `created` and the result

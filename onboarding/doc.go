@@ -5,6 +5,6 @@
 //
 // It imports no other package of this module. It declares the small
 // interfaces it needs from the outside world (Store, Registry, Mailer) and
-// every error the API can return, with the spec's exact message, so that the
+// every error the API can return, with its exact message (docs/api.md), so that the
 // HTTP layer maps errors to status codes in one table and never invents text.
 package onboarding

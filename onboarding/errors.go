@@ -87,7 +87,7 @@ func AsError(err error) *Error {
 // Service translates it into the resource's own not-found error.
 var ErrNotFound = errors.New("record not found")
 
-// Sentinel errors with the spec's exact messages.
+// Sentinel errors with the API's exact messages (docs/api.md).
 var (
 	ErrMissingAPIKey         = &Error{Kind: KindUnauthorized, Message: "Missing API key"}
 	ErrInvalidAPIKey         = &Error{Kind: KindUnauthorized, Message: "Invalid API key"}

@@ -282,7 +282,7 @@ func (s *Service) View(app *Application, opts ViewOptions) (ApplicationView, err
 		})
 	}
 	if app.RegistryDocumentsStatus != "" {
-		// Spec 2.1: the list stays empty until retrieval has completed,
+		// The list stays empty until retrieval has completed,
 		// even when some filings are already stored.
 		docs := []RegistryDocumentView{}
 		if app.RegistryDocumentsStatus != RegistryDocumentsPending {

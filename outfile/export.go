@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
+	"onboard/atomicfile"
 	"onboard/onboarding"
 )
 
@@ -16,11 +17,11 @@ import (
 // a device or a pipe (resolveOut); files under --documents.
 type Export struct {
 	w        *bufio.Writer
-	tmp      *os.File // the temporary file of a regular --out, else nil
-	stream   *os.File // --out when it is a device or a pipe, else nil
-	out      string   // the file --out names, its links resolved
-	docs     string   // --documents; empty: none
-	lastDir  string   // the application directory made last
+	tmp      *atomicfile.File // the new content of a regular --out, else nil
+	stream   *os.File         // --out when it is a device or a pipe, else nil
+	out      string           // the file --out names, its links resolved
+	docs     string           // --documents; empty: none
+	lastDir  string           // the application directory made last
 	exported atomic.Int64
 }
 
@@ -44,7 +45,7 @@ func NewExport(stdout io.Writer, out, docs string) (*Export, error) {
 		o.w = bufio.NewWriterSize(o.stream, 64<<10)
 		return o, nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(o.out), "."+filepath.Base(o.out)+".tmp-*")
+	tmp, err := atomicfile.Create(o.out, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create the export file: %w", err)
 	}
@@ -113,16 +114,7 @@ func (o *Export) Commit() error {
 	if o.tmp == nil {
 		return nil
 	}
-	if err := o.tmp.Sync(); err != nil {
-		o.Abort()
-		return err
-	}
-	if err := o.tmp.Close(); err != nil {
-		os.Remove(o.tmp.Name())
-		return err
-	}
-	if err := os.Rename(o.tmp.Name(), o.out); err != nil {
-		os.Remove(o.tmp.Name())
+	if err := o.tmp.Commit(); err != nil {
 		return fmt.Errorf("write the export file: %w", err)
 	}
 	return nil
@@ -132,8 +124,7 @@ func (o *Export) Commit() error {
 // has.
 func (o *Export) Abort() {
 	if o.tmp != nil {
-		o.tmp.Close()
-		os.Remove(o.tmp.Name())
+		o.tmp.Abort()
 	}
 	if o.stream != nil {
 		o.stream.Close()

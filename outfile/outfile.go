@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"onboard/atomicfile"
 	"os"
 	"path/filepath"
 )
@@ -75,8 +76,7 @@ func WriteAtomically(path string, write func(io.Writer) error) (err error) {
 		return writeStream(target, write)
 	}
 	path = target.path
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path, 0o600)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -84,12 +84,7 @@ func WriteAtomically(path string, write func(io.Writer) error) (err error) {
 		}
 		return fmt.Errorf("create %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	if err := write(bw); err != nil {
 		return err
@@ -97,16 +92,7 @@ func WriteAtomically(path string, write func(io.Writer) error) (err error) {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	return f.Commit()
 }
 
 // writeStream writes to a device or a pipe with write, as it is.
@@ -121,20 +107,6 @@ func writeStream(target outTarget, write func(io.Writer) error) error {
 		err = bw.Flush()
 	}
 	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// syncDir fsyncs directory dir, making the entries created or removed in
-// it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
 	return err
