@@ -199,3 +199,25 @@ func TestErrorHandlerLeavesACommittedAnswer(t *testing.T) {
 		t.Errorf("status, body, log (-want +got):\n%s", diff)
 	}
 }
+
+// TestErrorAnswer checks the status and message the admin socket answers
+// an error with: the API's, from the same table.
+func TestErrorAnswer(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		err    error
+		status int
+		msg    string
+	}{
+		{"domain error", onboarding.ErrApplicationNotFound, 404, "Application not found"},
+		{"wrapped", fmt.Errorf("read: %w", onboarding.ErrInvalidJSON), 400, "Invalid JSON body"},
+		{"unexpected", errors.New("disk on fire"), 500, "Internal server error"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, msg := web.ErrorAnswer(tt.err)
+			if status != tt.status || msg != tt.msg {
+				t.Errorf("ErrorAnswer(%v) = %d %q, want %d %q", tt.err, status, msg, tt.status, tt.msg)
+			}
+		})
+	}
+}
