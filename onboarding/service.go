@@ -62,7 +62,9 @@ func (c *Configuration) AllowsCountry(country string) bool {
 
 // Store keeps applications, API keys and activity durably. The storage
 // package implements it over Badger. Methods return ErrNotFound for missing
-// records; every other error is unexpected.
+// records, and an error matching ErrWriteConflict when a transaction lost a
+// race with a concurrent one after the Store's own retries (the caller may
+// retry); every other error is unexpected.
 type Store interface {
 	// CreateApplication stores a new application, its first activity
 	// entries and its first events, in one transaction.
