@@ -19,6 +19,7 @@ import (
 	"onboard/onboarding"
 	"onboard/pdf"
 	"onboard/registry"
+	"onboard/server"
 	"onboard/server/form"
 	"onboard/storage"
 )
@@ -109,6 +110,7 @@ func newService(cfg config.Config, store *storage.Store, orgs []*onboarding.Orga
 		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
 		PageCounter: pdf.PageCount, Webhooks: m.Webhooks(newWebhooks(cfg)),
 		RetrySchedule: schedule, WebhookTimeout: cfg.Webhooks.Timeout.Duration,
+		AppendView: server.AppendView,
 	})
 	return svc, files, err
 }

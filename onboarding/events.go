@@ -153,6 +153,21 @@ func (s *Service) newEventJSON(t EventType, org, subject string, at time.Time, d
 	return &Event{ID: id, Type: t, OrgID: org, Subject: subject, At: at, Body: b}, nil
 }
 
+// AppendViewByReflection appends v's JSON encoding to dst as encoding/json
+// writes it, by the JSON v2 implementation in that mode: the encoder of
+// application views when Options.AppendView is nil, and the reference that
+// any other must match byte for byte.
+func AppendViewByReflection(dst []byte, v *ApplicationView) ([]byte, error) {
+	b, err := jsonv2.Marshal(v, jsonv1.DefaultOptionsV1())
+	if err != nil {
+		return dst, err
+	}
+	if dst == nil {
+		return b, nil
+	}
+	return append(dst, b...), nil
+}
+
 // applicationEvents returns the events an application change emits, from
 // the application before and after it: each status the
 // change moved it to has its event, in the order of the status machine,
@@ -195,7 +210,13 @@ func (s *Service) applicationEvents(before *Application, after *Application, at 
 	if err != nil {
 		return nil, err
 	}
-	data, err := jsonv2.Marshal(&view, jsonv1.DefaultOptionsV1())
+	// Each event's body is a copy, so the data is encoded into a scratch
+	// buffer that the next change reuses.
+	scratch, _ := s.viewScratch.Get().(*[]byte)
+	if scratch == nil {
+		scratch = new([]byte)
+	}
+	data, err := s.appendView((*scratch)[:0], &view)
 	if err != nil {
 		return nil, fmt.Errorf("render application %s: %w", after.ID, err)
 	}
@@ -205,8 +226,16 @@ func (s *Service) applicationEvents(before *Application, after *Application, at 
 			return nil, err
 		}
 	}
+	if cap(data) <= maxViewScratch {
+		*scratch = data
+		s.viewScratch.Put(scratch)
+	}
 	return events, nil
 }
+
+// maxViewScratch bounds the buffers viewScratch keeps: a rare huge view is
+// encoded into a buffer of its own and left to the garbage collector.
+const maxViewScratch = 64 << 10
 
 // Changes are what one change of an application writes beside its record,
 // in the same transaction: activity entries and events.

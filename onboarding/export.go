@@ -13,9 +13,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	jsonv2 "github.com/go-json-experiment/json"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Exports (`onboard apps export`, docs/cli.md): an organization's
@@ -97,6 +94,9 @@ type Export struct {
 	format    string
 	documents bool
 	fields    []string // the CSV's field columns
+	// line is the NDJSON row being written, kept to encode the next one
+	// into (a sink's Write does not keep what it is given).
+	line []byte
 }
 
 // NewExport checks q: the organization, the status, the time and the
@@ -213,11 +213,12 @@ func (x *Export) writeApplication(ctx context.Context, sink ExportSink, rows *cs
 		if err != nil {
 			return err
 		}
-		line, err := jsonv2.Marshal(&view, jsonv1.DefaultOptionsV1())
+		line, err := x.s.appendView(x.line[:0], &view)
 		if err != nil {
 			return fmt.Errorf("export application %s: %w", app.ID, err)
 		}
-		if _, err := sink.Write(append(line, '\n')); err != nil {
+		x.line = append(line, '\n')
+		if _, err := sink.Write(x.line); err != nil {
 			return err
 		}
 	}

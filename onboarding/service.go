@@ -62,7 +62,9 @@ func (c *Configuration) AllowsCountry(country string) bool {
 
 // Store keeps applications, API keys and activity durably. The storage
 // package implements it over Badger. Methods return ErrNotFound for missing
-// records; every other error is unexpected.
+// records, and an error matching ErrWriteConflict when a transaction lost a
+// race with a concurrent one after the Store's own retries (the caller may
+// retry); every other error is unexpected.
 type Store interface {
 	// CreateApplication stores a new application, its first activity
 	// entries and its first events, in one transaction.
@@ -181,7 +183,18 @@ type Options struct {
 	// expired every request due and is about to wait: a seam for tests,
 	// which synchronise on the sweep with it; it must return promptly.
 	RFIExpiryIdle func()
+	// AppendView encodes an application view as the API's JSON: the data
+	// of application events and the lines of NDJSON exports. nil means
+	// the reflecting encoder (AppendViewByReflection); a server wires the
+	// HTTP layer's hand-written one, which is faster, to the same bytes.
+	AppendView AppendViewFunc
 }
+
+// AppendViewFunc appends v's encoding as the API's JSON to dst and returns
+// the extended slice. It must write exactly the bytes of
+// AppendViewByReflection and fail where that fails (a number JSON cannot
+// hold, a raw value that is not valid JSON).
+type AppendViewFunc func(dst []byte, v *ApplicationView) ([]byte, error)
 
 // DefaultMaxUploadBytes is the upload limit when none is configured.
 const DefaultMaxUploadBytes = 25 << 20
@@ -221,6 +234,11 @@ type Service struct {
 	rfiForm         *Form // the standard form, whose document fields RFI agents ask for
 	rfiExpiryWake   chan time.Time
 	rfiExpiryIdle   func()
+	// appendView is Options.AppendView, AppendViewByReflection when unset.
+	appendView AppendViewFunc
+	// viewScratch holds *[]byte buffers that applicationEvents encodes
+	// event data into.
+	viewScratch sync.Pool
 
 	seqMu   sync.Mutex
 	seq     *ulid.MonotonicEntropy
@@ -279,6 +297,10 @@ func New(opts Options) (*Service, error) {
 	s.rfiForm = StandardForm()
 	s.rfiExpiryWake = make(chan time.Time, 1)
 	s.rfiExpiryIdle = opts.RFIExpiryIdle
+	s.appendView = opts.AppendView
+	if s.appendView == nil {
+		s.appendView = AppendViewByReflection
+	}
 	s.webhooksWake = make(chan struct{}, 1)
 	s.webhooks = opts.Webhooks
 	s.retrySchedule = opts.RetrySchedule

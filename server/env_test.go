@@ -104,6 +104,9 @@ type envOptions struct {
 	// production serves as production does (no test helpers); the
 	// default is sandbox.
 	production bool
+	// reflectViews leaves the Service's view encoder unset (the reflecting
+	// one); the default wires AppendView, as the program does.
+	reflectViews bool
 }
 
 // env is the whole stack: real Badger in a temp dir, the fixture registry,
@@ -200,6 +203,9 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		}
 		o.RetrySchedule = opts.webhooks
 		o.WebhookTimeout = 2 * time.Second
+	}
+	if !opts.reflectViews {
+		o.AppendView = AppendView
 	}
 	if opts.deterministic {
 		o.Random = rand.NewChaCha8([32]byte{1, 2, 3})

@@ -26,13 +26,15 @@ import (
 // TestViewJSONMatchesReflection holds the two together on a view with every
 // member set, so a member added to a view type and not here fails it;
 // FuzzViewJSON holds them together on arbitrary strings, numbers and raw
-// values. Every other encoding of a view (events, exports) reflects, to the
-// same bytes.
+// values. The program wires AppendView into the Service too
+// (onboarding.Options.AppendView), which encodes event data and export
+// lines with it; TestEventDataMatchesReflection holds those to the bytes
+// the Service's reflecting default commits.
 
-// appendView appends v's JSON encoding to dst; it fails, as the reflecting
+// AppendView appends v's JSON encoding to dst; it fails, as the reflecting
 // encoder does, on a number that JSON cannot hold and on a raw value that
-// is not valid JSON.
-func appendView(dst []byte, v *onboarding.ApplicationView) ([]byte, error) {
+// is not valid JSON. It is an onboarding.AppendViewFunc.
+func AppendView(dst []byte, v *onboarding.ApplicationView) ([]byte, error) {
 	w := jsonWriter{b: dst}
 	w.view(v)
 	return w.b, w.err
