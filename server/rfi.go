@@ -87,9 +87,6 @@ func (s *Server) getRFIRequest(c echo.Context) error {
 // listRFIRequests handles GET /api/external/rfi-requests.
 func (s *Server) listRFIRequests(c echo.Context) error {
 	k := apiKey(c)
-	if err := onboarding.Authorize(k, onboarding.ScopeRFIRead); err != nil {
-		return err
-	}
 	status, req, err := parseListQuery(c, "status", onboarding.ParseRFIStatus)
 	if err != nil {
 		return err
