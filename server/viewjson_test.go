@@ -12,6 +12,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/admin/admintest"
 	"onboard/onboarding"
 	"onboard/onboarding/onboardingtest"
 )
@@ -171,11 +172,11 @@ func TestEventDataMatchesReflection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sink exportSink
+		var sink admintest.ExportSink
 		if _, err := x.Run(context.Background(), &sink); err != nil {
 			t.Fatal(err)
 		}
-		c.export = sink.rows.String()
+		c.export = sink.Rows.String()
 		return c
 	}
 	wired, reflected := run(false), run(true)
