@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/backup"
+	"onboard/backup/backuptest"
 	"onboard/config"
 	"onboard/onboarding"
 	"onboard/outfile"
@@ -46,7 +47,7 @@ func seedBench(b *testing.B) *app {
 	for range 16 {
 		wg.Go(func() {
 			for id := range ids {
-				if err := a.store.CreateApplication(context.Background(), appWithFile(id), onboarding.Changes{}); err != nil {
+				if err := a.store.CreateApplication(context.Background(), backuptest.AppWithFile(id), onboarding.Changes{}); err != nil {
 					errs <- err
 					return
 				}

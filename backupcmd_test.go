@@ -27,6 +27,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/backup"
+	"onboard/backup/backuptest"
 )
 
 // resourceRead is one read of an application or RFI request through the
@@ -682,11 +683,11 @@ func rewriteArchive(t *testing.T, archive []byte, change func(name string, conte
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(gz)
-	var out []testEntry
+	var out []backuptest.Entry
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return tarGz(t, out...)
+			return backuptest.TarGz(t, out...)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -696,7 +697,7 @@ func rewriteArchive(t *testing.T, archive []byte, change func(name string, conte
 			t.Fatal(err)
 		}
 		if b := change(hdr.Name, b); b != nil {
-			out = append(out, testEntry{hdr.Name, string(b)})
+			out = append(out, backuptest.Entry{Name: hdr.Name, Content: string(b)})
 		}
 	}
 }
@@ -739,32 +740,3 @@ func TestBackupCommandLine(t *testing.T) {
 
 // blobPath is where blob id is in an archive and in a data directory.
 func blobPath(id string) string { return path.Join("blobs", id[0:2], id[2:4], id) }
-
-// testEntry is one entry of a hand-made archive.
-type testEntry struct {
-	name    string
-	content string
-}
-
-// tarGz packs entries, in order, into a gzip-compressed tar stream.
-func tarGz(t *testing.T, entries ...testEntry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, e := range entries {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Size: int64(len(e.content)), Mode: 0o600}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(e.content)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}

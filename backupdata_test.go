@@ -3,22 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/uuid"
-	"github.com/oklog/ulid/v2"
 
 	"onboard/backup"
 	"onboard/config"
-	"onboard/onboarding"
 	"onboard/outfile"
 )
 
@@ -34,25 +28,6 @@ func openTestApp(t *testing.T) (*app, string) {
 	}
 	t.Cleanup(func() { a.close(io.Discard) })
 	return a, cfg.DataDir
-}
-
-// appWithFile is an application whose certificate of incorporation is
-// the blob id.
-func appWithFile(id string) *onboarding.Application {
-	now := time.Now().UTC()
-	return &onboarding.Application{
-		ID: uuid.NewString(), Seq: ulid.Make(), OrgID: "default", ConfigID: "default", Country: "GB",
-		Status: onboarding.StatusInProgress, CreatedAt: now, UpdatedAt: now,
-		Data: onboarding.Data{
-			Fields: map[string]json.RawMessage{"company_name": json.RawMessage(`"HELD LIMITED"`)},
-			Documents: map[string]onboarding.Document{"certificate_of_incorporation": {
-				FileID: uuid.NewString(), FileName: "c.pdf", FileType: "application/pdf", UploadedAt: now,
-				Status: onboarding.DocumentAccepted, BlobID: id, Size: 9,
-			}},
-		},
-		Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: strings.ReplaceAll(uuid.NewString(), "-", ""),
-			Email: "a@example.com", Role: onboarding.RolePrimary}},
-	}
 }
 
 // TestBackupFailureLeavesNoFile checks that a backup whose archive fails

@@ -1,9 +1,7 @@
 package backup
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,41 +12,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// testEntry is one entry of a hand-made archive.
-type testEntry struct {
-	name    string
-	content string
-}
+	"onboard/backup/backuptest"
+)
 
 // sumOf is the archive entry of content at p.
 func sumOf(p, content string) File {
 	sum := sha256.Sum256([]byte(content))
 	return File{Path: p, Bytes: int64(len(content)), SHA256: hex.EncodeToString(sum[:])}
-}
-
-// tarGz packs entries, in order, into a gzip-compressed tar stream.
-func tarGz(t *testing.T, entries ...testEntry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, e := range entries {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Size: int64(len(e.content)), Mode: 0o600}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(e.content)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 const (
@@ -72,18 +43,22 @@ func validManifest() *Manifest {
 }
 
 // manifestEntry is m as an archive's first entry.
-func manifestEntry(t *testing.T, m *Manifest) testEntry {
+func manifestEntry(t *testing.T, m *Manifest) backuptest.Entry {
 	t.Helper()
 	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testEntry{manifestName, string(b)}
+	return backuptest.Entry{Name: manifestName, Content: string(b)}
 }
 
 // validEntries are the files of validManifest, in order.
-func validEntries() []testEntry {
-	return []testEntry{{recordsName, testRecords}, {"secrets/session.key", testSecret}, {blobPath(testBlobID), testBlob}}
+func validEntries() []backuptest.Entry {
+	return []backuptest.Entry{
+		{Name: recordsName, Content: testRecords},
+		{Name: "secrets/session.key", Content: testSecret},
+		{Name: blobPath(testBlobID), Content: testBlob},
+	}
 }
 
 // TestArchiveRoundTrip writes an archive with archiveWriter and reads it
@@ -96,17 +71,17 @@ func TestArchiveRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range validEntries() {
-		if err := aw.add(e.name, int64(len(e.content)), strings.NewReader(e.content)); err != nil {
+		if err := aw.add(e.Name, int64(len(e.Content)), strings.NewReader(e.Content)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := aw.close(); err != nil {
 		t.Fatal(err)
 	}
-	var got []testEntry
+	var got []backuptest.Entry
 	read, err := ReadArchive(&buf, func(f File, content io.Reader) error {
 		b, err := io.ReadAll(content)
-		got = append(got, testEntry{f.Path, string(b)})
+		got = append(got, backuptest.Entry{Name: f.Path, Content: string(b)})
 		return err
 	})
 	if err != nil {
@@ -115,7 +90,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(m, read); diff != "" {
 		t.Errorf("manifest (-written +read):\n%s", diff)
 	}
-	if diff := cmp.Diff(validEntries(), got, cmp.AllowUnexported(testEntry{})); diff != "" {
+	if diff := cmp.Diff(validEntries(), got); diff != "" {
 		t.Errorf("entries (-written +read):\n%s", diff)
 	}
 }
@@ -137,7 +112,7 @@ func TestArchiveWriterRefusesShortContent(t *testing.T) {
 // backups, of another version, or damaged in each way it checks, and
 // asserts the exact explanation of each.
 func TestReadArchiveRefusals(t *testing.T) {
-	valid := func(change func(m *Manifest)) testEntry {
+	valid := func(change func(m *Manifest)) backuptest.Entry {
 		m := validManifest()
 		if change != nil {
 			change(m)
@@ -145,8 +120,8 @@ func TestReadArchiveRefusals(t *testing.T) {
 		return manifestEntry(t, m)
 	}
 	entries := validEntries()
-	withManifest := func(m testEntry, rest ...testEntry) []byte {
-		return tarGz(t, append([]testEntry{m}, rest...)...)
+	withManifest := func(m backuptest.Entry, rest ...backuptest.Entry) []byte {
+		return backuptest.TarGz(t, append([]backuptest.Entry{m}, rest...)...)
 	}
 	whole := withManifest(valid(nil), entries...)
 	tests := []struct {
@@ -156,13 +131,13 @@ func TestReadArchiveRefusals(t *testing.T) {
 	}{
 		{"empty input", nil, "empty"},
 		{"not gzip", []byte("hello, world"), "not an onboard backup (not gzip-compressed)"},
-		{"no entries", tarGz(t), "not an onboard backup (no manifest)"},
-		{"manifest not first", tarGz(t, entries...), "not an onboard backup (its first entry is not manifest.json)"},
+		{"no entries", backuptest.TarGz(t), "not an onboard backup (no manifest)"},
+		{"manifest not first", backuptest.TarGz(t, entries...), "not an onboard backup (its first entry is not manifest.json)"},
 		{"another format", withManifest(valid(func(m *Manifest) { m.Format = "tarball" }), entries...),
 			`not an onboard backup (its manifest's format is "tarball")`},
 		{"newer version", withManifest(valid(func(m *Manifest) { m.FormatVersion = 2 }), entries...),
 			"a backup of format version 2; this onboard reads version 1"},
-		{"manifest not JSON", tarGz(t, testEntry{manifestName, "{"}), "damaged: its manifest is not valid JSON: unexpected end of JSON input"},
+		{"manifest not JSON", backuptest.TarGz(t, backuptest.Entry{Name: manifestName, Content: "{"}), "damaged: its manifest is not valid JSON: unexpected end of JSON input"},
 		{"records not first", withManifest(valid(func(m *Manifest) { m.Files[0], m.Files[1] = m.Files[1], m.Files[0] })),
 			"damaged: its manifest does not list records.badger first"},
 		{"path outside", withManifest(valid(func(m *Manifest) { m.Files[1].Path = "secrets/../../etc/passwd" })),
@@ -178,11 +153,11 @@ func TestReadArchiveRefusals(t *testing.T) {
 		{"entry missing", withManifest(valid(nil), entries[:2]...), "damaged: " + blobPath(testBlobID) + " is missing"},
 		{"entries out of order", withManifest(valid(nil), entries[0], entries[2], entries[1]),
 			"damaged: found " + blobPath(testBlobID) + " where the manifest names secrets/session.key"},
-		{"wrong size", withManifest(valid(nil), entries[0], entries[1], testEntry{blobPath(testBlobID), testBlob + "!"}),
+		{"wrong size", withManifest(valid(nil), entries[0], entries[1], backuptest.Entry{Name: blobPath(testBlobID), Content: testBlob + "!"}),
 			"damaged: " + blobPath(testBlobID) + " has 14 bytes; the manifest says 13"},
-		{"changed content", withManifest(valid(nil), entries[0], entries[1], testEntry{blobPath(testBlobID), "%PDF-1.4 BLOB"}),
+		{"changed content", withManifest(valid(nil), entries[0], entries[1], backuptest.Entry{Name: blobPath(testBlobID), Content: "%PDF-1.4 BLOB"}),
 			"damaged: " + blobPath(testBlobID) + " does not match its SHA-256 checksum"},
-		{"extra entry", withManifest(valid(nil), append(entries, testEntry{"extra", "x"})...),
+		{"extra entry", withManifest(valid(nil), append(entries, backuptest.Entry{Name: "extra", Content: "x"})...),
 			"damaged: extra is not in the manifest"},
 		{"truncated", whole[:len(whole)/2], "truncated"},
 		{"gzip trailer", append(bytes.Clone(whole[:len(whole)-8]), 0, 0, 0, 0, 0, 0, 0, 0), "damaged: gzip: invalid checksum"},
@@ -210,7 +185,7 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 // archive is that failure, not a verdict on the archive.
 func TestReadArchiveReportsReadFailures(t *testing.T) {
 	eio := errors.New("read backup.tar.gz: input/output error")
-	whole := tarGz(t, append([]testEntry{manifestEntry(t, validManifest())}, validEntries()...)...)
+	whole := backuptest.TarGz(t, append([]backuptest.Entry{manifestEntry(t, validManifest())}, validEntries()...)...)
 	for _, r := range []io.Reader{
 		errReader{eio},
 		io.MultiReader(bytes.NewReader(whole[:len(whole)/2]), errReader{eio}),
@@ -225,7 +200,7 @@ func TestReadArchiveReportsReadFailures(t *testing.T) {
 // function (writing a restored file) is returned as it is.
 func TestReadArchiveReportsEntryFailures(t *testing.T) {
 	full := errors.New("write blob: no space left on device")
-	whole := tarGz(t, append([]testEntry{manifestEntry(t, validManifest())}, validEntries()...)...)
+	whole := backuptest.TarGz(t, append([]backuptest.Entry{manifestEntry(t, validManifest())}, validEntries()...)...)
 	_, err := ReadArchive(bytes.NewReader(whole), func(f File, _ io.Reader) error {
 		if f.Path == blobPath(testBlobID) {
 			return full

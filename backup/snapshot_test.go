@@ -3,7 +3,6 @@ package backup
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -11,12 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
-	"github.com/oklog/ulid/v2"
 
+	"onboard/backup/backuptest"
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/storage"
@@ -47,29 +45,10 @@ func openTestApp(t *testing.T) (testBackup, string) {
 	return testBackup{Maker: m, store: store}, dir
 }
 
-// appWithFile is an application whose certificate of incorporation is
-// the blob id.
-func appWithFile(id string) *onboarding.Application {
-	now := time.Now().UTC()
-	return &onboarding.Application{
-		ID: uuid.NewString(), Seq: ulid.Make(), OrgID: "default", ConfigID: "default", Country: "GB",
-		Status: onboarding.StatusInProgress, CreatedAt: now, UpdatedAt: now,
-		Data: onboarding.Data{
-			Fields: map[string]json.RawMessage{"company_name": json.RawMessage(`"HELD LIMITED"`)},
-			Documents: map[string]onboarding.Document{"certificate_of_incorporation": {
-				FileID: uuid.NewString(), FileName: "c.pdf", FileType: "application/pdf", UploadedAt: now,
-				Status: onboarding.DocumentAccepted, BlobID: id, Size: 9,
-			}},
-		},
-		Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: strings.ReplaceAll(uuid.NewString(), "-", ""),
-			Email: "a@example.com", Role: onboarding.RolePrimary}},
-	}
-}
-
-// storeAppWithFile stores appWithFile(id) and returns its id.
+// storeAppWithFile stores backuptest.AppWithFile(id) and returns its id.
 func storeAppWithFile(t testing.TB, a testBackup, id string) string {
 	t.Helper()
-	app := appWithFile(id)
+	app := backuptest.AppWithFile(id)
 	if err := a.store.CreateApplication(context.Background(), app, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"onboard/blobs"
 	"onboard/onboarding"
+	"onboard/onboarding/onboardingtest"
 	"onboard/pdf"
 	"onboard/storage"
 )
@@ -51,7 +52,7 @@ func newExportEnv(t *testing.T) *exportEnv {
 		Organizations: []*onboarding.Organization{
 			{ID: "acme", DefaultConfig: viewStd, Configs: []*onboarding.Configuration{
 				{ID: viewStd, Form: onboarding.StandardForm(), Countries: []string{"GB"}},
-				{ID: viewCustom, Form: viewCustomForm(t), Countries: []string{"GB"}},
+				{ID: viewCustom, Form: onboardingtest.CustomForm(t), Countries: []string{"GB"}},
 			}},
 			{ID: "globex", DefaultConfig: "globex-std", Configs: []*onboarding.Configuration{
 				{ID: "globex-std", Form: onboarding.StandardForm(), Countries: []string{"GB"}},
@@ -234,7 +235,7 @@ func filter(apps []*onboarding.Application, keep func(*onboarding.Application) b
 // form included.
 func TestExportNDJSONKeepsSensitiveValues(t *testing.T) {
 	e := newExportEnv(t)
-	app := viewApplication(viewCustom) // person_date_of_birth, person_home_address and person_id_document sensitive
+	app := onboardingtest.FullApplication(viewCustom) // person_date_of_birth, person_home_address and person_id_document sensitive
 	app.Seq = ulid.Make()
 	e.put(t, app)
 	sink, _ := e.run(t, onboarding.ExportQuery{OrgID: "acme"})
@@ -265,9 +266,9 @@ func TestExportNDJSONKeepsSensitiveValues(t *testing.T) {
 // are text, literals or compact JSON, formula-safe.
 func TestExportCSV(t *testing.T) {
 	e := newExportEnv(t)
-	std := viewApplication(viewStd)
+	std := onboardingtest.FullApplication(viewStd)
 	std.Seq = ulid.MustNew(1000, ulid.DefaultEntropy())
-	custom := viewApplication(viewCustom)
+	custom := onboardingtest.FullApplication(viewCustom)
 	custom.ID, custom.Seq = uuid.NewString(), ulid.MustNew(2000, ulid.DefaultEntropy())
 	custom.Data.Fields = map[string]json.RawMessage{
 		"company_name":                 json.RawMessage(`"=Evil Ltd"`),
@@ -357,7 +358,7 @@ func TestExportCSV(t *testing.T) {
 // has none; a file removed since the read is counted, not fatal.
 func TestExportFiles(t *testing.T) {
 	e := newExportEnv(t)
-	app := viewApplication(viewStd)
+	app := onboardingtest.FullApplication(viewStd)
 	app.Seq = ulid.Make()
 	app.Data.People[0].Documents["person_id_document"] = withBlob(app.Data.People[0].Documents["person_id_document"], e.blob(t, "passport"))
 	app.Data.Entities[0].Documents["certificate_of_incorporation"] = withBlob(app.Data.Entities[0].Documents["certificate_of_incorporation"], e.blob(t, "kvk"))

@@ -1,173 +1,32 @@
 package onboarding_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"onboard/blobs"
 	"onboard/onboarding"
-	"onboard/pdf"
-	"onboard/storage"
+	"onboard/onboarding/onboardingtest"
 )
 
-// viewNow is the clock of the view tests: it fixes the download links'
-// expiry, so their signatures are the same on every run.
-var viewNow = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
-
-// Configurations of the view tests' organization.
+// The configurations of the fixtures' organization, as the view tests
+// name them.
 const (
-	viewStd    = "view-std"    // the standard form
-	viewCustom = "view-custom" // person-scoped fields sensitive, tax_id not
+	viewStd    = onboardingtest.StdConfig
+	viewCustom = onboardingtest.CustomConfig
 )
-
-// viewCustomForm is the standard form with the date of birth, home
-// address, identity document and an extra tax number of each person
-// sensitive, and tax_id and bank_account_iban not.
-func viewCustomForm(t *testing.T) *onboarding.Form {
-	t.Helper()
-	fields := append([]onboarding.Field(nil), onboarding.StandardForm().Fields()...)
-	for i := range fields {
-		switch f := &fields[i]; f.ID {
-		case "person_date_of_birth", "person_home_address", "person_id_document":
-			f.Sensitive = true
-		case "tax_id", "bank_account_iban":
-			f.Sensitive = false
-		}
-	}
-	fields = append(fields, onboarding.Field{
-		ID: "person_tax_number", Label: "Personal tax number", Type: onboarding.TypeText, Category: "people", PersonScoped: true, Sensitive: true,
-	})
-	form, err := onboarding.NewForm("custom", fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return form
-}
 
 // newViewService returns a Service that signs download links with a fixed
-// key and clock, for an organization with the configurations viewStd and
-// viewCustom.
+// key and clock, for an organization with the configurations
+// viewStd and viewCustom.
 func newViewService(t *testing.T) *onboarding.Service {
 	t.Helper()
-	svc, _ := newViewServiceAt(t, func() time.Time { return viewNow })
+	svc, _ := onboardingtest.NewViewService(t, onboardingtest.ViewNow)
 	return svc
-}
-
-// newViewServiceAt is newViewService with clock as its clock, and its
-// store.
-func newViewServiceAt(t *testing.T, clock func() time.Time) (*onboarding.Service, *storage.Store) {
-	t.Helper()
-	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	signer, err := blobs.NewSigner(bytes.Repeat([]byte{7}, 32), clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := onboarding.New(onboarding.Options{
-		Store: store, Now: clock, PageCounter: pdf.PageCount, PublicURL: "https://onboard.example", Links: signer,
-		Organizations: []*onboarding.Organization{{ID: "acme", DefaultConfig: viewStd, Configs: []*onboarding.Configuration{
-			{ID: viewStd, Form: onboarding.StandardForm(), Countries: []string{"GB"}},
-			{ID: viewCustom, Form: viewCustomForm(t), Countries: []string{"GB"}},
-		}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc, store
-}
-
-// viewApplication returns an application on configuration configID with
-// something in every member of the view: sensitive values of both forms,
-// documents of every status with and without files, registry documents,
-// a contact without a name and participants.
-func viewApplication(configID string) *onboarding.Application {
-	at := time.Date(2026, 3, 1, 10, 11, 12, 345_678_000, time.FixedZone("CET", 3600))
-	overridden := at.Add(26 * time.Hour)
-	submitted := at.Add(48 * time.Hour)
-	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
-	return &onboarding.Application{
-		ID: "6f1c2a9e-5d7b-4c3a-9e8f-0a1b2c3d4e5f", OrgID: "acme", ConfigID: configID, Country: "GB",
-		Status: onboarding.StatusSubmitted,
-		Data: onboarding.Data{
-			Fields: map[string]json.RawMessage{
-				"company_name":       raw(`"Northwind Trading Ltd"`),
-				"company_number":     raw(`"10000001"`),
-				"registered_address": raw(`{"line1":"14 Harbour Road","city":"Bristol","postcode":"BS1 6XX","country":"GB"}`),
-				"annual_turnover":    raw(`{"amount":1250000,"currency":"GBP"}`),
-				"tax_id":             raw(`"GB123456789"`),
-				"bank_account_iban":  raw(`"GB82WEST12345698765432"`),
-			},
-			People: []onboarding.Person{
-				{
-					ID: "p1", Source: onboarding.SourceRegistry, Roles: []onboarding.PersonRole{onboarding.PersonDirector, onboarding.PersonUBO},
-					FullName: "Eleanor Mary Hargreaves", FirstName: "Eleanor Mary", LastName: "Hargreaves",
-					Email: "eleanor@northwind.example", PhoneNumber: "+447700900123", DateOfBirth: "1979-03", Nationality: "GB",
-					HomeAddress: &onboarding.Address{Line1: "1 Elm Row", City: "Bath", Postcode: "BA1 1AA", Country: "GB"},
-					Fields:      map[string]json.RawMessage{"person_tax_number": raw(`"AB123456C"`)},
-					Documents: map[string]onboarding.Document{
-						"person_id_document": {FileID: "d-p1", FileName: "passport scan.pdf", FileType: "application/pdf", UploadedAt: at,
-							Status: onboarding.DocumentAccepted, AcceptanceReason: onboarding.ReasonBaselinePassed, BlobID: "blob-p1"},
-					},
-				},
-				{ID: "p2", Source: onboarding.SourceUserAdded, Roles: []onboarding.PersonRole{onboarding.PersonShareholder}, FullName: "Kim", LastName: "Kim"},
-			},
-			Entities: []onboarding.Entity{{
-				ID: "e1", Source: onboarding.SourceUserAdded, Name: "Northwind Holdings BV", Type: onboarding.EntityHoldingCompany, Country: "NL",
-				Documents: map[string]onboarding.Document{
-					"certificate_of_incorporation": {FileID: "d-e1", FileName: "kvk.pdf", FileType: "application/pdf", UploadedAt: at,
-						Status: onboarding.DocumentForced, UserOverrideReason: "checked by hand", OverriddenAt: &overridden, BlobID: "blob-e1"},
-				},
-			}},
-			Ownership: []onboarding.Ownership{
-				{ID: "o1", OwnerType: onboarding.OwnerPerson, OwnerID: "p1", OwnedType: onboarding.OwnedTarget, Percentage: 75, PercentageBand: "75-100", IsDirect: true},
-				{ID: "o2", OwnerType: onboarding.OwnerEntity, OwnerID: "e1", OwnedType: onboarding.OwnedEntity, OwnedID: "e1", Percentage: 12.5, IsNominee: true},
-			},
-			Documents: map[string]onboarding.Document{
-				"certificate_of_incorporation": {FileID: "d-c1", FileName: "coi.pdf", FileType: "application/pdf", UploadedAt: at,
-					Status: onboarding.DocumentAccepted, AcceptanceReason: onboarding.ReasonValidationPassed, BlobID: "blob-c1"},
-				"proof_of_address": {FileID: "d-c2", UploadedAt: at, Status: onboarding.DocumentSkipped, UserOverrideReason: "exempt", OverriddenAt: &overridden},
-				"bank_statement":   {FileID: "d-c3", FileName: "bank.pdf", FileType: "application/pdf", UploadedAt: at, Status: onboarding.DocumentRejected, BlobID: "blob-c3"},
-			},
-			Meta: onboarding.Meta{
-				PrimaryContact:  &onboarding.Contact{Email: "jane@northwind.example", Role: "cfo"},
-				RegistrySources: []onboarding.RegistrySource{onboarding.SourceUKRegistry},
-				WebsiteFavicon:  "https://northwind.example/favicon.ico", WebExtractedIndustry: "software",
-			},
-		},
-		Participants: []onboarding.Participant{
-			{ID: "pa1", LinkSlug: "slug-primary-0123456789", Email: "jane@northwind.example", Name: "Jane Smith", Role: onboarding.RolePrimary},
-			{ID: "pa2", LinkSlug: "slug-collab-0123456789", Email: "sam@northwind.example", Role: onboarding.RoleCollaborator, InvitedBy: "pa1"},
-		},
-		CreatedAt: at, UpdatedAt: submitted, SubmittedAt: &submitted,
-		RegistryDocumentsStatus: onboarding.RegistryDocumentsPartial,
-		RegistryDocuments: []onboarding.RegistryDocument{
-			{ID: "r1", Source: onboarding.SourceUKRegistry, DocumentType: "AA", FilingDate: "2025-06-30", FetchedAt: &at, BlobID: "blob-r1"},
-			{ID: "r2", Source: onboarding.SourceUKRegistry, DocumentType: "CS01", BlobID: "blob-r2", FileName: "confirmation.pdf"},
-			{ID: "r3", Source: onboarding.SourceUKRegistry, DocumentType: "NEWINC"},
-		},
-	}
-}
-
-// bareApplication is an application with nothing collected yet: no
-// fields, no primary participant, registry documents still pending.
-func bareApplication() *onboarding.Application {
-	at := time.Date(2026, 3, 1, 10, 11, 12, 0, time.UTC)
-	return &onboarding.Application{
-		ID: "1e2d3c4b-5a69-4788-9aab-bccddeeff001", OrgID: "acme", ConfigID: viewStd, Country: "GB", Status: onboarding.StatusCreated,
-		CreatedAt: at, UpdatedAt: at, CompletedAt: &at,
-		RegistryDocumentsStatus: onboarding.RegistryDocumentsPending,
-		RegistryDocuments:       []onboarding.RegistryDocument{{ID: "r1", Source: onboarding.SourceUKRegistry, DocumentType: "AA", BlobID: "blob-r1"}},
-	}
 }
 
 // TestViewIsTheGetApplicationPayload pins View with links to the bytes the
@@ -179,8 +38,8 @@ func TestViewIsTheGetApplicationPayload(t *testing.T) {
 		app  *onboarding.Application
 		want string
 	}{
-		{"full", viewApplication(viewStd), viewFullWant},
-		{"bare", bareApplication(), viewBareWant},
+		{"full", onboardingtest.FullApplication(viewStd), viewFullWant},
+		{"bare", onboardingtest.BareApplication(), viewBareWant},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			view, err := svc.View(tt.app, onboarding.ViewOptions{Links: true})
@@ -199,7 +58,7 @@ func TestViewIsTheGetApplicationPayload(t *testing.T) {
 }
 
 // viewFullWant and viewBareWant are what get-application wrote for
-// viewApplication(viewStd) and bareApplication before the move.
+// onboardingtest.FullApplication(viewStd) and BareApplication before the move.
 const (
 	viewFullWant = `{"id":"6f1c2a9e-5d7b-4c3a-9e8f-0a1b2c3d4e5f","config_id":"view-std","status":"submitted","link":"https://onboard.example/a/slug-primary-0123456789",` +
 		`"data":{"fields":{"annual_turnover":{"amount":1250000,"currency":"GBP"},"bank_account_iban":"GB82WEST12345698765432","company_name":"Northwind Trading Ltd","company_number":"10000001","registered_address":{"line1":"14 Harbour Road","city":"Bristol","postcode":"BS1 6XX","country":"GB"},"tax_id":"GB123456789"},` +
@@ -230,7 +89,7 @@ func TestViewOptions(t *testing.T) {
 	}{
 		{
 			name:   "links",
-			app:    viewApplication(viewStd),
+			app:    onboardingtest.FullApplication(viewStd),
 			opts:   onboarding.ViewOptions{Links: true},
 			absent: []string{`"bank_statement"`, `"file_id":"d-c3"`},
 			kept: []string{
@@ -242,13 +101,13 @@ func TestViewOptions(t *testing.T) {
 		},
 		{
 			name:   "no links",
-			app:    viewApplication(viewStd),
+			app:    onboardingtest.FullApplication(viewStd),
 			absent: []string{`download_url`, `/files/`},
 			kept:   []string{`"file_id":"d-c1"`, `"file_id":"d-p1"`, `"file_id":"d-e1"`, `"id":"r1"`, `"link":"https://onboard.example/a/slug-primary-0123456789"`},
 		},
 		{
 			name:   "standard form without sensitive",
-			app:    viewApplication(viewStd),
+			app:    onboardingtest.FullApplication(viewStd),
 			opts:   onboarding.ViewOptions{WithoutSensitive: true},
 			absent: []string{`tax_id`, `GB123456789`, `bank_account_iban`, `GB82WEST12345698765432`, `download_url`},
 			kept: []string{
@@ -259,7 +118,7 @@ func TestViewOptions(t *testing.T) {
 		},
 		{
 			name: "custom form without sensitive",
-			app:  viewApplication(viewCustom),
+			app:  onboardingtest.FullApplication(viewCustom),
 			opts: onboarding.ViewOptions{Links: true, WithoutSensitive: true},
 			absent: []string{
 				`date_of_birth`, `1979-03`, `home_address`, `Elm Row`, `person_id_document`, `d-p1`, `blob-p1`, `person_tax_number`, `AB123456C`,
@@ -314,7 +173,7 @@ func TestViewOptions(t *testing.T) {
 // not know what to leave out), while the partner's full view still works.
 func TestViewWithoutSensitiveFailsClosed(t *testing.T) {
 	svc := newViewService(t)
-	app := viewApplication("removed")
+	app := onboardingtest.FullApplication("removed")
 	if view, err := svc.View(app, onboarding.ViewOptions{WithoutSensitive: true}); err == nil {
 		t.Errorf("View without sensitive of an unknown form = %+v, want an error", view)
 	}

@@ -3,10 +3,8 @@ package server
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,32 +13,10 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/admin"
+	"onboard/admin/admintest"
 	"onboard/onboarding"
 	"onboard/server/web"
 )
-
-// serveAdmin serves h on a unix socket, as serve does, and returns a
-// client of it.
-func serveAdmin(t testing.TB, h http.Handler) *admin.Client {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "admin.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ln)
-	}()
-	t.Cleanup(func() { srv.Close(); <-done })
-	c, err := admin.Dial(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // dropLast removes the last entry of application id's log behind the
 // chain's back, and returns the break verify-log should report.
@@ -77,7 +53,7 @@ func TestAdminVerifyLog(t *testing.T) {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest("GET", "/apps/verify-log"+tt.query, nil))
 			wantError(t, w, tt.status, errBody(tt.want))
-			c := serveAdmin(t, h)
+			c := admintest.Serve(t, h)
 			q := admin.VerifyLog{}
 			if strings.HasPrefix(tt.query, "?org=") {
 				q.OrgID = strings.TrimPrefix(tt.query, "?org=")
@@ -92,7 +68,7 @@ func TestAdminVerifyLog(t *testing.T) {
 
 	older, newer := e.create(t, "acme", ""), e.create(t, "acme", "")
 	e.create(t, "globex", "")
-	c := serveAdmin(t, h)
+	c := admintest.Serve(t, h)
 	var got []admin.LogBreak
 	collect := func(b admin.LogBreak) error { got = append(got, b); return nil }
 	r, err := c.VerifyLog(context.Background(), admin.VerifyLog{}, collect)
@@ -120,7 +96,7 @@ func TestAdminVerifyLog(t *testing.T) {
 		h.ServeHTTP(&cancelOnWrite{ResponseWriter: w, cancel: cancel}, r.WithContext(ctx))
 	})
 	got = nil
-	if _, err := serveAdmin(t, cancelling).VerifyLog(context.Background(), admin.VerifyLog{}, collect); err == nil || err.Error() != "Internal server error" || len(got) != 1 {
+	if _, err := admintest.Serve(t, cancelling).VerifyLog(context.Background(), admin.VerifyLog{}, collect); err == nil || err.Error() != "Internal server error" || len(got) != 1 {
 		t.Errorf("VerifyLog failing midway = %v after %d breaks; want Internal server error after 1", err, len(got))
 	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,32 +14,10 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/admin"
+	"onboard/admin/admintest"
 	"onboard/onboarding"
 	"onboard/server/web"
 )
-
-// exportSink records what an export handed over.
-type exportSink struct {
-	rows     bytes.Buffer
-	files    []string
-	exported int
-}
-
-func (s *exportSink) Write(p []byte) (int, error) { return s.rows.Write(p) }
-
-func (s *exportSink) File(f onboarding.ExportFile) error {
-	b, err := io.ReadAll(f.Body)
-	if err != nil {
-		return err
-	}
-	s.files = append(s.files, fmt.Sprintf("%s/%s %s: %d bytes %x", f.ApplicationID, f.FileID, f.FileName, len(b), b[:min(len(b), 8)]))
-	return nil
-}
-
-func (s *exportSink) Exported() error {
-	s.exported++
-	return nil
-}
 
 // exportScenario makes applications of acme: submitted ones (with the
 // sample uploads), enough for the rows to take several parts, one of
@@ -97,7 +74,7 @@ func TestAdminExport(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	client := serveAdmin(t, h)
+	client := admintest.Serve(t, h)
 	direct := admin.Local{Service: e.svc}
 	for _, q := range []onboarding.ExportQuery{
 		{OrgID: "acme", Documents: true},
@@ -106,7 +83,7 @@ func TestAdminExport(t *testing.T) {
 		{OrgID: "globex", Format: onboarding.ExportCSV},
 	} {
 		t.Run(fmt.Sprintf("%+v", q), func(t *testing.T) {
-			var want, got exportSink
+			var want, got admintest.ExportSink
 			wantSum, err := direct.Export(ctx, q, &want)
 			if err != nil {
 				t.Fatal(err)
@@ -115,17 +92,17 @@ func TestAdminExport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if wantSum != gotSum || got.exported != gotSum.Applications || want.exported != wantSum.Applications {
-				t.Errorf("summary %+v and %d Exported through the socket, %+v and %d directly", gotSum, got.exported, wantSum, want.exported)
+			if wantSum != gotSum || got.Completed != gotSum.Applications || want.Completed != wantSum.Applications {
+				t.Errorf("summary %+v and %d Exported through the socket, %+v and %d directly", gotSum, got.Completed, wantSum, want.Completed)
 			}
-			if want.rows.String() != got.rows.String() {
-				t.Errorf("rows through the socket differ:\n%s", cmp.Diff(want.rows.String(), got.rows.String()))
+			if want.Rows.String() != got.Rows.String() {
+				t.Errorf("rows through the socket differ:\n%s", cmp.Diff(want.Rows.String(), got.Rows.String()))
 			}
-			if diff := cmp.Diff(want.files, got.files); diff != "" {
+			if diff := cmp.Diff(want.Files, got.Files); diff != "" {
 				t.Errorf("files (-direct +socket):\n%s", diff)
 			}
-			if q.Documents && (len(got.files) < 3 || !strings.HasPrefix(got.files[0], hostile.ID+"/f\r\nExport-End: ok a\r\nExport-End: ok\r\n\r\n\x00é%zz.pdf: 16 bytes")) {
-				t.Errorf("files through the socket: %q; want the hostile one first, then the scenario's", got.files)
+			if q.Documents && (len(got.Files) < 3 || !strings.HasPrefix(got.Files[0], hostile.ID+"/f\r\nExport-End: ok a\r\nExport-End: ok\r\n\r\n\x00é%zz.pdf: 16 bytes")) {
+				t.Errorf("files through the socket: %q; want the hostile one first, then the scenario's", got.Files)
 			}
 		})
 	}
@@ -136,7 +113,7 @@ func TestAdminExport(t *testing.T) {
 	if err := e.store.CreateApplication(ctx, gone, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
 	}
-	var sink exportSink
+	var sink admintest.ExportSink
 	if _, err := client.Export(ctx, onboarding.ExportQuery{OrgID: "acme", Format: onboarding.ExportCSV}, &sink); err == nil || err.Error() != "Internal server error" {
 		t.Errorf("export failing midway: %v, want Internal server error", err)
 	}
@@ -168,7 +145,7 @@ func BenchmarkAdminExport(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	exportScenario(b, e, n)
 	h := admin.NewHandler(admin.Options{Service: e.svc, Answer: web.ErrorAnswer})
-	client := serveAdmin(b, h)
+	client := admintest.Serve(b, h)
 	for _, format := range []string{onboarding.ExportNDJSON, onboarding.ExportCSV} {
 		b.Run("handler/"+format, func(b *testing.B) {
 			b.ReportAllocs()

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/server/form"
+	"onboard/server/web/webtest"
 )
 
 // rawServer is a second real router over e's service and store, without
@@ -153,30 +154,11 @@ func TestHeadErrors(t *testing.T) {
 	}
 }
 
-// TestHeadOverTheWire checks HEAD through a real HTTP server, which
-// frames the answer itself: a page larger than the server's buffer still
-// gets its whole length as Content-Length, and no chunked body.
+// TestHeadOverTheWire checks HEAD of the real router's pages through a
+// real HTTP server, which frames the answer itself: a page larger than
+// the server's buffer still gets its whole length as Content-Length, and
+// no chunked body.
 func TestHeadOverTheWire(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	ts := httptest.NewServer(rawServer(t, e).Handler())
-	t.Cleanup(ts.Close)
-	for _, path := range []string{"/api/external/openapi.json", "/assets/form.js", "/healthz", "/nope"} {
-		get, err := http.Get(ts.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body bytes.Buffer
-		_, _ = body.ReadFrom(get.Body)
-		get.Body.Close()
-		head, err := http.Head(ts.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		head.Body.Close()
-		got := []any{head.StatusCode, head.ContentLength, head.TransferEncoding}
-		want := []any{get.StatusCode, int64(body.Len()), []string(nil)}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("HEAD %s: status, Content-Length, Transfer-Encoding (-want +got):\n%s", path, diff)
-		}
-	}
+	webtest.HeadOverTheWire(t, rawServer(t, e).Handler(), "/api/external/openapi.json", "/assets/form.js", "/healthz", "/nope")
 }

@@ -17,8 +17,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"onboard/server/web"
 )
 
 // meteredEnv is newEnv's stack served by a Server with metrics on reg and
@@ -180,49 +178,22 @@ func TestNoMetricsWithoutRegistry(t *testing.T) {
 	wantError(t, e.do("GET", "/metrics", "", ""), http.StatusNotFound, errBody("Not found"))
 }
 
-// TestRequestID checks the X-Request-Id of responses: a sane id the client
-// sent is echoed, any other is replaced by a generated one.
+// TestRequestID checks that the real router answers with web.RequestID's
+// X-Request-Id: a sane id the client sent is echoed, and one is generated
+// when none was sent. server/web's TestRequestID holds the rules (which
+// ids are echoed, which replaced) through the same middleware.
 func TestRequestID(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	longest := strings.Repeat("a", web.MaxRequestID)
-	tests := []struct {
-		name, sent string
-		echoed     bool
-	}{
-		{"none", "", false},
-		{"uuid", "3f1c2a4e-8b7d-4c6f-9a1e-2d5b7c9e0f13", true},
-		{"base64 and colons", "trace:AbC+/9=.x_y", true},
-		{"longest", longest, true},
-		{"too long", longest + "a", false},
-		{"space", "a b", false},
-		{"semicolon", "a;b", false},
-		{"markup", "<script>", false},
-		{"non-ASCII", "réq", false},
+	sent := "3f1c2a4e-8b7d-4c6f-9a1e-2d5b7c9e0f13"
+	r := httptest.NewRequest("GET", "/healthz", nil)
+	r.Header.Set("X-Request-Id", sent)
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, r)
+	if got := w.Header().Get("X-Request-Id"); got != sent {
+		t.Errorf("X-Request-Id = %q, want %q echoed", got, sent)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest("GET", "/healthz", nil)
-			if tt.sent != "" {
-				r.Header.Set("X-Request-Id", tt.sent)
-			}
-			w := httptest.NewRecorder()
-			e.h.ServeHTTP(w, r)
-			got := w.Header().Get("X-Request-Id")
-			if tt.echoed {
-				if got != tt.sent {
-					t.Errorf("X-Request-Id = %q, want %q echoed", got, tt.sent)
-				}
-				return
-			}
-			if len(got) != 16 || strings.Trim(got, "0123456789abcdef") != "" {
-				t.Errorf("X-Request-Id = %q, want 16 generated hex digits", got)
-			}
-		})
-	}
-	a := e.do("GET", "/healthz", "", "").Header().Get("X-Request-Id")
-	b := e.do("GET", "/healthz", "", "").Header().Get("X-Request-Id")
-	if a == b {
-		t.Errorf("two generated ids are both %q", a)
+	if got := e.do("GET", "/healthz", "", "").Header().Get("X-Request-Id"); len(got) != 16 || strings.Trim(got, "0123456789abcdef") != "" {
+		t.Errorf("X-Request-Id = %q, want 16 generated hex digits", got)
 	}
 }
 

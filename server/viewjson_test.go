@@ -12,76 +12,14 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/admin/admintest"
 	"onboard/onboarding"
+	"onboard/onboarding/onboardingtest"
 )
 
 // reflectJSON encodes v by reflection, in the API's mode.
 func reflectJSON(v *onboarding.ApplicationView) ([]byte, error) {
 	return jsonv2.Marshal(v, jsonv1.DefaultOptionsV1())
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// fullView is a view with every member of every view type set, each
-// string holding something the encoder escapes.
-func fullView() onboarding.ApplicationView {
-	doc := func(name string) onboarding.DocumentView {
-		return onboarding.DocumentView{
-			FileID: "f-" + name, FileName: name + " <scan>.pdf", FileType: "application/pdf",
-			UploadedAt: "2026-11-21T09:30:00.000Z", Status: onboarding.DocumentForced, AcceptanceReason: "baseline_passed",
-			UserOverrideReason: "Checked \"by phone\" & post", OverriddenAt: ptr("2026-11-21T09:31:00.000Z"),
-			DownloadURL: "https://onboard.test/files/f?expires=1&signature=x&type=application%2Fpdf",
-		}
-	}
-	docs := map[string]onboarding.DocumentView{"proof_of_address": doc("bill"), "bank_statement": doc("statement"), "ümlaut": doc("u")}
-	docs2 := map[string]onboarding.DocumentView{"person_id_document": doc("passport")}
-	return onboarding.ApplicationView{
-		ID: "a1", ConfigID: "default", Status: onboarding.StatusReview, Link: "https://onboard.test/a/x?auth_code=1&y=2",
-		Data: onboarding.DataView{
-			Fields: map[string]json.RawMessage{
-				"company_name": json.RawMessage(`"Northwind \u003cTrading\u003e"`),
-				"industry":     json.RawMessage(`"software"`),
-				"turnover":     json.RawMessage(`{"amount":1250000,"currency":"GBP"}`),
-				"spaced":       json.RawMessage(`{ "a" : [1, 2] }`),
-				"html":         json.RawMessage(`"a<b>&c"`),
-				"unicode":      json.RawMessage(`"Zoë \u2028"`),
-			},
-			People: []onboarding.PersonView{{
-				ID: "p1", Source: onboarding.SourceRegistry, Roles: []onboarding.PersonRole{onboarding.PersonDirector, onboarding.PersonUBO}, FullName: "Zoë O'Brien\u2028",
-				FirstName: "Zoë", LastName: "O'Brien", Email: "zoe@example.com", PhoneNumber: "+44 20 7946 0958",
-				DateOfBirth: "1979-03", Nationality: "GB",
-				HomeAddress: &onboarding.Address{Line1: "1 High St", Line2: "Flat\t2", City: "London", Region: "Greater London", Postcode: "SW1A 1AA", Country: "GB"},
-				Documents:   docs2,
-			}},
-			Entities: []onboarding.EntityView{{ID: "e1", Source: onboarding.SourceUserAdded, Name: "Holdco \x01 Ltd", Type: onboarding.EntityType("company"), Country: "IE", Documents: docs2}},
-			Ownership: []onboarding.OwnershipView{{
-				ID: "o1", OwnerType: onboarding.PartyType("person"), OwnerID: "p1", OwnedType: onboarding.PartyType("entity"), OwnedID: "e1",
-				Percentage: 33.333333333333336, PercentageBand: "25-50", IsDirect: true, IsNominee: true,
-			}},
-			Documents: docs,
-			Meta: onboarding.MetaView{
-				PrimaryContact:       &onboarding.ContactView{Name: ptr("Jane <Smith>"), Email: "jane@example.com", Role: "Finance & Ops"},
-				RegistrySources:      []onboarding.RegistrySource{onboarding.RegistrySource("uk_registry")},
-				WebsiteFavicon:       "https://example.com/favicon.ico?a=1&b=2",
-				WebExtractedIndustry: "software",
-			},
-		},
-		Participants: []onboarding.ParticipantView{{Email: "jane@example.com", Name: ptr("Jane"), Role: onboarding.ParticipantRole("primary"), Link: "https://onboard.test/a/x"}},
-		RegistryDocuments: &[]onboarding.RegistryDocumentView{{
-			ID: "r1", Source: onboarding.RegistrySource("uk_registry"), DocumentType: "confirmation_statement",
-			FilingDate: ptr("2026-04-20"), FetchedAt: ptr("2026-11-21T09:30:00.000Z"),
-			DownloadURL: "https://onboard.test/files/r?disposition=attachment&expires=1",
-		}},
-		RegistryDocumentsStatus: onboarding.RegistryDocumentsComplete,
-		CreatedAt:               "2026-11-21T09:30:00.000Z",
-		UpdatedAt:               "2026-11-21T09:30:00.001Z",
-		SubmittedAt:             ptr("2026-11-21T09:35:00.000Z"),
-		CompletedAt:             ptr("2026-11-21T09:40:00.000Z"),
-		Decisions: []onboarding.DecisionView{{
-			ID: "d1", Type: onboarding.DecisionType("application.referred"), Timestamp: "2026-11-21T09:40:00.000Z",
-			RecordedAt: "2026-11-21T09:40:00.001Z", Data: json.RawMessage(`{"reason":"needs <review>"}`), APIKeyName: "ops & risk",
-		}},
-	}
 }
 
 // unsetMembers lists the paths of v's members that hold their zero value,
@@ -122,11 +60,11 @@ func unsetMembers(path string, v reflect.Value) []string {
 }
 
 func TestViewJSONMatchesReflection(t *testing.T) {
-	full := fullView()
+	full := onboardingtest.FullView()
 	if unset := unsetMembers("view", reflect.ValueOf(full)); len(unset) > 0 {
 		t.Fatalf("fullView leaves members unset, so their encoding is not compared: %v", unset)
 	}
-	noDocuments := fullView()
+	noDocuments := onboardingtest.FullView()
 	noDocuments.RegistryDocuments = &[]onboarding.RegistryDocumentView{}
 	for name, v := range map[string]onboarding.ApplicationView{
 		"every member set":         full,
@@ -191,7 +129,7 @@ func FuzzViewJSON(f *testing.F) {
 		f.Add(seed.s, seed.key, seed.raw, seed.pct)
 	}
 	f.Fuzz(func(t *testing.T, s, key string, raw []byte, pct float64) {
-		v := fullView()
+		v := onboardingtest.FullView()
 		v.ID, v.Link, v.CreatedAt = s, s, s
 		v.Data.Fields[key] = raw
 		v.Data.Documents[key] = onboarding.DocumentView{FileName: s, UserOverrideReason: s}
@@ -234,11 +172,11 @@ func TestEventDataMatchesReflection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sink exportSink
+		var sink admintest.ExportSink
 		if _, err := x.Run(context.Background(), &sink); err != nil {
 			t.Fatal(err)
 		}
-		c.export = sink.rows.String()
+		c.export = sink.Rows.String()
 		return c
 	}
 	wired, reflected := run(false), run(true)
@@ -254,7 +192,7 @@ func TestEventDataMatchesReflection(t *testing.T) {
 // values as the service stores them (compact, nothing escaped), by hand
 // and by reflection.
 func BenchmarkViewJSON(b *testing.B) {
-	v := fullView()
+	v := onboardingtest.FullView()
 	v.Data.Fields = map[string]json.RawMessage{
 		"company_name":       json.RawMessage(`"NORTHWIND TRADING LIMITED"`),
 		"company_number":     json.RawMessage(`"10000001"`),

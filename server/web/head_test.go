@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/server/web"
+	"onboard/server/web/webtest"
 )
 
 func TestAllowHead(t *testing.T) {
@@ -151,25 +151,5 @@ func TestHeadOverTheWire(t *testing.T) {
 	te := headRoutes(t)
 	big := strings.Repeat("0123456789abcdef", 1024)
 	te.GET("/big", func(c echo.Context) error { return c.String(http.StatusOK, big) })
-	ts := httptest.NewServer(te)
-	t.Cleanup(ts.Close)
-	for _, path := range []string{"/big", "/json", "/fail", "/nope"} {
-		get, err := http.Get(ts.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body bytes.Buffer
-		_, _ = body.ReadFrom(get.Body)
-		get.Body.Close()
-		head, err := http.Head(ts.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		head.Body.Close()
-		got := []any{head.StatusCode, head.ContentLength, head.TransferEncoding}
-		want := []any{get.StatusCode, int64(body.Len()), []string(nil)}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("HEAD %s: status, Content-Length, Transfer-Encoding (-want +got):\n%s", path, diff)
-		}
-	}
+	webtest.HeadOverTheWire(t, te, "/big", "/json", "/fail", "/nope")
 }
