@@ -61,7 +61,6 @@ func (a Local) VerifyLog(ctx context.Context, q VerifyLog, broken func(LogBreak)
 
 // activityRoutes registers the activity log command on the admin socket.
 func (s *handler) activityRoutes(mux *http.ServeMux) {
-	admin := Local{s.svc}
 	mux.HandleFunc("GET /apps/verify-log", func(w http.ResponseWriter, r *http.Request) {
 		q := VerifyLog{OrgID: r.URL.Query().Get("org"), AppID: r.URL.Query().Get("app")}
 		enc := json.NewEncoder(w)
@@ -80,7 +79,7 @@ func (s *handler) activityRoutes(mux *http.ServeMux) {
 			}
 			return nil
 		}
-		report, err := admin.VerifyLog(r.Context(), q, func(b LogBreak) error { return line(verifyLine{Broken: &b}) })
+		report, err := s.local.VerifyLog(r.Context(), q, func(b LogBreak) error { return line(verifyLine{Broken: &b}) })
 		switch {
 		case err != nil && !started:
 			s.fail(w, err) // nothing sent yet: the usual error answer

@@ -40,6 +40,7 @@ type Local struct{ Service *onboarding.Service }
 // handler serves the admin socket.
 type handler struct {
 	svc    *onboarding.Service
+	local  Local // the commands themselves, run on svc as the CLI's direct path runs them
 	backup Backuper
 	answer func(error) (int, string)
 	log    *slog.Logger
@@ -52,27 +53,25 @@ type errorBody struct {
 
 // NewHandler returns the admin socket's handler.
 func NewHandler(opts Options) http.Handler {
-	s := &handler{svc: opts.Service, backup: opts.Backup, answer: opts.Answer, log: opts.Logger}
+	s := &handler{svc: opts.Service, local: Local{opts.Service}, backup: opts.Backup, answer: opts.Answer, log: opts.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	admin := Local{s.svc}
-	docs := Local{s.svc}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /keys", func(w http.ResponseWriter, r *http.Request) {
 		var req CreateKey
 		if !s.decode(w, r, &req) {
 			return
 		}
-		created, err := admin.CreateKey(r.Context(), req)
+		created, err := s.local.CreateKey(r.Context(), req)
 		s.reply(w, http.StatusCreated, created, err)
 	})
 	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
-		keys, err := admin.ListKeys(r.Context(), r.URL.Query().Get("org"))
+		keys, err := s.local.ListKeys(r.Context(), r.URL.Query().Get("org"))
 		s.reply(w, http.StatusOK, keys, err)
 	})
 	mux.HandleFunc("POST /keys/{id}/revoke", func(w http.ResponseWriter, r *http.Request) {
-		k, err := admin.RevokeKey(r.Context(), r.PathValue("id"))
+		k, err := s.local.RevokeKey(r.Context(), r.PathValue("id"))
 		s.reply(w, http.StatusOK, k, err)
 	})
 	mux.HandleFunc("POST /docs/override", func(w http.ResponseWriter, r *http.Request) {
@@ -80,7 +79,7 @@ func NewHandler(opts Options) http.Handler {
 		if !s.decode(w, r, &req) {
 			return
 		}
-		d, err := docs.OverrideDocument(r.Context(), req)
+		d, err := s.local.OverrideDocument(r.Context(), req)
 		s.reply(w, http.StatusOK, d, err)
 	})
 	s.webhookRoutes(mux)

@@ -223,40 +223,39 @@ func (a Local) DeliveryAttempts(ctx context.Context, q DeliveryQuery) ([]Deliver
 
 // webhookRoutes adds the webhook commands to the admin socket's mux.
 func (s *handler) webhookRoutes(mux *http.ServeMux) {
-	hooks := Local{s.svc}
 	mux.HandleFunc("POST /webhooks", func(w http.ResponseWriter, r *http.Request) {
 		var req AddEndpoint
 		if !s.decode(w, r, &req) {
 			return
 		}
-		added, err := hooks.AddEndpoint(r.Context(), req)
+		added, err := s.local.AddEndpoint(r.Context(), req)
 		s.reply(w, http.StatusCreated, added, err)
 	})
 	mux.HandleFunc("GET /webhooks", func(w http.ResponseWriter, r *http.Request) {
-		eps, err := hooks.ListEndpoints(r.Context(), r.URL.Query().Get("org"))
+		eps, err := s.local.ListEndpoints(r.Context(), r.URL.Query().Get("org"))
 		s.reply(w, http.StatusOK, eps, err)
 	})
 	mux.HandleFunc("DELETE /webhooks/{id}", func(w http.ResponseWriter, r *http.Request) {
-		if err := hooks.RemoveEndpoint(r.Context(), r.PathValue("id")); err != nil {
+		if err := s.local.RemoveEndpoint(r.Context(), r.PathValue("id")); err != nil {
 			s.fail(w, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /webhooks/{id}/enable", func(w http.ResponseWriter, r *http.Request) {
-		ep, err := hooks.EnableEndpoint(r.Context(), r.PathValue("id"))
+		ep, err := s.local.EnableEndpoint(r.Context(), r.PathValue("id"))
 		s.reply(w, http.StatusOK, ep, err)
 	})
 	mux.HandleFunc("POST /webhooks/{id}/disable", func(w http.ResponseWriter, r *http.Request) {
-		ep, err := hooks.DisableEndpoint(r.Context(), r.PathValue("id"))
+		ep, err := s.local.DisableEndpoint(r.Context(), r.PathValue("id"))
 		s.reply(w, http.StatusOK, ep, err)
 	})
 	mux.HandleFunc("POST /webhooks/{id}/rotate-secret", func(w http.ResponseWriter, r *http.Request) {
-		rotated, err := hooks.RotateEndpointSecret(r.Context(), r.PathValue("id"))
+		rotated, err := s.local.RotateEndpointSecret(r.Context(), r.PathValue("id"))
 		s.reply(w, http.StatusOK, rotated, err)
 	})
 	mux.HandleFunc("POST /webhooks/{id}/test", func(w http.ResponseWriter, r *http.Request) {
-		queued, err := hooks.TestEndpoint(r.Context(), r.PathValue("id"))
+		queued, err := s.local.TestEndpoint(r.Context(), r.PathValue("id"))
 		s.reply(w, http.StatusAccepted, queued, err)
 	})
 	mux.HandleFunc("GET /webhook-deliveries", func(w http.ResponseWriter, r *http.Request) {
@@ -270,7 +269,7 @@ func (s *handler) webhookRoutes(mux *http.ServeMux) {
 			}
 			query.Limit = n
 		}
-		lines, err := hooks.DeliveryAttempts(r.Context(), query)
+		lines, err := s.local.DeliveryAttempts(r.Context(), query)
 		s.reply(w, http.StatusOK, lines, err)
 	})
 	mux.HandleFunc("POST /events/{id}/redeliver", func(w http.ResponseWriter, r *http.Request) {
@@ -279,7 +278,7 @@ func (s *handler) webhookRoutes(mux *http.ServeMux) {
 			return
 		}
 		req.EventID = r.PathValue("id")
-		queued, err := hooks.Redeliver(r.Context(), req)
+		queued, err := s.local.Redeliver(r.Context(), req)
 		s.reply(w, http.StatusAccepted, queued, err)
 	})
 }
