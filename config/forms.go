@@ -55,8 +55,14 @@ func (c *Config) loadForm(ref string) (*onboarding.Form, error) {
 	if err != nil {
 		return nil, fmt.Errorf("form %q: %w", ref, err)
 	}
+	return DecodeForm(path, b)
+}
+
+// DecodeForm decodes the form file data read from path (named in errors):
+// its id and fields, refusing keys it does not know, as a validated form.
+func DecodeForm(path string, data []byte) (*onboarding.Form, error) {
 	var f formFile
-	md, err := toml.Decode(string(b), &f)
+	md, err := toml.Decode(string(data), &f)
 	if err != nil {
 		return nil, fmt.Errorf("form %s: %w", path, err)
 	}

@@ -10,62 +10,21 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/BurntSushi/toml"
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/config"
 	"onboard/onboarding"
 )
 
-// loadFormFile reads a form file (testdata/forms/*.toml) as onboard's
-// configuration loader does; the server package cannot import package main.
+// loadFormFile reads a form file (testdata/forms/*.toml) with the
+// configuration's own decoder.
 func loadFormFile(t testing.TB, path string) *onboarding.Form {
 	t.Helper()
-	var file struct {
-		ID     string `toml:"id"`
-		Fields []struct {
-			ID           string                  `toml:"id"`
-			Label        string                  `toml:"label"`
-			Description  string                  `toml:"description"`
-			Type         string                  `toml:"type"`
-			Category     string                  `toml:"category"`
-			Required     bool                    `toml:"required"`
-			Sensitive    bool                    `toml:"sensitive"`
-			PersonScoped bool                    `toml:"person_scoped"`
-			Confirmation bool                    `toml:"confirmation"`
-			Options      []onboarding.Option     `toml:"options"`
-			Pattern      string                  `toml:"pattern"`
-			PatternMsg   string                  `toml:"pattern_message"`
-			MaxLength    int                     `toml:"max_length"`
-			Rule         string                  `toml:"rule"`
-			Validation   string                  `toml:"validation"`
-			Accept       []string                `toml:"accept"`
-			MaxSize      int64                   `toml:"max_size"`
-			MaxPages     int                     `toml:"max_pages"`
-			RequiredFor  []onboarding.PersonRole `toml:"required_for"`
-		} `toml:"fields"`
-	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := toml.Decode(string(b), &file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u := md.Undecoded(); len(u) > 0 {
-		t.Fatalf("%s: keys this loader does not know: %v", path, u)
-	}
-	fields := make([]onboarding.Field, len(file.Fields))
-	for i, ff := range file.Fields {
-		fields[i] = onboarding.Field{
-			ID: ff.ID, Label: ff.Label, Description: ff.Description, Type: onboarding.FieldType(ff.Type),
-			Category: ff.Category, Required: ff.Required, Sensitive: ff.Sensitive, PersonScoped: ff.PersonScoped,
-			Confirmation: ff.Confirmation, Options: ff.Options, Pattern: ff.Pattern, PatternMessage: ff.PatternMsg, MaxLength: ff.MaxLength,
-			Rule: ff.Rule, Validation: ff.Validation, Accept: ff.Accept, MaxSize: ff.MaxSize, MaxPages: ff.MaxPages,
-			RequiredFor: ff.RequiredFor,
-		}
-	}
-	form, err := onboarding.NewForm(file.ID, fields)
+	form, err := config.DecodeForm(path, b)
 	if err != nil {
 		t.Fatal(err)
 	}
