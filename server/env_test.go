@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -107,6 +108,9 @@ type envOptions struct {
 	// reflectViews leaves the Service's view encoder unset (the reflecting
 	// one); the default wires AppendView, as the program does.
 	reflectViews bool
+	// logger receives the Service's, the server's and the form's logs;
+	// nil: discarded.
+	logger *slog.Logger
 }
 
 // env is the whole stack: real Badger in a temp dir, the fixture registry,
@@ -191,7 +195,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		PublicURL: "https://onboard.test", Now: clk.Now, Blobs: files, Links: signer,
 		RegistryRetries: []time.Duration{time.Millisecond},
 		SessionKey:      bytes.Repeat([]byte{9}, 32), MaxUploadBytes: opts.maxUpload,
-		PageCounter: pdf.PageCount,
+		PageCounter: pdf.PageCount, Logger: opts.logger,
 	}
 	if o.Organizations == nil {
 		o.Organizations = testOrganizations(t)
@@ -224,9 +228,10 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := form.New(form.Options{Service: svc, Sessions: sessions, SessionTimeout: opts.sessionTimeout, Now: clk.Now, PublicURL: "https://onboard.test"})
+	pages := form.New(form.Options{Service: svc, Sessions: sessions, SessionTimeout: opts.sessionTimeout, Now: clk.Now, PublicURL: "https://onboard.test",
+		Logger: opts.logger})
 	srv := New(Options{Service: svc, Responses: store, Pages: pages, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
-		Sandbox: !opts.production})
+		Sandbox: !opts.production, Logger: opts.logger})
 	// Every exchange with the API is checked against its OpenAPI document.
 	e := &env{h: contractChecked(t, srv.Handler()), unchecked: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
 	e.passes, e.sweeps = passes, sweeps

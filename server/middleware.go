@@ -147,7 +147,7 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.String("request_id", id),
 		}
 		if route == unmatchedRoute {
-			attrs = append(attrs, slog.String("path", loggedPath(c.Request().URL.Path)))
+			attrs = append(attrs, slog.String("path", web.LoggedPath(c.Request().URL.Path)))
 		}
 		if k := apiKey(c); k != nil {
 			attrs = append(attrs, slog.String("key", k.ClientID), slog.String("org", k.OrgID))
@@ -155,23 +155,6 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 		s.log.LogAttrs(c.Request().Context(), level, "request", attrs...)
 		return nil
 	}
-}
-
-// loggedPath is path as an unmatched request's log line shows it: with
-// the link slug of an applicant's path (/a/{slug}/…, /r/{slug}/…)
-// replaced by ":slug", since the slug is a credential. A link mangled in
-// transit (a trailing slash, a word glued on) matches no route and would
-// otherwise reach the log whole.
-func loggedPath(path string) string {
-	for _, prefix := range []string{"/a/", "/r/"} {
-		if rest, ok := strings.CutPrefix(path, prefix); ok {
-			if i := strings.IndexByte(rest, '/'); i >= 0 {
-				return prefix + ":slug" + rest[i:]
-			}
-			return prefix + ":slug"
-		}
-	}
-	return path
 }
 
 // isProbeRoute reports whether route is that of health checks or scrapes,

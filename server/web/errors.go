@@ -135,7 +135,7 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		// before it failed (an asset's caching, say).
 		NoStore(c.Response().Header())
 		if f.Unexpected() {
-			log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err,
+			log.Error("request failed", "method", c.Request().Method, "route", LoggedRoute(c), "err", LoggedError(c, err),
 				"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 		}
 		if f.Status == http.StatusUnauthorized {
