@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"onboard/blobs"
 	"onboard/notify"
@@ -111,6 +112,8 @@ type envOptions struct {
 	// logger receives the Service's, the server's and the form's logs;
 	// nil: discarded.
 	logger *slog.Logger
+	// metrics, when set, is the registry of the server's HTTP metrics.
+	metrics *prometheus.Registry
 }
 
 // env is the whole stack: real Badger in a temp dir, the fixture registry,
@@ -231,7 +234,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	pages := form.New(form.Options{Service: svc, Sessions: sessions, SessionTimeout: opts.sessionTimeout, Now: clk.Now, PublicURL: "https://onboard.test",
 		Logger: opts.logger})
 	srv := New(Options{Service: svc, Responses: store, Pages: pages, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
-		Sandbox: !opts.production, Logger: opts.logger})
+		Sandbox: !opts.production, Logger: opts.logger, Metrics: opts.metrics})
 	// Every exchange with the API is checked against its OpenAPI document.
 	e := &env{h: contractChecked(t, srv.Handler()), unchecked: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
 	e.passes, e.sweeps = passes, sweeps

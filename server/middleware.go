@@ -118,7 +118,9 @@ func (s *Server) foreground(next echo.HandlerFunc) echo.HandlerFunc {
 // requestLog logs one line per request (never bodies: they carry personal
 // data; never the path of a matched route either, whose parameters may be
 // an applicant's link: its route pattern instead), with the request id
-// web.RequestID gave it, and counts it in the HTTP metrics.
+// web.RequestID gave it, and counts it in the HTTP metrics. A request
+// whose client hung up is logged and counted as
+// web.StatusClientClosedRequest, whatever was answered.
 func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
@@ -129,6 +131,9 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		took := time.Since(start)
 		route, status := s.routeOf(c), c.Response().Status
+		if web.ClientGone(c.Request(), err) {
+			status = web.StatusClientClosedRequest // the answer, if any, was cut short
+		}
 		if s.metrics != nil {
 			s.metrics.observe(route, web.RequestMethod(c), status, took)
 		}

@@ -401,6 +401,9 @@ func (s *Server) linkFailure(c echo.Context, l layout, err error) error {
 	if c.Response().Committed {
 		return nil
 	}
+	if web.ClientGone(c.Request(), err) {
+		return web.ErrClientClosed // no page: echo's error handler answers it
+	}
 	f := web.FailureOf(err)
 	status := f.Status
 	if f.Unexpected() {
