@@ -125,13 +125,14 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		id := c.Response().Header().Get(echo.HeaderXRequestID)
+		w := c.Response().Writer // before a middleware wraps it
 		err := next(c)
 		if err != nil {
 			c.Error(err)
 		}
 		took := time.Since(start)
 		route, status := s.routeOf(c), c.Response().Status
-		if web.ClientGone(c.Request(), err) {
+		if web.ClientGone(c.Request(), err) || writeFailedOf(w) {
 			status = web.StatusClientClosedRequest // the answer, if any, was cut short
 		}
 		if s.metrics != nil {
