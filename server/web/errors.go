@@ -81,14 +81,19 @@ var (
 const StatusClientClosedRequest = 499
 
 // ClientGone reports whether err, returned while serving r, says no more
-// than that the client hung up: r's context ended (net/http cancels it
-// when the connection closes), or the answer could not be written to the
-// connection (HangUp).
+// than that the client hung up: the answer could not be written to the
+// connection (HangUp), or r's context ended (net/http cancels it when the
+// connection closes) and err would be a server error (5xx), as a commit
+// abandoned on the ended context is. A 4xx stays: it is about the request
+// (a body cut short by a client that closed its side is a 400).
 func ClientGone(r *http.Request, err error) bool {
 	if err == nil {
 		return false
 	}
-	return r.Context().Err() != nil || HangUp(err) || errors.Is(err, ErrClientClosed)
+	if HangUp(err) || errors.Is(err, ErrClientClosed) {
+		return true
+	}
+	return r.Context().Err() != nil && FailureOf(err).Status >= http.StatusInternalServerError
 }
 
 // HangUp reports whether err is that of a write to a connection the client
