@@ -306,3 +306,23 @@ func TestSlowReadersCannotExhaustTheServer(t *testing.T) {
 		t.Errorf("the live reader got %d bytes of %d", got, fileSize)
 	}
 }
+
+// TestDescriptorBudget: the caps serve derives from its descriptor limit
+// and the descriptors open at start (docs/operations.md gives these
+// figures).
+func TestDescriptorBudget(t *testing.T) {
+	tests := []struct {
+		limit, open, conns, downloads int
+	}{
+		{limit: 0, open: 18, conns: 0, downloads: 0}, // unknown: no caps
+		{limit: 256, open: 18, conns: 140, downloads: 34},
+		{limit: 1024, open: 18, conns: 604, downloads: 151},
+		{limit: 64, open: 60, conns: 1, downloads: 1}, // nearly none free: the reserve wins, one of each stays
+	}
+	for _, tt := range tests {
+		conns, downloads := descriptorBudget(tt.limit, tt.open)
+		if conns != tt.conns || downloads != tt.downloads {
+			t.Errorf("descriptorBudget(%d, %d) = %d connections, %d downloads; want %d, %d", tt.limit, tt.open, conns, downloads, tt.conns, tt.downloads)
+		}
+	}
+}
