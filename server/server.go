@@ -171,8 +171,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // grace. The API listener accepts no more connections at once than the
 // descriptor budget allows (docs/operations.md).
 func (s *Server) Run(ctx context.Context, api, admin net.Listener, grace time.Duration) error {
+	var connState func(net.Conn, http.ConnState)
 	if s.maxConns > 0 {
-		api = newLimitListener(api, s.maxConns)
+		limited := newLimitListener(api, s.maxConns)
+		api, connState = limited, limited.connState
 	}
 	s.log.Info("client limits", "open_files_limit", s.fileLimit, "open_files", s.openAtStart,
 		"max_connections", s.maxConns, "max_downloads", s.downloads.max, "downloads_per_client", s.downloads.perClient,
@@ -183,6 +185,7 @@ func (s *Server) Run(ctx context.Context, api, admin net.Listener, grace time.Du
 		ReadTimeout:       2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnState:         connState,
 	}}
 	listeners := []net.Listener{api}
 	if admin != nil && s.admin != nil {

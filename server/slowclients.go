@@ -199,24 +199,36 @@ func (s *Server) limitDownloads(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// limitListener accepts at most n connections at once from l: a further
-// one waits in the kernel's queue until one of them is closed.
+// limitListener accepts at most n connections at once from l. When all
+// are taken, it closes the connection that has been idle the longest
+// (waiting for its client's next request), as nginx does when out of
+// connections; with none idle, a further connection waits in the
+// kernel's queue until one is closed. net/http reports idleness through
+// connState.
 type limitListener struct {
 	net.Listener
 	slots chan struct{}
 	done  chan struct{}
 	once  sync.Once
+
+	mu   sync.Mutex
+	idle map[*limitedConn]time.Time // idle connections, since when
 }
 
 func newLimitListener(l net.Listener, n int) *limitListener {
-	return &limitListener{Listener: l, slots: make(chan struct{}, n), done: make(chan struct{})}
+	return &limitListener{Listener: l, slots: make(chan struct{}, n), done: make(chan struct{}), idle: map[*limitedConn]time.Time{}}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
 	select {
 	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
+	default:
+		l.closeIdle()
+		select {
+		case l.slots <- struct{}{}:
+		case <-l.done:
+			return nil, net.ErrClosed
+		}
 	}
 	c, err := l.Listener.Accept()
 	if err != nil {
@@ -224,6 +236,39 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+// closeIdle closes the connection idle the longest, if any.
+func (l *limitListener) closeIdle() {
+	l.mu.Lock()
+	var oldest *limitedConn
+	var since time.Time
+	for c, t := range l.idle {
+		if oldest == nil || t.Before(since) {
+			oldest, since = c, t
+		}
+	}
+	delete(l.idle, oldest)
+	l.mu.Unlock()
+	if oldest != nil {
+		_ = oldest.Close()
+	}
+}
+
+// connState is the http.Server's ConnState hook: it keeps the set of idle
+// connections.
+func (l *limitListener) connState(nc net.Conn, state http.ConnState) {
+	c, ok := nc.(*limitedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if state == http.StateIdle {
+		l.idle[c] = time.Now()
+	} else {
+		delete(l.idle, c)
+	}
 }
 
 func (l *limitListener) Close() error {

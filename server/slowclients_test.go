@@ -326,3 +326,67 @@ func TestDescriptorBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleConnectionsGiveWay: when the API listener has taken as many
+// connections as its cap, each idle (its client got its answer and sent
+// nothing more), a new client still gets in: the listener closes the
+// connection idle the longest rather than leave the newcomer waiting for
+// the idle timeout.
+func TestIdleConnectionsGiveWay(t *testing.T) {
+	const (
+		maxConns = 10
+		guard    = 60 * time.Second // the idle timeout is 2 minutes
+	)
+	e := newEnv(t, envOptions{})
+	srv := New(Options{Service: e.svc, Responses: e.store, Now: e.clock.Now})
+	srv.maxConns = maxConns // as a small descriptor limit would set it
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- srv.Run(ctx, ln, nil, 10*time.Second) }()
+	t.Cleanup(func() { stop(); <-ran })
+	addr := ln.Addr().String()
+
+	closed := make(chan int, maxConns)
+	for i := range maxConns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: onboard.test\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		go func() {
+			_ = c.SetReadDeadline(time.Now().Add(guard))
+			if _, err := br.ReadByte(); err == io.EOF {
+				closed <- i
+			}
+		}()
+	}
+
+	client := &http.Client{Timeout: guard}
+	resp, err := client.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz beside %d idle connections: %v", maxConns, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz = %d", resp.StatusCode)
+	}
+	select {
+	case <-closed:
+	case <-time.After(guard):
+		t.Errorf("no idle connection was closed to let the new client in")
+	}
+}
