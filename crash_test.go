@@ -78,7 +78,10 @@ func (l *crashLedger) send(a *crashApp, f func()) {
 // checks that every acknowledged write is there; at the end, that every
 // committed event was delivered to the webhook endpoint, and that after
 // the orphan sweep every stored file is one a record refers to, and every
-// file a record refers to is there. ONBOARD_CRASH_CYCLES sets the number
+// file a record refers to is there. Beside them, creates with an
+// Idempotency-Key: after each kill, every one whose answer did not arrive
+// is retried with its key, and at the end each key must have produced
+// exactly one application, announced by one application.created event. ONBOARD_CRASH_CYCLES sets the number
 // of kills (3 by default; 50 or more for a long run).
 func TestCrashSafety(t *testing.T) {
 	t.Parallel()
@@ -158,7 +161,8 @@ func TestCrashSafety(t *testing.T) {
 	// Each Idempotency-Key produced one application and one
 	// application.created event, whether its create was answered before
 	// the kill or retried after it.
-	if dup := keys.check(t, p, key); dup > 0 {
+	dup := keys.check(t, p, key)
+	if dup > 0 {
 		t.Errorf("%d of %d Idempotency-Keys (%d retried after a kill) did not produce exactly one application", dup, len(keys.answers), keys.retried)
 	}
 
@@ -180,7 +184,7 @@ func TestCrashSafety(t *testing.T) {
 	}
 	t.Logf("%d SIGKILLs; %d applications, %d acknowledged writes, 0 lost; %d events committed, all delivered; %d referenced files downloaded; sweep: %s",
 		cycles, len(ledger.apps), ledger.acked, len(events), files, strings.TrimSpace(sweep))
-	t.Logf("idempotent creates: %d keys, %d retried after a kill (%d replayed), each one application", len(keys.answers), keys.retried, keys.replayed)
+	t.Logf("idempotent creates: %d keys, %d retried after a kill (%d replayed), %d not exactly one application", len(keys.answers), keys.retried, keys.replayed, dup)
 }
 
 // crashWorker creates applications and takes each through PATCHes, the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"onboard/storage"
 )
@@ -53,49 +54,66 @@ func TestIdempotencyAcrossACrash(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		name string
+		name  string
+		route string // the route's pattern
 		// setup prepares the first server and returns the request's path.
-		setup  func(t *testing.T, e *env) string
+		setup    func(t *testing.T, e *env) string
 		body     string
 		status   int
 		mailDown bool // the first request's emails fail
 	}{
-		{name: "create application", status: http.StatusCreated, body: createBody,
+		{name: "create application", route: "/api/external/applications", status: http.StatusCreated, body: createBody,
 			setup: func(*testing.T, *env) string { return "/api/external/applications" }},
-		{name: "create application with a pre-auth code", status: http.StatusCreated,
+		{name: "create application with a pre-auth code", route: "/api/external/applications", status: http.StatusCreated,
 			body:  strings.Replace(createBody, `"country"`, `"pre_auth":true,"country"`, 1),
 			setup: func(*testing.T, *env) string { return "/api/external/applications" }},
-		{name: "create application whose invite failed", status: http.StatusCreated, body: createBody, mailDown: true,
+		{name: "create application whose invite failed", route: "/api/external/applications", status: http.StatusCreated, body: createBody, mailDown: true,
 			setup: func(*testing.T, *env) string { return "/api/external/applications" }},
-		{name: "resend invite that failed", status: http.StatusOK, mailDown: true,
-			setup: func(t *testing.T, e *env) string { return "/api/external/applications/" + e.create(t, "acme", "") + "/invite" }},
-		{name: "refresh pre-auth", status: http.StatusCreated,
-			setup: func(t *testing.T, e *env) string { return "/api/external/applications/" + e.create(t, "acme", "") + "/pre-auth" }},
-		{name: "record decision", status: http.StatusOK, body: `{"type":"application.approved"}`,
+		{name: "resend invite that failed", route: "/api/external/applications/:id/invite", status: http.StatusOK, mailDown: true,
+			setup: func(t *testing.T, e *env) string {
+				return "/api/external/applications/" + e.create(t, "acme", "") + "/invite"
+			}},
+		{name: "refresh pre-auth", route: "/api/external/applications/:id/pre-auth", status: http.StatusCreated,
+			setup: func(t *testing.T, e *env) string {
+				return "/api/external/applications/" + e.create(t, "acme", "") + "/pre-auth"
+			}},
+		{name: "record decision", route: "/api/external/applications/:id/decision", status: http.StatusOK, body: `{"type":"application.approved"}`,
 			setup: func(t *testing.T, e *env) string {
 				id := e.create(t, "acme", "")
 				submit(t, e, id)
 				return "/api/external/applications/" + id + "/decision"
 			}},
-		{name: "resend invite", status: http.StatusOK,
-			setup: func(t *testing.T, e *env) string { return "/api/external/applications/" + e.create(t, "acme", "") + "/invite" }},
-		{name: "create RFI request", status: http.StatusCreated, body: rfiBody,
+		{name: "resend invite", route: "/api/external/applications/:id/invite", status: http.StatusOK,
+			setup: func(t *testing.T, e *env) string {
+				return "/api/external/applications/" + e.create(t, "acme", "") + "/invite"
+			}},
+		{name: "create RFI request", route: "/api/external/rfi-requests", status: http.StatusCreated, body: rfiBody,
 			setup: func(*testing.T, *env) string { return "/api/external/rfi-requests" }},
-		{name: "create pre-authenticated RFI request", status: http.StatusCreated,
+		{name: "create pre-authenticated RFI request", route: "/api/external/rfi-requests", status: http.StatusCreated,
 			body:  strings.Replace(rfiBody, `}}`, `},"pre_authenticated":true}`, 1),
 			setup: func(*testing.T, *env) string { return "/api/external/rfi-requests" }},
-		{name: "test helper: submit", status: http.StatusOK,
+		{name: "test helper: submit", route: "/api/external/test-helpers/applications/:id/submit", status: http.StatusOK,
 			setup: func(t *testing.T, e *env) string {
 				return "/api/external/test-helpers/applications/" + e.create(t, "acme", "") + "/submit"
 			}},
-		{name: "test helper: complete RFI request", status: http.StatusOK,
+		{name: "test helper: complete RFI request", route: "/api/external/test-helpers/rfi-requests/:id/complete", status: http.StatusOK,
 			setup: func(t *testing.T, e *env) string {
 				return "/api/external/test-helpers/rfi-requests/" + e.createRFI(t, "acme", "")["request_id"].(string) + "/complete"
 			}},
-		{name: "test helper: expire RFI request", status: http.StatusOK,
+		{name: "test helper: expire RFI request", route: "/api/external/test-helpers/rfi-requests/:id/expire", status: http.StatusOK,
 			setup: func(t *testing.T, e *env) string {
 				return "/api/external/test-helpers/rfi-requests/" + e.createRFI(t, "acme", "")["request_id"].(string) + "/expire"
 			}},
+	}
+	// Every POST of the API is in the table.
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		covered[tt.route] = true
+	}
+	for _, r := range New(Options{Sandbox: true, Metrics: prometheus.NewRegistry()}).e.Routes() {
+		if r.Method == http.MethodPost && strings.HasPrefix(r.Path, "/api/external/") && !covered[r.Path] {
+			t.Errorf("POST %s is not tested across a crash", r.Path)
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

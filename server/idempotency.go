@@ -324,6 +324,12 @@ func (r *replays) load(ctx context.Context, clientID, key string) (*savedRespons
 	if err != nil {
 		return nil, nil, err
 	}
+	return decodeSaved(rec)
+}
+
+// decodeSaved decodes a record saved for an idempotency key: a saved
+// response, or an outcome (see load).
+func decodeSaved(rec json.RawMessage) (*savedResponse, *onboarding.IdempotentOutcome, error) {
 	var saved savedResponse
 	if err := json.Unmarshal(rec, &saved); err != nil {
 		return nil, nil, fmt.Errorf("decode saved response: %w", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/onboarding"
 	"onboard/server/web"
 	"onboard/storage"
 )
@@ -202,5 +203,29 @@ func TestSavedResponseLayout(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("saved response layout (-golden +server):\n%s", diff)
+	}
+}
+
+// TestSavedOutcomeLayout: the outcome a request's transaction commits
+// under its key (the storage golden pins its layout) reads back as an
+// outcome, with the saved response's Fingerprint and CreatedAt.
+func TestSavedOutcomeLayout(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("..", "storage", "testdata", "idempotent_outcome.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, outcome, err := decodeSaved(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
+	later := at.Add(time.Hour)
+	if diff := cmp.Diff(&savedResponse{Fingerprint: []byte{7}, CreatedAt: at}, saved); diff != "" {
+		t.Errorf("saved response of an outcome (-want +got):\n%s", diff)
+	}
+	want := &onboarding.IdempotentOutcome{Fingerprint: []byte{7}, CreatedAt: at, ID: "e6dacf7e-ad57-49c6-995a-093d1c6825e5", DecisionID: "d1",
+		ApplicationStatus: onboarding.StatusSent, Mail: onboarding.MailFailed, SealedCode: []byte{1, 2}, ExpiresAt: &later, AlreadyVerified: true}
+	if diff := cmp.Diff(want, outcome); diff != "" {
+		t.Errorf("outcome (-want +got):\n%s", diff)
 	}
 }
