@@ -113,7 +113,7 @@ func TestCrashSafety(t *testing.T) {
 		for w := range 4 {
 			wg.Go(func() { crashWorker(p.base, key, fmt.Sprintf("c%dw%d", cycle, w), ledger, stop) })
 		}
-		for w := range 2 {
+		for w := range 4 {
 			wg.Go(func() { crashIdemWorker(p.base, key, fmt.Sprintf("c%di%d", cycle, w), keys, stop) })
 		}
 		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond) // a random moment to crash at

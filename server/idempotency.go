@@ -73,10 +73,13 @@ var (
 var errNoResponseStore = errors.New("server: no ResponseStore to keep responses for Idempotency-Key")
 
 // ResponseStore keeps the responses saved for idempotency keys, as records
-// the server encodes; storage.Store implements it.
+// the server encodes; storage.Store implements it. Under the same key, the
+// store's writes of records commit the outcome of the request that makes
+// them (onboarding.Changes.Idempotent), which a saved response replaces.
 type ResponseStore interface {
 	// SavedResponse returns the record saved for key of the API key
-	// clientID, or onboarding.ErrNotFound.
+	// clientID (a saved response, or the outcome committed with the
+	// request's work), or onboarding.ErrNotFound.
 	SavedResponse(ctx context.Context, clientID, key string) (json.RawMessage, error)
 	// SaveResponse starts saving record for key and returns at once; the
 	// store may forget the record after ttl. It calls done exactly once,
@@ -152,10 +155,15 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 			return web.WriteRawJSON(c, a.saved.Status, a.saved.Body)
 		}
 		if a.replay != nil {
-			// The handler answers from the outcome; the answer is then
-			// saved as any other.
+			// The handler answers from the outcome; the answer, marked
+			// replayed unless it is an error, is then saved as any other.
 			c.Set(ctxReplay, a.replay)
-			c.Response().Header().Set("Idempotent-Replayed", "true")
+			res := c.Response()
+			res.Before(func() {
+				if res.Status >= 200 && res.Status <= 299 {
+					res.Header().Set("Idempotent-Replayed", "true")
+				}
+			})
 		} else {
 			c.Set(ctxIdempotency, a.idem)
 		}

@@ -11,7 +11,9 @@ import (
 )
 
 // SavedResponse returns the record saved for an idempotency key of the API
-// key clientID, as the JSON the server saved, or onboarding.ErrNotFound.
+// key clientID, as the JSON the server saved or, before it saved one, the
+// onboarding.IdempotentOutcome a write committed (writeOutcome); or
+// onboarding.ErrNotFound.
 func (s *Store) SavedResponse(_ context.Context, clientID, key string) (json.RawMessage, error) {
 	var r json.RawMessage
 	if err := s.view(func(txn *badger.Txn) error { return getRecord(txn, idempotencyKey(clientID, key), &r) }); err != nil {
