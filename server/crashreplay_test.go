@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -132,6 +134,25 @@ func TestIdempotencyAcrossACrash(t *testing.T) {
 
 			// The process dies; the restarted server gets the retry.
 			again := newEnv(t, envOptions{restart: first})
+			// What the work committed under the key holds nothing
+			// personal, and no secret in clear.
+			k, err := again.svc.Authenticate(context.Background(), again.keys["acme"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := again.store.SavedResponse(context.Background(), k.ClientID, "key-1")
+			if err != nil {
+				t.Fatalf("nothing stored under the key by the first request: %v", err)
+			}
+			secrets := []string{"northwind.example", "Jane"}
+			if code, ok := decode(t, answered)["pre_auth_code"].(string); ok {
+				secrets = append(secrets, code)
+			}
+			for _, secret := range secrets {
+				if bytes.Contains(rec, []byte(secret)) {
+					t.Errorf("the stored outcome holds %q: %s", secret, rec)
+				}
+			}
 			retry := again.doWithKey("POST", path, "acme", "key-1", tt.body)
 			if retry.Code != tt.status || retry.Header().Get("Idempotent-Replayed") != "true" {
 				t.Fatalf("retry = %d (Idempotent-Replayed %q) %s; want the first answer, replayed", retry.Code, retry.Header().Get("Idempotent-Replayed"), retry.Body)
