@@ -36,6 +36,8 @@ const (
 	longLabel      = "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl" // 64 characters
 	registeredGB   = `"company_name":"Northwind Trading Ltd"`
 	registeredAddr = `{"line1":"1 High Street","city":"London","postcode":"EC1A 1AA","country":"GB"}`
+	msgQueryEscape = "Invalid query string: invalid %-escape "
+	msgQueryDup    = "Invalid query string: duplicate parameter "
 )
 
 // TestBadInputIsRefused sends bad bodies to every JSON endpoint through
@@ -189,6 +191,33 @@ func TestBadInputIsRefused(t *testing.T) {
 			errBody("Invalid status '" + strings.Repeat("s", 100) + "…'")},
 		{"patch: long unknown ids", "PATCH", app, `{"fields":{"` + long + `":1}}`,
 			errBody("Unknown or non-writable field ids: " + strings.Repeat("x", 100) + "…")},
+
+		// Query strings that cannot be read are refused, not read in part.
+		{"list: a broken escape after the status", "GET", "/api/external/applications?status=submitted%zz", "", errBody(msgQueryEscape + `"%zz"`)},
+		{"list: a broken escape in another parameter", "GET", "/api/external/applications?status=submitted&x=%zz", "", errBody(msgQueryEscape + `"%zz"`)},
+		{"list: a % at the end", "GET", "/api/external/applications?cursor=abc%", "", errBody(msgQueryEscape + `"%"`)},
+		{"list: a semicolon", "GET", "/api/external/applications?status=sent;limit=1", "", errBody(`Invalid query string: ";" is not a separator (use "&")`)},
+		{"list: an escape that is not UTF-8", "GET", "/api/external/applications?status=%ff", "", errBody("Invalid query string: text must be UTF-8")},
+		{"list: too many parameters", "GET", "/api/external/applications?" + strings.Repeat("a=1&", 101), "", errBody("Invalid query string: more than 100 parameters")},
+		{"events: a broken escape as the type", "GET", "/api/external/events?type=%zz", "", errBody(msgQueryEscape + `"%zz"`)},
+		{"rfi list: a broken escape", "GET", "/api/external/rfi-requests?status=active%2", "", errBody(msgQueryEscape + `"%2"`)},
+		{"activity: a broken escape", "GET", app + "/activity?limit=%zz", "", errBody(msgQueryEscape + `"%zz"`)},
+
+		// A single-valued parameter given twice.
+		{"list: status twice", "GET", "/api/external/applications?status=sent&status=approved", "", errBody(msgQueryDup + `"status"`)},
+		{"list: status twice, once empty", "GET", "/api/external/applications?status=&status=sent", "", errBody(msgQueryDup + `"status"`)},
+		{"list: limit twice", "GET", "/api/external/applications?limit=1&limit=2", "", errBody(msgQueryDup + `"limit"`)},
+		{"list: cursor twice", "GET", "/api/external/applications?cursor=a&cursor=b", "", errBody(msgQueryDup + `"cursor"`)},
+		{"events: type twice", "GET", "/api/external/events?type=application.created&type=application.sent", "", errBody(msgQueryDup + `"type"`)},
+		{"rfi list: status twice", "GET", "/api/external/rfi-requests?status=active&status=expired", "", errBody(msgQueryDup + `"status"`)},
+		{"activity: limit twice", "GET", app + "/activity?limit=5&limit=5", "", errBody(msgQueryDup + `"limit"`)},
+
+		// An empty limit is not the default page size.
+		{"list: an empty limit", "GET", "/api/external/applications?limit=", "", errBody("limit must be between 1 and 100")},
+		{"list: an empty limit, no =", "GET", "/api/external/applications?limit", "", errBody("limit must be between 1 and 100")},
+		{"events: an empty limit", "GET", "/api/external/events?limit=", "", errBody("limit must be between 1 and 100")},
+		{"rfi list: an empty limit", "GET", "/api/external/rfi-requests?status=active&limit=", "", errBody("limit must be between 1 and 100")},
+		{"activity: an empty limit", "GET", app + "/activity?limit=", "", errBody("limit must be between 1 and 100")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
