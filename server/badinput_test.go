@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/onboarding"
 	"onboard/server/form"
 	"onboard/server/web"
 )
@@ -23,6 +24,9 @@ import (
 func createWith(pairs ...string) string {
 	return strings.NewReplacer(pairs...).Replace(`{"primary_contact":{"email":"jane@northwind.example","name":"Jane Smith"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Ltd"}`)
 }
+
+// msgNull is the message for a member given null that may not be.
+func msgNull(path string) string { return "Invalid JSON body: " + path + " must not be null" }
 
 // fieldErr is the body of a PATCH refused for one field.
 func fieldErr(id, reason string) map[string]any {
@@ -192,6 +196,35 @@ func TestBadInputIsRefused(t *testing.T) {
 		{"patch: long unknown ids", "PATCH", app, `{"fields":{"` + long + `":1}}`,
 			errBody("Unknown or non-writable field ids: " + strings.Repeat("x", 100) + "…")},
 
+		// null only where the contract allows it.
+		{"create: pre_auth null", "POST", "/api/external/applications",
+			createWith(`"country":"GB"`, `"country":"GB","pre_auth":null`), errBody(msgNull("pre_auth"))},
+		{"create: config_id null", "POST", "/api/external/applications",
+			createWith(`"country":"GB"`, `"country":"GB","config_id":null`), errBody(msgNull("config_id"))},
+		{"create: country null", "POST", "/api/external/applications",
+			createWith(`"country":"GB"`, `"country":null`), errBody(msgNull("country"))},
+		{"create: company_number null", "POST", "/api/external/applications",
+			createWith(`"company_number":"10000001"`, `"company_number":null`), errBody(msgNull("company_number"))},
+		{"create: company_name null", "POST", "/api/external/applications",
+			createWith(registeredGB, `"company_name":null`), errBody(msgNull("company_name"))},
+		{"create: primary_contact null", "POST", "/api/external/applications",
+			`{"primary_contact":null,"country":"GB","company_number":"10000001","company_name":"Northwind Trading Ltd"}`, errBody(msgNull("primary_contact"))},
+		{"create: the contact's name null", "POST", "/api/external/applications",
+			createWith(`"Jane Smith"`, `null`), errBody(msgNull("primary_contact.name"))},
+		{"create: the contact's email null", "POST", "/api/external/applications",
+			createWith(`"jane@northwind.example"`, `null`), errBody(msgNull("primary_contact.email"))},
+		{"rfi: agent_id null", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"country":"GB"`, `"country":"GB","agent_id":null`, 1), errBody(msgNull("agent_id"))},
+		{"rfi: pre_authenticated null", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"country":"GB"`, `"country":"GB","pre_authenticated":null`, 1), errBody(msgNull("pre_authenticated"))},
+		{"rfi: the contact's role null", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"Director"`, `null`, 1), errBody(msgNull("primary_contact.role"))},
+		{"rfi: company_number null", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"10000001"`, `null`, 1), errBody(msgNull("company_number"))},
+		{"decision: type null", "POST", app + "/decision", `{"type":null}`, errBody(msgNull("type"))},
+		{"patch: an address part null", "PATCH", app,
+			`{"fields":{"trading_address":{"line1":"1 Rue","city":"Paris","country":"FR","region":null}}}`, fieldErr("trading_address", "region must be a string")},
+
 		// Query strings that cannot be read are refused, not read in part.
 		{"list: a broken escape after the status", "GET", "/api/external/applications?status=submitted%zz", "", errBody(msgQueryEscape + `"%zz"`)},
 		{"list: a broken escape in another parameter", "GET", "/api/external/applications?status=submitted&x=%zz", "", errBody(msgQueryEscape + `"%zz"`)},
@@ -212,7 +245,11 @@ func TestBadInputIsRefused(t *testing.T) {
 		{"rfi list: status twice", "GET", "/api/external/rfi-requests?status=active&status=expired", "", errBody(msgQueryDup + `"status"`)},
 		{"activity: limit twice", "GET", app + "/activity?limit=5&limit=5", "", errBody(msgQueryDup + `"limit"`)},
 
-		// An empty limit is not the default page size.
+		// An empty limit is not the default page size, nor an empty filter
+		// no filter.
+		{"list: an empty status", "GET", "/api/external/applications?status=", "", errBody("Invalid status ''")},
+		{"events: an empty type", "GET", "/api/external/events?type=&limit=1", "", errBody("Invalid event type ''")},
+		{"rfi list: an empty status", "GET", "/api/external/rfi-requests?status", "", errBody("Invalid status ''")},
 		{"list: an empty limit", "GET", "/api/external/applications?limit=", "", errBody("limit must be between 1 and 100")},
 		{"list: an empty limit, no =", "GET", "/api/external/applications?limit", "", errBody("limit must be between 1 and 100")},
 		{"events: an empty limit", "GET", "/api/external/events?limit=", "", errBody("limit must be between 1 and 100")},
@@ -267,6 +304,29 @@ func TestGoodInputStillPasses(t *testing.T) {
 		if w := e.do("PATCH", "/api/external/applications/"+id, "acme", body); w.Code != http.StatusOK {
 			t.Errorf("PATCH %.80s… = %d %s, want 200", body, w.Code, w.Body)
 		}
+	}
+	// Queries read whole still list: no limit, an empty filter or cursor,
+	// limits at their bounds, escapes that decode to UTF-8.
+	for _, path := range []string{
+		"/api/external/applications", "/api/external/applications?cursor=", "/api/external/applications?limit=100",
+		"/api/external/applications?status=submitted&limit=1", "/api/external/events?type=application.created&limit=1",
+		"/api/external/rfi-requests?status=%61ctive", "/api/external/applications/" + id + "/activity?limit=1&cursor=",
+		"/api/external/applications?utm=caf%C3%A9&utm=x",
+	} {
+		if w := e.do("GET", path, "acme", ""); w.Code != http.StatusOK {
+			t.Errorf("GET %s = %d %s, want 200", path, w.Code, w.Body)
+		}
+	}
+	// null where the contract allows it: a field value (it clears the
+	// field), a decision's timestamp, application_id and data.
+	if w := e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{"tax_id":null}}`); w.Code != http.StatusOK {
+		t.Errorf("PATCH tax_id null = %d %s, want 200", w.Code, w.Body)
+	}
+	decided := e.create(t, "acme", "")
+	e.setStatus(t, decided, onboarding.StatusSubmitted)
+	if w := e.do("POST", "/api/external/applications/"+decided+"/decision", "acme",
+		`{"type":"application.approved","timestamp":null,"application_id":null,"data":null}`); w.Code != http.StatusOK {
+		t.Errorf("decision with null members = %d %s, want 200", w.Code, w.Body)
 	}
 	fields := decode(t, e.do("GET", "/api/external/applications/"+id, "acme", ""))["data"].(map[string]any)["fields"].(map[string]any)
 	if got := fields["business_description"]; got != "Shoes\r\n\tand socks" {

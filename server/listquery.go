@@ -18,19 +18,19 @@ import (
 // given twice, is refused rather than read in part.
 
 // parseListQuery reads a list's query parameters: the filter named
-// filterParam (parsed by parseFilter; empty when absent or given empty),
-// then the page (parsePage).
+// filterParam (parsed by parseFilter, which refuses an empty one; empty
+// when absent), then the page (parsePage).
 func parseListQuery[F ~string](c echo.Context, filterParam string, parseFilter func(string) (F, error)) (F, onboarding.PageRequest, error) {
 	var filter F
 	q, err := web.ParseQuery(c.QueryString())
 	if err != nil {
 		return filter, onboarding.PageRequest{}, err
 	}
-	raw, _, err := web.SingleParam(q, filterParam)
+	raw, given, err := web.SingleParam(q, filterParam)
 	if err != nil {
 		return filter, onboarding.PageRequest{}, err
 	}
-	if raw != "" {
+	if given {
 		if filter, err = parseFilter(raw); err != nil {
 			return filter, onboarding.PageRequest{}, err
 		}
