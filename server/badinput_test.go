@@ -155,6 +155,16 @@ func TestBadInputIsRefused(t *testing.T) {
 		{"rfi: a label ending with a hyphen", "POST", "/api/external/rfi-requests",
 			strings.Replace(rfiBody, "northwind.example", "northwind-.example", 1), errBody(msgEmail)},
 
+		// E-mail addresses with characters that are not seen as written.
+		{"email: a right-to-left override in the local part", "POST", "/api/external/applications",
+			createWith("jane@", "ja\u202ene@"), errBody(msgEmail)},
+		{"email: a zero-width space in the local part", "POST", "/api/external/applications",
+			createWith("jane@", "ja\u200bne@"), errBody(msgEmail)},
+		{"email: a no-break space in the local part", "POST", "/api/external/applications",
+			createWith("jane@", "jane\u00a0@"), errBody(msgEmail)},
+		{"rfi: a right-to-left override in the local part", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, "jane@", "jane\u202e@", 1), errBody(msgEmail)},
+
 		{"email: an address literal", "POST", "/api/external/applications", createWith("jane@northwind.example", "jane@[127.0.0.1]"), errBody(msgEmail)},
 		{"email: a local part over 64", "POST", "/api/external/applications", createWith("jane@", strings.Repeat("j", 65)+"@"), errBody(msgEmail)},
 
@@ -286,6 +296,7 @@ func TestGoodInputStillPasses(t *testing.T) {
 		createWith(`"Jane Smith"`, `"`+strings.Repeat("é", 200)+`"`),
 		createWith("northwind.example", "mail.north-wind.example"),
 		createWith("northwind.example", "münchen.example"),
+		createWith("jane@", "jané@"),
 		createWith(`"Jane Smith"`, `"Jane \ud83d\ude00 Smith"`),
 		createWith("northwind.example", longLabel[:63]+".example"),
 		createWith(`"country":"GB"`, `"country":"GB","COUNTRY":"XX","Company_Name":7`),
