@@ -189,6 +189,15 @@ func TestBadInputIsRefused(t *testing.T) {
 			`{"fields":{"annual_turnover":{"amount":` + strings.Repeat("9", 5000) + `,"currency":"GBP"}}}`,
 			fieldErr("annual_turnover", "amount must be at most 1000000000000000")},
 
+		// A company number follows create's rules for the application's
+		// registry.
+		{"patch: a company number the registry cannot have", "PATCH", app,
+			`{"fields":{"company_number":"ABC!!"}}`, fieldErr("company_number", "Invalid company number 'ABC!!' for UK company registry")},
+		{"patch: a company number too long for the registry", "PATCH", app,
+			`{"fields":{"company_number":"123456789"}}`, fieldErr("company_number", "Invalid company number '123456789' for UK company registry")},
+		{"patch: a company number with a right-to-left override", "PATCH", app,
+			`{"fields":{"company_number":"1000\u202e0001"}}`, fieldErr("company_number", "Invalid company number '1000\u202e0001' for UK company registry")},
+
 		// Country codes must be assigned ones.
 		{"patch: an address in country ZZ", "PATCH", app,
 			`{"fields":{"trading_address":{"line1":"a","city":"X","postcode":"AB1","country":"ZZ"}}}`,
@@ -311,6 +320,7 @@ func TestGoodInputStillPasses(t *testing.T) {
 		`{"fields":{"company_name":"` + strings.Repeat("Ł", 200) + `"}}`,
 		`{"fields":{"tax_id":"` + strings.Repeat("1", 500) + `"}}`,
 		`{"fields":{"registered_address":` + registeredAddr + `}}`,
+		`{"fields":{"company_number":" sc 311560 "}}`,
 	} {
 		if w := e.do("PATCH", "/api/external/applications/"+id, "acme", body); w.Code != http.StatusOK {
 			t.Errorf("PATCH %.80s… = %d %s, want 200", body, w.Code, w.Body)
@@ -340,6 +350,9 @@ func TestGoodInputStillPasses(t *testing.T) {
 		t.Errorf("decision with null members = %d %s, want 200", w.Code, w.Body)
 	}
 	fields := decode(t, e.do("GET", "/api/external/applications/"+id, "acme", ""))["data"].(map[string]any)["fields"].(map[string]any)
+	if got := fields["company_number"]; got != "SC311560" {
+		t.Errorf("company_number = %q, want the registry's form SC311560", got)
+	}
 	if got := fields["business_description"]; got != "Shoes\r\n\tand socks" {
 		t.Errorf("business_description = %q, want its line breaks and tab kept", got)
 	}
