@@ -55,7 +55,7 @@ func EndpointOf(ep *onboarding.Endpoint) Endpoint {
 type AddEndpoint struct {
 	OrgID       string   `json:"org"`
 	URL         string   `json:"url"`
-	Events      []string `json:"events,nullable"` // empty or null: every type
+	Events      []string `json:"events" nullable:"true"` // empty or null: every type
 	Description string   `json:"description"`
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 // TestRequestNullsMatchContract: the members a request body may give as
-// null (tagged nullable, web.DecodeJSON) are exactly those the contract
+// null (tagged nullable:"true", web.DecodeJSON) are exactly those the contract
 // types with null, and the bodies have the contract's members.
 func TestRequestNullsMatchContract(t *testing.T) {
 	var doc struct {
@@ -86,14 +86,14 @@ func admitsNull(prop map[string]any) bool {
 }
 
 // bodyMembers adds the member paths of a request body type to all, and
-// those tagged nullable to null.
+// those tagged nullable:"true" to null.
 func bodyMembers(t reflect.Type, prefix string, all, null *[]string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		path := prefix + name
 		*all = append(*all, path)
-		if slices.Contains(strings.Split(opts, ","), "nullable") {
+		if f.Tag.Get("nullable") == "true" {
 			*null = append(*null, path)
 		}
 		ft := f.Type

@@ -178,10 +178,10 @@ func joinPath(path, key string) string {
 // ignored, as unknown members are. An empty body leaves v as it is (an
 // empty object: no members); a body that is not an object, null included,
 // or a member of the wrong JSON type is onboarding.ErrWrongType naming it.
-// A member given null is ErrNullMember unless its field's json tag has the
-// option "nullable" (`json:"timestamp,nullable"`), as the contract marks
-// the members that may be null; a nullable member given null is as if
-// absent. Null is never quietly read as false, "" or absent.
+// A member given null is ErrNullMember unless its field has the tag
+// nullable:"true" (`json:"timestamp" nullable:"true"`), as the contract
+// marks the members that may be null; a nullable member given null is as
+// if absent. Null is never quietly read as false, "" or absent.
 func DecodeJSON(body []byte, v any) error {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
@@ -272,18 +272,10 @@ func jsonName(f reflect.StructField) (string, bool) {
 	return name, true
 }
 
-// nullable reports whether a struct field's member may be given null: its
-// json tag has the option "nullable" (which encoding/json ignores).
+// nullable reports whether a struct field's member may be given null: it
+// has the tag nullable:"true".
 func nullable(f reflect.StructField) bool {
-	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-	for opts != "" {
-		var opt string
-		opt, opts, _ = strings.Cut(opts, ",")
-		if opt == "nullable" {
-			return true
-		}
-	}
-	return false
+	return f.Tag.Get("nullable") == "true"
 }
 
 // jsonTypeName names the JSON type a Go kind decodes from, for onboarding.ErrWrongType.

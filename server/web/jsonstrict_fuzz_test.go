@@ -21,7 +21,7 @@ type fuzzBody struct {
 	Count   int                        `json:"count"`
 	On      bool                       `json:"on"`
 	Tags    []string                   `json:"tags"`
-	Raw     json.RawMessage            `json:"raw,nullable"`
+	Raw     json.RawMessage            `json:"raw" nullable:"true"`
 	Any     any                        `json:"any"`
 	Contact *fuzzContact               `json:"contact"`
 	Fields  map[string]json.RawMessage `json:"fields"`

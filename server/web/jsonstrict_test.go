@@ -61,8 +61,8 @@ func TestDecodeJSON(t *testing.T) {
 		Contact *contact        `json:"primary_contact"`
 		Tags    []string        `json:"tags"`
 		Flag    bool            `json:"flag"`
-		Note    string          `json:"note,omitempty,nullable"`
-		Raw     json.RawMessage `json:"raw,nullable"`
+		Note    string          `json:"note,omitempty" nullable:"true"`
+		Raw     json.RawMessage `json:"raw" nullable:"true"`
 		//lint:ignore U1000 DecodeJSON must leave unexported fields alone
 		skipped string
 	}
