@@ -211,13 +211,13 @@ const (
 )
 
 // validEmail accepts a bare UTF-8 address (no display name, no control
-// characters) with a local part of at most 64 bytes and a domain of at
-// least two labels, each of 1 to 63 letters, digits and hyphens (letters
-// of any script, for internationalized domains) that neither starts nor
-// ends with a hyphen, at most 253 in all: no address literal such as
-// [127.0.0.1].
+// characters, nothing invisible: see invisibleInEmail) with a local part
+// of at most 64 bytes and a domain of at least two labels, each of 1 to 63
+// letters, digits and hyphens (letters of any script, for
+// internationalized domains) that neither starts nor ends with a hyphen,
+// at most 253 in all: no address literal such as [127.0.0.1].
 func validEmail(s string) bool {
-	if len(s) > maxEmailLength || !utf8.ValidString(s) || strings.ContainsAny(s, " <>") || hasControl(s, false) {
+	if len(s) > maxEmailLength || !utf8.ValidString(s) || strings.ContainsAny(s, " <>") || hasControl(s, false) || invisibleInEmail(s) {
 		return false
 	}
 	a, err := mail.ParseAddress(s)
@@ -226,6 +226,22 @@ func validEmail(s string) bool {
 	}
 	at := strings.LastIndexByte(s, '@')
 	return at > 0 && at <= maxLocalLength && validDomain(s[at+1:])
+}
+
+// invisibleInEmail reports whether s has a character that is not seen as
+// written: a format character (Unicode Cf: the bidirectional controls such
+// as U+202E, which reorder what follows them, zero-width spaces and
+// joiners, the soft hyphen, the byte order mark), a space or separator
+// (Z: the no-break space, U+2028) or a private-use character (Co). An
+// address is typed and read by people and goes into mail headers: one
+// that shows as another, or as nothing, is refused rather than sent.
+func invisibleInEmail(s string) bool {
+	for _, r := range s {
+		if r >= utf8.RuneSelf && unicode.In(r, unicode.Cf, unicode.Z, unicode.Co) {
+			return true
+		}
+	}
+	return false
 }
 
 // validDomain reports whether domain is a host name of two or more labels
