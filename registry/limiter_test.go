@@ -175,14 +175,10 @@ func TestLimiterCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	timer := time.AfterFunc(50*time.Millisecond, cancel)
 	defer timer.Stop()
-	start := time.Now()
-	err := l.wait(ctx, false)
-	elapsed := time.Since(start)
-	if !errors.Is(err, context.Canceled) {
+	// The wait has ten seconds to go: only the cancel can end it with
+	// context.Canceled, so no clock needs reading here.
+	if err := l.wait(ctx, false); !errors.Is(err, context.Canceled) {
 		t.Errorf("wait cancelled while waiting = %v, want context.Canceled", err)
-	}
-	if elapsed < 50*time.Millisecond || elapsed > 500*time.Millisecond {
-		t.Errorf("cancelled wait returned after %v; want about 50ms", elapsed)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
