@@ -166,7 +166,9 @@ func (l *syncList) syncAll() error {
 }
 
 // loadRecords loads the restored records file of dir into dir/badger and
-// removes the file, returning the number of keys loaded.
+// removes the file, returning the number of keys loaded. Records that are
+// not a store's (a forged archive whose checksums match) make the archive
+// not a backup.
 func loadRecords(dir string) (int, error) {
 	p := filepath.Join(dir, recordsName)
 	f, err := os.Open(p)
@@ -175,6 +177,10 @@ func loadRecords(dir string) (int, error) {
 	}
 	keys, err := storage.Restore(filepath.Join(dir, "badger"), bufio.NewReaderSize(f, 1<<20))
 	f.Close()
+	var re storage.RecordsError
+	if errors.As(err, &re) {
+		return 0, notBackup("its records " + string(re))
+	}
 	if err != nil {
 		return 0, err
 	}
