@@ -111,3 +111,33 @@ func writeStream(target outTarget, write func(io.Writer) error) error {
 	}
 	return err
 }
+
+// RemoveStale removes the partial files that runs killed while writing
+// --out path left beside it (their temporary files, which no running
+// writer holds), and returns their paths. For a device or a pipe, which
+// are written in place, there is nothing to remove; an --out that cannot
+// be written is left for the write to report.
+func RemoveStale(path string) ([]string, error) {
+	target, err := resolveOut(path)
+	if err != nil || target.stream {
+		return nil, nil
+	}
+	removed, err := atomicfile.RemoveStale(target.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no directory: the write reports it
+	}
+	return removed, err
+}
+
+// ReportStale removes what RemoveStale removes and says so on w, one line
+// a file ("Removed a partial backup left by an interrupted run: PATH"),
+// what naming the kind of file; a failure to remove is a warning.
+func ReportStale(w io.Writer, path, what string) {
+	removed, err := RemoveStale(path)
+	for _, p := range removed {
+		fmt.Fprintf(w, "Removed a partial %s left by an interrupted run: %s\n", what, p)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "Warning: a partial %s left by an interrupted run could not be removed: %v\n", what, err)
+	}
+}
