@@ -33,7 +33,7 @@ type AppsExportCmd struct {
 func (c *AppsExportCmd) Run(e *env) error {
 	q := onboarding.ExportQuery{OrgID: c.Org, Status: c.Status, Since: c.Since, Format: c.Format, Documents: c.Documents != ""}
 	if c.Out != "" {
-		outfile.ReportStale(e.stderr, c.Out, "export")
+		outfile.ReportStale(e.stderr, c.Out, outfile.KindExport)
 	}
 	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		out, err := outfile.NewExport(e.stdout, c.Out, c.Documents)

@@ -85,8 +85,12 @@ func entryWithPrefix(dir, prefix string) string {
 // TestBackupLeftoversRemoved kills backups while they write their archive
 // (each blocked on a file of the data directory that is a named pipe, so
 // that it stops at a known point): the partial archive a killed backup
-// leaves is removed, and reported, by the next backup to the same file,
-// while a partial archive a backup still running is writing is left alone.
+// leaves is removed, and reported, by the next backup to the same
+// directory, while a partial archive a backup still running is writing is
+// left alone.
+//
+// The next backup writes another file in the same directory, as a nightly
+// backup that names its archives by date does.
 func TestBackupLeftoversRemoved(t *testing.T) {
 	t.Parallel()
 	stuck := filepath.Join(t.TempDir(), "stuck")
@@ -107,7 +111,7 @@ func TestBackupLeftoversRemoved(t *testing.T) {
 	out := filepath.Join(outDir, "b.tar.gz")
 
 	first := startBinary(t, "backup", "--data-dir", stuck, "--out", out)
-	partial := first.waitFor(t, "partial archive", func() string { return entryWithPrefix(outDir, ".b.tar.gz.tmp-") })
+	partial := first.waitFor(t, "partial archive", func() string { return entryWithPrefix(outDir, ".b.tar.gz.backup-tmp-") })
 
 	// A backup of another directory to the same file while the first runs
 	// leaves the first's partial archive alone.
@@ -126,15 +130,16 @@ func TestBackupLeftoversRemoved(t *testing.T) {
 	if err := os.WriteFile(blob, content, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = mustRun(t, "backup", "--data-dir", stuck, "--out", out)
+	next := filepath.Join(outDir, "next.tar.gz")
+	r = mustRun(t, "backup", "--data-dir", stuck, "--out", next)
 	lines := strings.SplitAfter(r.stderr, "\n")
 	if want := "Removed a partial backup left by an interrupted run: " + partial + "\n"; len(lines) != 3 || lines[0] != want || !backupSummary.MatchString(lines[1]) {
 		t.Errorf("backup after the kill: stderr %q; want %q, then the summary", r.stderr, want)
 	}
-	if diff := cmp.Diff([]string{"b.tar.gz"}, dirEntries(t, outDir)); diff != "" {
+	if diff := cmp.Diff([]string{"b.tar.gz", "next.tar.gz"}, dirEntries(t, outDir)); diff != "" {
 		t.Errorf("beside the archive after the next backup (-want +got):\n%s", diff)
 	}
-	mustRun(t, "restore", "--in", out, "--data-dir", filepath.Join(t.TempDir(), "restored"))
+	mustRun(t, "restore", "--in", next, "--data-dir", filepath.Join(t.TempDir(), "restored"))
 }
 
 // TestRestoreLeftoversRemoved kills a restore once its directory beside

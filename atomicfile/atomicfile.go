@@ -15,11 +15,11 @@ import (
 	"path/filepath"
 )
 
-// tempPattern is the name pattern of the temporary file of path: in path's
-// directory, starting with a dot so that listings of the directory that
-// skip hidden files skip it.
-func tempPattern(path string) string {
-	return "." + filepath.Base(path) + ".tmp-*"
+// tempPattern is the name pattern of the temporary file of path:
+// ".NAME.TAG-*", in path's directory, starting with a dot so that listings
+// of the directory that skip hidden files skip it. Create's tag is "tmp".
+func tempPattern(path, tag string) string {
+	return "." + filepath.Base(path) + "." + tag + "-*"
 }
 
 // WriteFile replaces the file at path (or creates it) with data, with mode
@@ -51,7 +51,15 @@ type File struct {
 // path before Commit. The temporary file is locked (Lock) until Commit or
 // Abort, so that RemoveStale leaves it alone while it is written.
 func Create(path string, perm os.FileMode) (*File, error) {
-	f, err := createLocked(path)
+	return CreateTagged(path, perm, "tmp")
+}
+
+// CreateTagged is Create with the temporary file named ".NAME.TAG-NNN"
+// (NNN digits) instead of ".NAME.tmp-NNN": a writer whose temporary files
+// must be told from others' (RemoveLeftovers with Tagged) gives its own
+// tag.
+func CreateTagged(path string, perm os.FileMode, tag string) (*File, error) {
+	f, err := createLocked(path, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -67,9 +75,9 @@ func Create(path string, perm os.FileMode) (*File, error) {
 
 // createLocked creates a temporary file for path, mode 0600, and locks
 // it, making another when a RemoveStale removed the first before the lock.
-func createLocked(path string) (*os.File, error) {
+func createLocked(path, tag string) (*os.File, error) {
 	for {
-		f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
+		f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path, tag))
 		if err != nil {
 			return nil, err
 		}

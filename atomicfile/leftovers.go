@@ -46,17 +46,15 @@ func Lock(f *os.File) (bool, error) {
 // RemoveStale removes the temporary files that writers of path (Create)
 // killed mid-way left beside it, and returns their paths.
 func RemoveStale(path string) ([]string, error) {
-	return RemoveLeftovers(filepath.Dir(path), tempPattern(path)[:len(tempPattern(path))-1])
+	return RemoveLeftovers(filepath.Dir(path), Numbered(strings.TrimSuffix(tempPattern(path, "tmp"), "*")))
 }
 
-// RemoveLeftovers removes, in dir, the files and directories named prefix
-// followed by the digits that os.CreateTemp and os.MkdirTemp put for the
-// "*" of the pattern prefix+"*", that this user owns and that no process
-// holds with Lock: what writers that were killed left. Anything else (a
-// symbolic link, a name with more after the digits, another user's file, a
-// file being written) is left alone. It returns the paths it removed, and
-// the first error met, having tried every candidate.
-func RemoveLeftovers(dir, prefix string) ([]string, error) {
+// RemoveLeftovers removes the files and directories of dir whose names
+// match, that this user owns and that no process holds with Lock: what
+// writers that were killed left. Anything else (a symbolic link, another
+// user's file, a file being written) is left alone. It returns the paths
+// it removed, and the first error met, having tried every candidate.
+func RemoveLeftovers(dir string, match func(name string) bool) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -64,7 +62,7 @@ func RemoveLeftovers(dir, prefix string) ([]string, error) {
 	var removed []string
 	var first error
 	for _, e := range entries {
-		if !isLeftoverName(e.Name(), prefix) {
+		if !match(e.Name()) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
@@ -79,14 +77,31 @@ func RemoveLeftovers(dir, prefix string) ([]string, error) {
 	return removed, first
 }
 
-// isLeftoverName reports whether name is prefix followed by one or more
-// decimal digits.
-func isLeftoverName(name, prefix string) bool {
-	rest, ok := strings.CutPrefix(name, prefix)
-	if !ok || rest == "" {
+// Numbered matches the names that os.CreateTemp and os.MkdirTemp give for
+// the pattern prefix+"*": prefix, then one or more decimal digits.
+func Numbered(prefix string) func(name string) bool {
+	return func(name string) bool {
+		rest, ok := strings.CutPrefix(name, prefix)
+		return ok && digits(rest)
+	}
+}
+
+// Tagged matches the names of CreateTagged's temporary files with tag,
+// whatever file they were for: ".NAME.TAG-NNN", NAME not empty.
+func Tagged(tag string) func(name string) bool {
+	suffix := "." + tag + "-"
+	return func(name string) bool {
+		i := strings.LastIndex(name, suffix)
+		return i > 1 && name[0] == '.' && digits(name[i+len(suffix):])
+	}
+}
+
+// digits reports whether s is one or more decimal digits.
+func digits(s string) bool {
+	if s == "" {
 		return false
 	}
-	for _, c := range rest {
+	for _, c := range s {
 		if c < '0' || c > '9' {
 			return false
 		}

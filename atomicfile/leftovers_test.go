@@ -86,7 +86,7 @@ func TestRemoveLeftoverDirs(t *testing.T) {
 	if ok, err := Lock(f); !ok || err != nil {
 		t.Fatalf("Lock: %v, %v", ok, err)
 	}
-	removed, err := RemoveLeftovers(dir, ".data.restore-")
+	removed, err := RemoveLeftovers(dir, Numbered(".data.restore-"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +95,42 @@ func TestRemoveLeftoverDirs(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{filepath.Base(live)}, names(t, dir)); diff != "" {
 		t.Errorf("left (-want +got):\n%s", diff)
+	}
+}
+
+// TestRemoveTagged removes the tagged temporary files of every file of the
+// directory that no writer holds, and nothing else.
+func TestRemoveTagged(t *testing.T) {
+	dir := t.TempDir()
+	var dead []string
+	for _, name := range []string{"monday.tar.gz", "tuesday.tar.gz"} {
+		f, err := os.CreateTemp(dir, "."+name+".backup-tmp-*") // as a killed writer left it
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		dead = append(dead, f.Name())
+	}
+	running, err := CreateTagged(filepath.Join(dir, "wednesday.tar.gz"), 0o600, "backup-tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer running.Abort()
+	others := []string{".a.export-tmp-1", ".a.tmp-1", "..backup-tmp-1", ".a.backup-tmp-1x", "a.backup-tmp-1"}
+	for _, name := range others {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := RemoveLeftovers(dir, Tagged("backup-tmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(dead, removed); diff != "" {
+		t.Errorf("removed (-want +got):\n%s", diff)
+	}
+	if got := len(names(t, dir)); got != len(others)+1 {
+		t.Errorf("left %q; want the running writer's file and %q", names(t, dir), others)
 	}
 }
 

@@ -105,7 +105,7 @@ func restoreDir(target string) (dir string, lock *os.File, err error) {
 // returns their paths.
 func RemoveInterrupted(target string) ([]string, error) {
 	target = filepath.Clean(target)
-	removed, err := atomicfile.RemoveLeftovers(filepath.Dir(target), restorePrefix(target))
+	removed, err := atomicfile.RemoveLeftovers(filepath.Dir(target), atomicfile.Numbered(restorePrefix(target)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no parent directory: Restore says so
 	}
