@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -13,7 +14,7 @@ import (
 )
 
 // recordList is one list of Badger's backup format holding kvs.
-func recordList(t *testing.T, kvs ...*pb.KV) []byte {
+func recordList(t testing.TB, kvs ...*pb.KV) []byte {
 	t.Helper()
 	b, err := proto.Marshal(&pb.KVList{Kv: kvs})
 	if err != nil {
@@ -74,4 +75,24 @@ func TestRestoreRefusesForgedRecords(t *testing.T) {
 	if _, err := Restore(filepath.Join(t.TempDir(), "badger"), bytes.NewReader(good)); err != nil {
 		t.Errorf("Restore of the schema version alone: %v", err)
 	}
+}
+
+// FuzzCheckedRecords: the check of restored records never panics, never
+// allocates more than the data backs, and passes on exactly what it read
+// when it finds nothing wrong.
+func FuzzCheckedRecords(f *testing.F) {
+	f.Add(recordList(f, &pb.KV{Key: []byte(keySchema), Value: []byte(schemaVersion), Version: 1}))
+	f.Add(append(recordList(f, &pb.KV{Key: []byte("a/x"), Value: []byte("v"), Version: 2, UserMeta: []byte{1}}), 0, 0))
+	f.Add([]byte("these are not the records of a database\n"))
+	f.Add(bytes.Repeat([]byte{0xff}, 16))
+	f.Fuzz(func(t *testing.T, records []byte) {
+		out, err := io.ReadAll(&checkedRecords{r: bytes.NewReader(records)})
+		var re RecordsError
+		switch {
+		case err == nil && !bytes.Equal(out, records):
+			t.Errorf("passed on %q, read %q", out, records)
+		case err != nil && !errors.As(err, &re):
+			t.Errorf("error %v is not a RecordsError", err)
+		}
+	})
 }
