@@ -133,8 +133,8 @@ func RemoveStale(path, kind string) ([]string, error) {
 		return nil, nil
 	}
 	tagged := atomicfile.Tagged(kind + "-tmp")
-	// Also ".NAME.tmp-NNN" of this very file: what a kill left when
-	// --out files were written with atomicfile's plain temporary names.
+	// Also atomicfile's plain temporary files of this very --out
+	// (".NAME.tmp-NNN"): nothing but a write of it makes them.
 	plain := atomicfile.Numbered("." + filepath.Base(target.path) + ".tmp-")
 	removed, err := atomicfile.RemoveLeftovers(filepath.Dir(target.path), func(name string) bool {
 		return tagged(name) || plain(name)
