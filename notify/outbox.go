@@ -101,12 +101,8 @@ func (o *Outbox) sendEmail(ctx context.Context, m Email) error {
 	if o.written.Add(1)%outboxPruneEvery == 0 {
 		o.prune()
 	}
-	to, subject, link := m.Summary() // never the body, nor a code
-	attrs := []any{slog.String("to", to), slog.String("subject", subject)}
-	if link != "" {
-		attrs = append(attrs, slog.String("link", link))
-	}
-	o.log.InfoContext(ctx, "mail written to sandbox outbox", append(attrs, slog.String("file", path))...)
+	to, subject := m.Summary() // never the body, a code, nor a link
+	o.log.InfoContext(ctx, "mail written to sandbox outbox", slog.String("to", to), slog.String("subject", subject), slog.String("file", path))
 	return nil
 }
 

@@ -105,7 +105,6 @@ func TestOutboxSend(t *testing.T) {
 		"msg":     "mail written to sandbox outbox",
 		"to":      m.To,
 		"subject": m.Subject,
-		"link":    m.Link,
 		"file":    path,
 	}
 	if diff := cmp.Diff(want, line); diff != "" {

@@ -24,15 +24,15 @@ type Email struct {
 	Secret string
 }
 
-// Summary is what a log may say of e: the recipient's address, the subject
-// with any Secret masked, and the link (an invite's: the operator follows
-// it, as docs/api.md says). Never the body, nor the secret.
-func (e Email) Summary() (to, subject, link string) {
+// Summary is what a log may say of e: the recipient's address and the
+// subject with any Secret masked. Never the body, the secret, nor the
+// link, whose slug is a credential (the message's file holds it).
+func (e Email) Summary() (to, subject string) {
 	subject = e.Subject
 	if e.Secret != "" {
 		subject = strings.ReplaceAll(subject, e.Secret, "[code]")
 	}
-	return e.To, subject, e.Link
+	return e.To, subject
 }
 
 // Render writes the words of a message onboarding asks for.

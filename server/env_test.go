@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"onboard/blobs"
 	"onboard/notify"
@@ -107,6 +109,11 @@ type envOptions struct {
 	// reflectViews leaves the Service's view encoder unset (the reflecting
 	// one); the default wires AppendView, as the program does.
 	reflectViews bool
+	// logger receives the Service's, the server's and the form's logs;
+	// nil: discarded.
+	logger *slog.Logger
+	// metrics, when set, is the registry of the server's HTTP metrics.
+	metrics *prometheus.Registry
 	// responses, when set, wraps the store as the server's ResponseStore
 	// (one that loses saves, say).
 	responses func(*storage.Store) ResponseStore
@@ -205,7 +212,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		PublicURL: "https://onboard.test", Now: clk.Now, Blobs: files, Links: signer,
 		RegistryRetries: []time.Duration{time.Millisecond},
 		SessionKey:      bytes.Repeat([]byte{9}, 32), MaxUploadBytes: opts.maxUpload,
-		PageCounter: pdf.PageCount,
+		PageCounter: pdf.PageCount, Logger: opts.logger,
 	}
 	if o.Organizations == nil {
 		o.Organizations = testOrganizations(t)
@@ -238,13 +245,14 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := form.New(form.Options{Service: svc, Sessions: sessions, SessionTimeout: opts.sessionTimeout, Now: clk.Now, PublicURL: "https://onboard.test"})
+	pages := form.New(form.Options{Service: svc, Sessions: sessions, SessionTimeout: opts.sessionTimeout, Now: clk.Now, PublicURL: "https://onboard.test",
+		Logger: opts.logger})
 	var responses ResponseStore = store
 	if opts.responses != nil {
 		responses = opts.responses(store)
 	}
 	srv := New(Options{Service: svc, Responses: responses, Pages: pages, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
-		Sandbox: !opts.production})
+		Sandbox: !opts.production, Logger: opts.logger, Metrics: opts.metrics})
 	// Every exchange with the API is checked against its OpenAPI document.
 	e := &env{h: contractChecked(t, srv.Handler()), unchecked: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir, dbDir: dbDir}
 	e.passes, e.sweeps = passes, sweeps

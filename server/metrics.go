@@ -11,6 +11,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"onboard/server/web"
 )
 
 // HTTP metrics (docs/operations.md). Their route label is echo's route pattern
@@ -19,7 +21,7 @@ import (
 // series is bounded by the routes onboard registers whatever clients send.
 
 // unmatchedRoute is the route label of a request no route matched.
-const unmatchedRoute = "unmatched"
+const unmatchedRoute = web.UnmatchedRoute
 
 // httpMetrics counts the API listener's requests.
 type httpMetrics struct {

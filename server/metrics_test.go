@@ -17,6 +17,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"onboard/server/web"
 )
 
 // meteredEnv is newEnv's stack served by a Server with metrics on reg and
@@ -277,9 +279,10 @@ func TestUnmatchedPathHidesSlug(t *testing.T) {
 			t.Errorf("the log lacks %s:\n%s", want, logs)
 		}
 	}
-	for path, want := range map[string]string{"/a/": "/a/:slug", "/a/s": "/a/:slug", "/nope": "/nope", "/api/a/x": "/api/a/x"} {
-		if got := loggedPath(path); got != want {
-			t.Errorf("loggedPath(%q) = %q, want %q", path, got, want)
+	for path, want := range map[string]string{"/a/": "/a/:slug", "/a/s": "/a/:slug", "/nope": "/nope", "/api/a/x": "/api/a/:slug",
+		"//a/s/x": "//a/:slug/x", "/A/s": "/A/:slug", "/prefix/r/s/y": "/prefix/r/:slug/y", "/a/a/s": "/a/:slug/:slug"} {
+		if got := web.LoggedPath(path); got != want {
+			t.Errorf("LoggedPath(%q) = %q, want %q", path, got, want)
 		}
 	}
 }

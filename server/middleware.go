@@ -118,17 +118,23 @@ func (s *Server) foreground(next echo.HandlerFunc) echo.HandlerFunc {
 // requestLog logs one line per request (never bodies: they carry personal
 // data; never the path of a matched route either, whose parameters may be
 // an applicant's link: its route pattern instead), with the request id
-// web.RequestID gave it, and counts it in the HTTP metrics.
+// web.RequestID gave it, and counts it in the HTTP metrics. A request
+// whose client hung up is logged and counted as
+// web.StatusClientClosedRequest, whatever was answered.
 func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		id := c.Response().Header().Get(echo.HeaderXRequestID)
+		w := c.Response().Writer // before a middleware wraps it
 		err := next(c)
 		if err != nil {
 			c.Error(err)
 		}
 		took := time.Since(start)
 		route, status := s.routeOf(c), c.Response().Status
+		if web.ClientGone(c.Request(), err) || writeFailedOf(w) {
+			status = web.StatusClientClosedRequest // the answer, if any, was cut short
+		}
 		if s.metrics != nil {
 			s.metrics.observe(route, web.RequestMethod(c), status, took)
 		}
@@ -147,7 +153,7 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.String("request_id", id),
 		}
 		if route == unmatchedRoute {
-			attrs = append(attrs, slog.String("path", loggedPath(c.Request().URL.Path)))
+			attrs = append(attrs, slog.String("path", web.LoggedPath(c.Request().URL.Path)))
 		}
 		if k := apiKey(c); k != nil {
 			attrs = append(attrs, slog.String("key", k.ClientID), slog.String("org", k.OrgID))
@@ -155,23 +161,6 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 		s.log.LogAttrs(c.Request().Context(), level, "request", attrs...)
 		return nil
 	}
-}
-
-// loggedPath is path as an unmatched request's log line shows it: with
-// the link slug of an applicant's path (/a/{slug}/…, /r/{slug}/…)
-// replaced by ":slug", since the slug is a credential. A link mangled in
-// transit (a trailing slash, a word glued on) matches no route and would
-// otherwise reach the log whole.
-func loggedPath(path string) string {
-	for _, prefix := range []string{"/a/", "/r/"} {
-		if rest, ok := strings.CutPrefix(path, prefix); ok {
-			if i := strings.IndexByte(rest, '/'); i >= 0 {
-				return prefix + ":slug" + rest[i:]
-			}
-			return prefix + ":slug"
-		}
-	}
-	return path
 }
 
 // isProbeRoute reports whether route is that of health checks or scrapes,

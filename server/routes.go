@@ -21,8 +21,8 @@ func (s *Server) routes() {
 		s.e.GET("/metrics", echo.WrapHandler(s.metricsHandler))
 	}
 	// Signed blob downloads: the link itself is the credential.
-	s.e.GET("/files/:id", s.download)
-	s.e.HEAD("/files/:id", s.download) // ServeContent answers HEAD without reading the file
+	s.e.GET("/files/:id", s.download, s.limitDownloads)
+	s.e.HEAD("/files/:id", s.download, s.limitDownloads) // ServeContent answers HEAD without reading the file
 	// The API's contract (docs/api.md): no key, cacheable.
 	s.e.GET(openapi.Path, echo.WrapHandler(openapi.Handler()))
 

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -57,6 +58,17 @@ type Options struct {
 	// the server, whose X-Forwarded-For names the client; without them the
 	// client is the connection's peer and X-Forwarded-For is ignored.
 	TrustedProxies []netip.Prefix
+	// WriteTimeout is how long each write of an answer may wait for the
+	// client to take data (default 60 s): a client that reads nothing for
+	// that long is cut off, one that reads slowly gets any size of answer.
+	WriteTimeout time.Duration
+	// MaxOpenFiles is the descriptor limit the caps on connections and
+	// downloads are derived from (docs/operations.md); default the
+	// process's RLIMIT_NOFILE, none where it cannot be read.
+	MaxOpenFiles int
+	// DownloadsPerClient caps the downloads one client address may have in
+	// progress (default 8).
+	DownloadsPerClient int
 }
 
 // Pages are routes that share the API's listener, middleware and error
@@ -95,6 +107,13 @@ type Server struct {
 	metricsLn      net.Listener    // nil: /metrics is on the API listener
 	probes         []Probe         // the checks of GET /readyz
 	admin          http.Handler    // the admin socket's handler
+
+	handler      http.Handler   // e with write deadlines: what the API listener serves
+	maxConns     int            // connections the API listener accepts at once; 0: no cap
+	downloads    *downloadSlots // downloads in progress
+	fileLimit    int            // the descriptor limit the caps come from; 0: unknown
+	openAtStart  int            // descriptors open when the caps were set
+	writeTimeout time.Duration  // see Options.WriteTimeout
 }
 
 // New returns a Server with every route registered.
@@ -116,6 +135,11 @@ func New(opts Options) *Server {
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
 	s.authFailures = newLimiter(authFailureBurst/authFailureWindow.Seconds(), authFailureBurst, s.now)
 	s.probes = opts.Readiness
+	s.writeTimeout = cmp.Or(opts.WriteTimeout, defaultWriteTimeout)
+	s.fileLimit, s.openAtStart = cmp.Or(opts.MaxOpenFiles, openFileLimit()), openFiles()
+	maxDownloads := 0
+	s.maxConns, maxDownloads = descriptorBudget(s.fileLimit, s.openAtStart)
+	s.downloads = newDownloadSlots(maxDownloads, cmp.Or(opts.DownloadsPerClient, defaultDownloadsPerClient))
 	if opts.Metrics != nil {
 		s.metrics = newHTTPMetrics(opts.Metrics)
 		s.metricsHandler = newMetricsHandler(opts.Metrics, s.log)
@@ -126,6 +150,7 @@ func New(opts Options) *Server {
 	e.HTTPErrorHandler = web.ErrorHandler(s.log)
 	e.IPExtractor = ipExtractor(opts.TrustedProxies)
 	s.e = e
+	s.handler = withWriteDeadlines(e, s.writeTimeout)
 	s.routes()
 	s.routePatterns, s.headRoutes = map[string]bool{}, map[string]bool{}
 	for _, r := range e.Routes() {
@@ -137,20 +162,30 @@ func New(opts Options) *Server {
 	return s
 }
 
-// Handler returns the API's http.Handler.
-func (s *Server) Handler() http.Handler { return s.e }
+// Handler returns the API's http.Handler, with its write deadlines.
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Run serves the API on api, the admin socket on admin (which may be nil)
 // and GET /metrics on Options.MetricsListener (when set) until ctx is
 // done, then shuts down gracefully: in-flight requests finish, for at most
-// grace.
+// grace. The API listener accepts no more connections at once than the
+// descriptor budget allows (docs/operations.md).
 func (s *Server) Run(ctx context.Context, api, admin net.Listener, grace time.Duration) error {
+	var connState func(net.Conn, http.ConnState)
+	if s.maxConns > 0 {
+		limited := newLimitListener(api, s.maxConns)
+		api, connState = limited, limited.connState
+	}
+	s.log.Info("client limits", "open_files_limit", s.fileLimit, "open_files", s.openAtStart,
+		"max_connections", s.maxConns, "max_downloads", s.downloads.max, "downloads_per_client", s.downloads.perClient,
+		"write_timeout", s.writeTimeout.String())
 	servers := []*http.Server{{
-		Handler:           s.e,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnState:         connState,
 	}}
 	listeners := []net.Listener{api}
 	if admin != nil && s.admin != nil {

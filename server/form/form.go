@@ -429,10 +429,13 @@ func (s *Server) linkFailure(c echo.Context, l layout, err error) error {
 	if c.Response().Committed {
 		return nil
 	}
+	if web.ClientGone(c.Request(), err) {
+		return web.ErrClientClosed // no page: echo's error handler answers it
+	}
 	f := web.FailureOf(err)
 	status := f.Status
 	if f.Unexpected() {
-		s.log.Error("form request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err,
+		s.log.Error("form request failed", "method", c.Request().Method, "route", web.LoggedRoute(c), "err", web.LoggedError(c, err),
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	}
 	title := "Sorry, there is a problem"

@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/labstack/echo/v4"
 
@@ -67,7 +69,39 @@ var (
 	ErrRouteNotFound    = &Error{Status: http.StatusNotFound, Message: "Not found"}
 	ErrMethodNotAllowed = &Error{Status: http.StatusMethodNotAllowed, Message: "Method not allowed"}
 	ErrInternal         = &Error{Status: http.StatusInternalServerError, Message: "Internal server error"}
+	// ErrClientClosed is the answer to a request whose client hung up
+	// before it was answered: nobody reads it, but the request's log line
+	// and metrics carry its status.
+	ErrClientClosed = &Error{Status: StatusClientClosedRequest, Message: "Client closed request"}
 )
+
+// StatusClientClosedRequest is the status of a request whose client hung
+// up before its answer: nginx's 499 "client closed request". It is not a
+// server error, and is logged at info level.
+const StatusClientClosedRequest = 499
+
+// ClientGone reports whether err, returned while serving r, says no more
+// than that the client hung up: the answer could not be written to the
+// connection (HangUp), or r's context ended (net/http cancels it when the
+// connection closes) and err would be a server error (5xx), as a commit
+// abandoned on the ended context is. A 4xx stays: it is about the request
+// (a body cut short by a client that closed its side is a 400).
+func ClientGone(r *http.Request, err error) bool {
+	if err == nil {
+		return false
+	}
+	if HangUp(err) || errors.Is(err, ErrClientClosed) {
+		return true
+	}
+	return r.Context().Err() != nil && FailureOf(err).Status >= http.StatusInternalServerError
+}
+
+// HangUp reports whether err is that of a write to a connection the client
+// closed (broken pipe), reset, or stopped reading from until the write
+// deadline passed.
+func HangUp(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, os.ErrDeadlineExceeded)
+}
 
 // ErrorBody is the JSON body of every API error (docs/api.md).
 type ErrorBody struct {
@@ -130,12 +164,17 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if c.Response().Committed {
 			return
 		}
+		if ClientGone(c.Request(), err) {
+			log.Debug("client closed request", "method", c.Request().Method, "route", LoggedRoute(c), "err", LoggedError(c, err),
+				"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+			err = ErrClientClosed
+		}
 		f := FailureOf(err)
 		// An error is never stored nor sniffed, whatever the handler set
 		// before it failed (an asset's caching, say).
 		NoStore(c.Response().Header())
 		if f.Unexpected() {
-			log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err,
+			log.Error("request failed", "method", c.Request().Method, "route", LoggedRoute(c), "err", LoggedError(c, err),
 				"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 		}
 		if f.Status == http.StatusUnauthorized {
@@ -148,7 +187,7 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if f.Cause != nil && f.Cause.RetryAfter > 0 {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.Cause.RetryAfter.Seconds()))))
 		}
-		if err := WriteJSON(c, f.Status, f.Body); err != nil {
+		if err := WriteJSON(c, f.Status, f.Body); err != nil && !HangUp(err) {
 			log.Warn("write error response", "err", err)
 		}
 	}
