@@ -68,6 +68,7 @@ func (c *ServeCmd) Run(e *env) error {
 	}
 	defer a.close(e.stderr)
 	metrics.WatchStore(a.store)
+	metrics.WatchSpace(a.store)
 
 	// Listen before creating the sandbox key, so that a start that fails
 	// (metrics port taken) does not use up the one-time key. The admin
@@ -117,9 +118,11 @@ func newAPIServer(cfg config.Config, a *app, log *slog.Logger, metrics *metrics.
 		Sandbox: cfg.Environment == "sandbox",
 		Metrics: metrics.Registry(), MetricsListener: metricsLn, Readiness: []server.Probe{
 			{Name: "store", Check: a.store.Ping},
+			{Name: "disk", Check: func(context.Context) error { return a.store.Writable() }},
 			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry), workers.probe(jobBlobSweep),
 		},
-		Admin: admin.NewHandler(admin.Options{Service: a.svc, Backup: a.backup, Answer: web.ErrorAnswer, Logger: log}),
+		Writes: a.store,
+		Admin:  admin.NewHandler(admin.Options{Service: a.svc, Backup: a.backup, Answer: web.ErrorAnswer, Logger: log}),
 	})
 }
 

@@ -57,6 +57,9 @@ type Options struct {
 	// the server, whose X-Forwarded-For names the client; without them the
 	// client is the connection's peer and X-Forwarded-For is ignored.
 	TrustedProxies []netip.Prefix
+	// Writes, when set, refuses the API's POSTs and PATCHes while the
+	// store refuses writes (a full disk).
+	Writes WriteGate
 }
 
 // Pages are routes that share the API's listener, middleware and error
@@ -95,6 +98,7 @@ type Server struct {
 	metricsLn      net.Listener    // nil: /metrics is on the API listener
 	probes         []Probe         // the checks of GET /readyz
 	admin          http.Handler    // the admin socket's handler
+	writes         WriteGate       // nil: writes are not gated here
 }
 
 // New returns a Server with every route registered.
@@ -116,6 +120,7 @@ func New(opts Options) *Server {
 	s.limit = newLimiter(opts.RatePerSecond, opts.Burst, s.now)
 	s.authFailures = newLimiter(authFailureBurst/authFailureWindow.Seconds(), authFailureBurst, s.now)
 	s.probes = opts.Readiness
+	s.writes = opts.Writes
 	if opts.Metrics != nil {
 		s.metrics = newHTTPMetrics(opts.Metrics)
 		s.metricsHandler = newMetricsHandler(opts.Metrics, s.log)

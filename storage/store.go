@@ -86,6 +86,9 @@ type Store struct {
 	groupClosed bool
 	groups      atomic.Int64 // groups committed whole, for tests
 
+	// space refuses writes while the disk is nearly full (space.go).
+	space *spaceGate
+
 	// due bounds the due index from below, so that a claim need not walk
 	// its deleted front (duefloor.go).
 	due dueFloor
@@ -129,12 +132,17 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOpenSpace(dir); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open database %s: %w", dir, err)
+	}
 	db, err := badger.Open(badgerOptions(dir, opts.Logger))
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
 	s := &Store{db: db, dir: real, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
+	s.space = newSpaceGate(real, s.spaceNeeded, opts.Logger, time.Now)
 	if err := s.checkSchema(); err != nil {
 		db.Close()
 		lock.Close()
@@ -150,9 +158,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
-	s.done.Add(2)
+	s.done.Add(3)
 	go s.gcLoop(opts.GCInterval)
 	go s.groupLoop()
+	go func() { defer s.done.Done(); s.space.watch(s.stop) }()
 	return s, nil
 }
 
@@ -227,7 +236,7 @@ func (s *Store) gcLoop(every time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
-			for s.db.RunValueLogGC(0.5) == nil {
+			for s.space.roomFor(vlogGCRewrite) && s.db.RunValueLogGC(0.5) == nil {
 			}
 			if err := s.dropOrphanQueues(ctx); err != nil && ctx.Err() == nil {
 				s.log.Error("webhooks: drop the queues of removed endpoints", "err", err)
@@ -253,7 +262,12 @@ func (s *Store) appLock(id uuid.UUID) *sync.Mutex {
 // update runs fn in a read-write transaction, retrying a bounded number of
 // times when it loses a write conflict to a concurrent transaction; a
 // conflict that outlasts the retries is onboarding.ErrWriteConflict.
+// While the disk is nearly full it fails at once, matching
+// onboarding.ErrInsufficientStorage (space.go).
 func (s *Store) update(ctx context.Context, fn func(*badger.Txn) error) error {
+	if err := s.space.allow(); err != nil {
+		return err
+	}
 	var err error
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if err = ctx.Err(); err != nil {
