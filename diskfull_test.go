@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -241,5 +242,92 @@ func TestFullDisk(t *testing.T) {
 		if r.code != 1 || !want.MatchString(r.stderr) {
 			t.Errorf("onboard %s on a disk with no byte free: exit code %d, stderr:\n%s", args[0], r.code, r.stderr)
 		}
+	}
+}
+
+// Linux's file attribute ioctls and the immutable flag (linux/fs.h).
+const (
+	fsIocGetFlags = 0x80086601
+	fsIocSetFlags = 0x40086602
+	fsImmutableFl = 0x10
+)
+
+// setImmutable sets or clears the immutable attribute of dir: nothing can
+// be created in or removed from an immutable directory, not even by root,
+// while files already open stay writable, as in a directory made
+// read-only under a running process. (A read-only remount is refused
+// while files are open for writing, and chmod does not stop root.)
+func setImmutable(dir string, on bool) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var flags int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), fsIocGetFlags, uintptr(unsafe.Pointer(&flags))); e != 0 {
+		return e
+	}
+	if on {
+		flags |= fsImmutableFl
+	} else {
+		flags &^= fsImmutableFl
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), fsIocSetFlags, uintptr(unsafe.Pointer(&flags))); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// closeFailedLine is what serve says when it cannot flush the database.
+var closeFailedLine = regexp.MustCompile(`onboard: the database could not be flushed within 30s \(badger: [^)]*operation not permitted.*\); nothing acknowledged is lost: the writes not yet flushed \([0-9.]+ [KM]iB\) are in the write-ahead log \(.*/badger/\*\.mem\), which the next start replays`)
+
+// TestServeShutdownReadOnlyDataDir makes the database's directory
+// read-only under a running server and stops it: shutdown ends, within
+// its bound, exiting 1 and saying what it could not flush; the next start
+// replays the write-ahead log and loses nothing acknowledged.
+func TestServeShutdownReadOnlyDataDir(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "data")
+	p := startServe(t, "--data-dir", data)
+	key := p.waitForKey(t)
+	var created struct {
+		ApplicationID string `json:"application_id"`
+	}
+	body := p.wantStatus(t, http.StatusCreated, http.MethodPost, "/api/external/applications", key, createBody)
+	if err := json.Unmarshal([]byte(body), &created); err != nil {
+		t.Fatal(err)
+	}
+	badgerDir := filepath.Join(data, "badger")
+	if err := setImmutable(badgerDir, true); err != nil {
+		skipDiskTest(t, "cannot make %s immutable (needs root and a filesystem with file attributes): %v", badgerDir, err)
+	}
+	t.Cleanup(func() {
+		if err := setImmutable(badgerDir, false); err != nil {
+			t.Errorf("clear the immutable attribute: %v", err)
+		}
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// A guard against a hang, far above the 30 s bound.
+	select {
+	case <-p.done:
+	case <-time.After(runBinaryGuard):
+		t.Fatalf("serve did not exit within %s of SIGTERM\nstderr:\n%s", runBinaryGuard, p.stderr.String())
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	if !closeFailedLine.MatchString(p.stderr.String()) {
+		t.Errorf("stderr does not say what could not be flushed:\n%s", p.stderr.String())
+	}
+
+	if err := setImmutable(badgerDir, false); err != nil {
+		t.Fatal(err)
+	}
+	p = startServe(t, "--data-dir", data)
+	p.wantStatus(t, http.StatusOK, http.MethodGet, "/api/external/applications/"+created.ApplicationID, key, "")
+	if code := p.stop(t); code != 0 {
+		t.Errorf("restart: exit code %d\nstderr:\n%s", code, p.stderr.String())
 	}
 }

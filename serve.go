@@ -40,8 +40,10 @@ func (c *ServeCmd) override(cfg *config.Config) {
 	}
 }
 
-// Run serves until SIGINT or SIGTERM, then lets in-flight requests finish.
-func (c *ServeCmd) Run(e *env) error {
+// Run serves until SIGINT or SIGTERM, then lets in-flight requests finish
+// and closes the store; a store that cannot be flushed in time
+// (storage.Store.Close) makes it fail, saying so.
+func (c *ServeCmd) Run(e *env) (err error) {
 	cfg, err := e.loadConfig(c.override)
 	if err != nil {
 		return err
@@ -66,7 +68,12 @@ func (c *ServeCmd) Run(e *env) error {
 		api.Close()
 		return err
 	}
-	defer a.close(e.stderr)
+	defer func() {
+		if cerr := a.store.Close(); cerr != nil {
+			log.Error("onboard stopped without closing the database", "err", cerr)
+			err = errors.Join(err, cerr)
+		}
+	}()
 	metrics.WatchStore(a.store)
 	metrics.WatchSpace(a.store)
 

@@ -96,6 +96,9 @@ type Store struct {
 	stop      chan struct{}
 	done      sync.WaitGroup
 	closeOnce sync.Once
+	// badgerErr is Badger's last error message, which a Close that gives
+	// up names (closebound.go).
+	badgerErr atomic.Pointer[string]
 }
 
 var _ onboarding.Store = (*Store)(nil)
@@ -136,12 +139,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
-	db, err := badger.Open(badgerOptions(dir, opts.Logger))
+	s := &Store{dir: real, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
+	db, err := badger.Open(badgerOptions(dir, slog.New(lastError{next: opts.Logger.Handler(), last: &s.badgerErr})))
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: real, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
+	s.db = db
 	s.space = newSpaceGate(real, s.spaceNeeded, opts.Logger, time.Now)
 	if err := s.checkSchema(); err != nil {
 		db.Close()
@@ -180,7 +184,11 @@ func (s *Store) CompactionDue() bool {
 }
 
 // Close stops garbage collection and closes the database. Writes
-// acknowledged before Close are durable. Calls after the first return nil.
+// acknowledged before Close are durable. A database that cannot be
+// flushed within closeTimeout (a data directory that became read-only) is
+// left as it is: Close then returns an error matching ErrCloseTimedOut,
+// and the process should exit, the lock being released with it. Calls
+// after the first return nil.
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
@@ -189,7 +197,10 @@ func (s *Store) Close() error {
 		s.groupMu.Unlock()
 		close(s.stop)
 		s.done.Wait()
-		err = s.db.Close()
+		s.badgerErr.Store(nil) // name only what failed while closing
+		if err = s.closeDB(s.db, closeTimeout); errors.Is(err, ErrCloseTimedOut) {
+			return
+		}
 		s.lock.Close()
 		if err != nil {
 			err = fmt.Errorf("close database: %w", err)
