@@ -88,6 +88,9 @@ var insufficientStorage = map[string]any{
 var (
 	refusedLine = regexp.MustCompile(`level=ERROR msg="storage: insufficient storage, writes are refused until space is freed"`)
 	resumedLine = regexp.MustCompile(`level=INFO msg="storage: disk space is back, writes resume"`)
+	// readOnlyLine is serve's log line when it opened the database
+	// read-only for want of space.
+	readOnlyLine = regexp.MustCompile(`level=ERROR msg="storage: insufficient storage, the database is open read-only; writes are refused until onboard is restarted with space freed"`)
 )
 
 // formLink and downloadLink find the path of an application's form link
@@ -155,7 +158,7 @@ func TestFullDisk(t *testing.T) {
 	}
 	t.Logf("%d writes accepted before the first refusal; %d bytes free", accepted, freeSpace(t, mnt))
 
-	wantFull := func(p *serveProc) {
+	wantFull := func(p *serveProc, logged *regexp.Regexp) {
 		t.Helper()
 		p.wantStatus(t, http.StatusOK, http.MethodGet, "/api/external/applications", key, "")
 		app := p.wantStatus(t, http.StatusOK, http.MethodGet, "/api/external/applications/"+lastID, key, "")
@@ -180,17 +183,17 @@ func TestFullDisk(t *testing.T) {
 		ready := decodeJSON(t, body)
 		checks, _ := ready["checks"].(map[string]any)
 		disk, _ := checks["disk"].(string)
-		if status != http.StatusServiceUnavailable || !strings.HasPrefix(disk, "Insufficient storage: ") || !strings.Contains(disk, "writes are refused until space is freed") {
+		if status != http.StatusServiceUnavailable || !strings.HasPrefix(disk, "Insufficient storage: ") || !strings.Contains(disk, "writes are refused until") {
 			t.Errorf("/readyz = %d %s, want 503 with the disk check saying why", status, body)
 		}
 		if got := metricSeries(t, scrapeURL(t, p.base+"/metrics"), "onboard_storage_writes_refused")[""]; got != 1 {
 			t.Errorf("onboard_storage_writes_refused = %v, want 1", got)
 		}
-		if n := len(refusedLine.FindAllString(p.stderr.String(), -1)); n != 1 {
+		if n := len(logged.FindAllString(p.stderr.String(), -1)); n != 1 {
 			t.Errorf("the refusal is logged %d times, want once\nstderr:\n%s", n, p.stderr.String())
 		}
 	}
-	wantFull(p)
+	wantFull(p, refusedLine)
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("stop on a full disk: exit code %d\nstderr:\n%s", code, p.stderr.String())
 	}
@@ -203,7 +206,7 @@ func TestFullDisk(t *testing.T) {
 	}
 	p = startServe(t, "--config", config, "--data-dir", data)
 	p.waitForLog(t, refusedLine, 20*time.Second)
-	wantFull(p)
+	wantFull(p, refusedLine)
 
 	// Free the space: writes resume by themselves.
 	if err := os.Remove(filler); err != nil {
@@ -229,9 +232,31 @@ func TestFullDisk(t *testing.T) {
 		t.Errorf("exit code %d\nstderr:\n%s", code, p.stderr.String())
 	}
 
-	// A disk filled to the last byte by something else: the database
-	// cannot even be opened (Badger's first write would be a SIGBUS), and
-	// the commands say so instead of crashing.
+	// A disk filled to the last byte by something else. A database closed
+	// cleanly opens read-only (Badger's first write would be a SIGBUS):
+	// reads are served, writes refused until a restart with space freed.
+	fillTo(t, filler, 0)
+	if r := mustRun(t, "apps", "verify-log", "--data-dir", data); !strings.HasPrefix(r.stdout, "OK: ") {
+		t.Errorf("verify-log on a disk with no byte free: %q", r.stdout)
+	}
+	p = startServe(t, "--config", config, "--data-dir", data)
+	wantFull(p, readOnlyLine)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("stop a read-only server: exit code %d\nstderr:\n%s", code, p.stderr.String())
+	}
+
+	// A server killed with writes in its write-ahead log, on a disk with
+	// no byte free: the log cannot be replayed, so the database is not
+	// opened, and the commands say so instead of crashing.
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	p = startServe(t, "--config", config, "--data-dir", data)
+	p.wantStatus(t, http.StatusCreated, http.MethodPost, "/api/external/applications", key, createBody)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t)
 	fillTo(t, filler, 0)
 	want := regexp.MustCompile(`^onboard: open database .*/badger: Insufficient storage: \d+ (B|KiB) free on the filesystem of .*/badger, \d+ KiB needed to open the database \(to flush its write-ahead log\); free space and start again\n$`)
 	for _, args := range [][]string{
@@ -240,8 +265,15 @@ func TestFullDisk(t *testing.T) {
 	} {
 		r := runBinary(t, args...)
 		if r.code != 1 || !want.MatchString(r.stderr) {
-			t.Errorf("onboard %s on a disk with no byte free: exit code %d, stderr:\n%s", args[0], r.code, r.stderr)
+			t.Errorf("onboard %s after a kill, on a disk with no byte free: exit code %d, stderr:\n%s", args[0], r.code, r.stderr)
 		}
+	}
+	// Space freed, it opens and has every acknowledged write.
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRun(t, "apps", "verify-log", "--data-dir", data); !strings.HasPrefix(r.stdout, "OK: ") {
+		t.Errorf("verify-log after space was freed: %q", r.stdout)
 	}
 }
 

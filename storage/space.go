@@ -67,6 +67,8 @@ type spaceGate struct {
 	lastFree  atomic.Int64 // the free space last seen
 	refused   atomic.Bool
 	flip      sync.Mutex // orders the state changes and their log lines
+	// readOnly, once set (openedReadOnly), refuses every write.
+	readOnly atomic.Pointer[spaceError]
 }
 
 // newSpaceGate returns the gate of the filesystem holding dir, with the
@@ -74,7 +76,6 @@ type spaceGate struct {
 func newSpaceGate(dir string, need func() int64, log *slog.Logger, now func() time.Time) *spaceGate {
 	g := &spaceGate{dir: dir, free: func() (int64, error) { return freeBytes(dir) }, need: need, log: log, now: now}
 	g.measure()
-	_ = g.allow() // a start on a full disk says so at once
 	return g
 }
 
@@ -94,8 +95,9 @@ func (e *spaceError) Error() string {
 
 // What a spaceError says is refused.
 const (
-	refusedWrites = "to accept writes; writes are refused until space is freed"
-	refusedOpen   = "to open the database (to flush its write-ahead log); free space and start again"
+	refusedWrites   = "to accept writes; writes are refused until space is freed"
+	refusedOpen     = "to open the database (to flush its write-ahead log); free space and start again"
+	refusedReadOnly = "to open the database for writing: it is open read-only, and writes are refused until onboard is restarted with space freed"
 )
 
 func (e *spaceError) Unwrap() error { return onboarding.ErrInsufficientStorage }
@@ -109,6 +111,9 @@ func (g *spaceGate) allow() error { return g.admit(0) }
 // free space that cannot be read admits: the gate is a guard, not a new
 // way to fail.
 func (g *spaceGate) admit(n int64) error {
+	if e := g.readOnly.Load(); e != nil {
+		return e
+	}
 	free, err := g.free()
 	if err != nil {
 		return nil
@@ -151,6 +156,16 @@ func (g *spaceGate) set(refused bool, free, reserve int64) {
 		return
 	}
 	g.log.Info("storage: disk space is back, writes resume", "dir", g.dir, "free_bytes", free, "reserve_bytes", reserve)
+}
+
+// openedReadOnly refuses every write from now on, the database having been
+// opened read-only for want of space (see openMode), and logs why once.
+func (g *spaceGate) openedReadOnly(e *spaceError) {
+	g.readOnly.Store(e)
+	g.lastFree.Store(e.free)
+	g.refused.Store(true)
+	g.log.Error("storage: insufficient storage, the database is open read-only; writes are refused until onboard is restarted with space freed",
+		"dir", g.dir, "free_bytes", e.free, "needed_bytes", e.need)
 }
 
 // currentReserve is the reserve, measured again when the last measure is
@@ -226,20 +241,28 @@ func memtablesToFlush(dir string) int64 {
 	return n
 }
 
-// checkOpenSpace refuses, with a *spaceError, to open the database in dir
-// when its filesystem has less free space than opening takes: Badger
-// flushes the memtables left in write-ahead logs as it opens, through
-// memory maps, and would die of SIGBUS.
-func checkOpenSpace(dir string) error {
+// openMode decides how the database in dir can be opened in the free space
+// of its filesystem. Opening it for writing takes openMargin, plus the
+// size of the memtables left in write-ahead logs, which Badger flushes as
+// it opens, through memory maps: short of that it would die of SIGBUS. A
+// database without such logs (closed cleanly) can then still be opened
+// read-only, which writes nothing: readOnly is the *spaceError that says
+// why. One with them cannot (Badger refuses to open a log it may not
+// truncate read-only): the error says so.
+func openMode(dir string) (readOnly *spaceError, err error) {
 	free, err := freeBytes(dir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	need := memtablesToFlush(dir)*5/4 + openMargin
-	if free < need {
-		return &spaceError{dir: dir, free: free, need: need, what: refusedOpen}
+	wal := memtablesToFlush(dir)
+	need := wal*5/4 + openMargin
+	switch {
+	case free >= need:
+		return nil, nil
+	case wal > 0:
+		return nil, &spaceError{dir: dir, free: free, need: need, what: refusedOpen}
 	}
-	return nil
+	return &spaceError{dir: dir, free: free, need: need, what: refusedReadOnly}, nil
 }
 
 // freeBytes is the space the filesystem holding dir gives an unprivileged

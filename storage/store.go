@@ -135,18 +135,28 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOpenSpace(dir); err != nil {
+	readOnly, err := openMode(dir)
+	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
 	s := &Store{dir: real, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
-	db, err := badger.Open(badgerOptions(dir, slog.New(lastError{next: opts.Logger.Handler(), last: &s.badgerErr})))
+	bopts := badgerOptions(dir, slog.New(lastError{next: opts.Logger.Handler(), last: &s.badgerErr}))
+	if readOnly != nil {
+		bopts = bopts.WithReadOnly(true).WithCompactL0OnClose(false)
+	}
+	db, err := badger.Open(bopts)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
 	s.db = db
 	s.space = newSpaceGate(real, s.spaceNeeded, opts.Logger, time.Now)
+	if readOnly != nil {
+		s.space.openedReadOnly(readOnly)
+	} else {
+		_ = s.space.allow() // a start on a full disk says so at once
+	}
 	if err := s.checkSchema(); err != nil {
 		db.Close()
 		lock.Close()
@@ -157,7 +167,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
-	if err := s.dropOrphanQueues(context.Background()); err != nil {
+	if err := s.dropOrphanQueues(context.Background()); err != nil && readOnly == nil {
 		db.Close()
 		lock.Close()
 		return nil, err
