@@ -27,9 +27,14 @@ type AppsExportCmd struct {
 	Documents string `help:"Also copy every document and registry document of the exported applications to DIR/<application_id>/<file_id>-<file_name>." placeholder:"DIR"`
 }
 
-// Run writes the export; on a terminal, stderr shows its progress.
+// Run writes the export; on a terminal, stderr shows its progress. It
+// first removes the partial files that exports to --out killed midway
+// left beside it.
 func (c *AppsExportCmd) Run(e *env) error {
 	q := onboarding.ExportQuery{OrgID: c.Org, Status: c.Status, Since: c.Since, Format: c.Format, Documents: c.Documents != ""}
+	if c.Out != "" {
+		outfile.ReportStale(e.stderr, c.Out, outfile.KindExport)
+	}
 	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		out, err := outfile.NewExport(e.stdout, c.Out, c.Documents)
 		if err != nil {

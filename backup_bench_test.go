@@ -82,7 +82,7 @@ func backupFile(b *testing.B, a *app) (string, *backup.Manifest) {
 	b.Helper()
 	archive := filepath.Join(b.TempDir(), "backup.tar.gz")
 	var m *backup.Manifest
-	err := outfile.WriteAtomically(archive, func(w io.Writer) error {
+	err := outfile.WriteAtomically(archive, outfile.KindBackup, func(w io.Writer) error {
 		var err error
 		m, err = backup.Checked(context.Background(), a.backup, w)
 		return err

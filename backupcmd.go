@@ -18,11 +18,13 @@ type BackupCmd struct {
 // Run makes the archive, through the running server's admin socket or
 // from the store opened directly, checks it as it arrives (every entry
 // against the manifest's checksums, as restore will) and only then puts it
-// at --out. A summary goes to stderr.
+// at --out. A summary goes to stderr. It first removes the partial
+// archives that backups killed midway left beside --out.
 func (c *BackupCmd) Run(e *env) error {
+	outfile.ReportStale(e.stderr, c.Out, outfile.KindBackup)
 	return e.withAdmin(func(ctx context.Context, a adminOps) error {
 		var m *backup.Manifest
-		err := outfile.WriteAtomically(c.Out, func(w io.Writer) error {
+		err := outfile.WriteAtomically(c.Out, outfile.KindBackup, func(w io.Writer) error {
 			var err error
 			m, err = backup.Checked(ctx, a, w)
 			return err

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -626,6 +628,12 @@ func TestRestoreRefusals(t *testing.T) {
 			}
 			return b
 		})), "", exactly("onboard: restore: " + filepath.Join(work, "v2.tar.gz") + " is a backup of format version 2; this onboard reads version 1; nothing was restored\n")},
+		{"records forged, checksums matching", write("forged.tar.gz", forgeRecords(t, raw, []byte("these are not the records of a database\n"))), "",
+			exactly("onboard: restore: " + filepath.Join(work, "forged.tar.gz") + " is not an onboard backup (its records are not in Badger's backup format: list 1 claims 8241904413164529780 bytes); nothing was restored\n")},
+		{"records of length -1, checksums matching", write("forged-length.tar.gz", forgeRecords(t, raw, bytes.Repeat([]byte{0xff}, 64))), "",
+			exactly("onboard: restore: " + filepath.Join(work, "forged-length.tar.gz") + " is not an onboard backup (its records are not in Badger's backup format: list 1 claims 18446744073709551615 bytes); nothing was restored\n")},
+		{"records empty, checksums matching", write("forged-empty.tar.gz", forgeRecords(t, raw, []byte{})), "",
+			exactly("onboard: restore: " + filepath.Join(work, "forged-empty.tar.gz") + " is not an onboard backup (its records hold no schema version, so they are not onboard's); nothing was restored\n")},
 		{"no such file", filepath.Join(work, "absent.tar.gz"), "",
 			exactly("onboard: restore: open " + filepath.Join(work, "absent.tar.gz") + ": no such file or directory\n")},
 		{"no parent", good, filepath.Join(work, "absent", "restored"),
@@ -661,6 +669,33 @@ func TestRestoreRefusals(t *testing.T) {
 	}
 	// The archive the cases start from restores.
 	mustRun(t, "restore", "--in", good, "--data-dir", filepath.Join(t.TempDir(), "restored"))
+}
+
+// forgeRecords returns the archive with records in place of its records,
+// and a manifest whose size, checksum and counts match them, as a forger
+// would write it.
+func forgeRecords(t *testing.T, archive, records []byte) []byte {
+	t.Helper()
+	sum := sha256.Sum256(records)
+	return rewriteArchive(t, archive, func(name string, b []byte) []byte {
+		switch name {
+		case "records.badger":
+			return records
+		case "manifest.json":
+			var m backup.Manifest
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			m.Files[0].Bytes, m.Files[0].SHA256 = int64(len(records)), hex.EncodeToString(sum[:])
+			m.Counts.RecordBytes = int64(len(records))
+			out, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		return b
+	})
 }
 
 // exactly matches s and nothing else.

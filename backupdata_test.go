@@ -42,7 +42,7 @@ func TestBackupFailureLeavesNoFile(t *testing.T) {
 	if err := a.backup.Backup(context.Background(), &valid); err != nil {
 		t.Fatal(err)
 	}
-	err := outfile.WriteAtomically(out, func(w io.Writer) error {
+	err := outfile.WriteAtomically(out, outfile.KindBackup, func(w io.Writer) error {
 		_, err := backup.Checked(context.Background(), brokenBackup{valid.Bytes()}, w)
 		return err
 	})

@@ -78,7 +78,10 @@ func (l *crashLedger) send(a *crashApp, f func()) {
 // checks that every acknowledged write is there; at the end, that every
 // committed event was delivered to the webhook endpoint, and that after
 // the orphan sweep every stored file is one a record refers to, and every
-// file a record refers to is there. ONBOARD_CRASH_CYCLES sets the number
+// file a record refers to is there. Beside them, creates with an
+// Idempotency-Key: after each kill, every one whose answer did not arrive
+// is retried with its key, and at the end each key must have produced
+// exactly one application, announced by one application.created event. ONBOARD_CRASH_CYCLES sets the number
 // of kills (3 by default; 50 or more for a long run).
 func TestCrashSafety(t *testing.T) {
 	t.Parallel()
@@ -99,6 +102,7 @@ func TestCrashSafety(t *testing.T) {
 	rcv.SetSecrets(secret)
 
 	ledger := &crashLedger{}
+	keys := newCrashKeys()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	for cycle := range cycles {
 		if cycle > 0 {
@@ -108,6 +112,9 @@ func TestCrashSafety(t *testing.T) {
 		var wg sync.WaitGroup
 		for w := range 4 {
 			wg.Go(func() { crashWorker(p.base, key, fmt.Sprintf("c%dw%d", cycle, w), ledger, stop) })
+		}
+		for w := range 4 {
+			wg.Go(func() { crashIdemWorker(p.base, key, fmt.Sprintf("c%di%d", cycle, w), keys, stop) })
 		}
 		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond) // a random moment to crash at
 		if err := p.cmd.Process.Kill(); err != nil {
@@ -123,6 +130,9 @@ func TestCrashSafety(t *testing.T) {
 		if lost > 0 {
 			t.Fatalf("cycle %d: %d acknowledged writes lost", cycle+1, lost)
 		}
+		// Every create whose answer did not arrive is retried with its
+		// Idempotency-Key.
+		keys.retryUnanswered(t, p, key)
 		p.stop(t)
 	}
 
@@ -148,6 +158,14 @@ func TestCrashSafety(t *testing.T) {
 		}
 	}
 
+	// Each Idempotency-Key produced one application and one
+	// application.created event, whether its create was answered before
+	// the kill or retried after it.
+	dup := keys.check(t, p, key)
+	if dup > 0 {
+		t.Errorf("%d of %d Idempotency-Keys (%d retried after a kill) did not produce exactly one application", dup, len(keys.answers), keys.retried)
+	}
+
 	// Every file a record refers to downloads; after the sweep, no file
 	// is left that no record refers to.
 	files := 0
@@ -166,6 +184,7 @@ func TestCrashSafety(t *testing.T) {
 	}
 	t.Logf("%d SIGKILLs; %d applications, %d acknowledged writes, 0 lost; %d events committed, all delivered; %d referenced files downloaded; sweep: %s",
 		cycles, len(ledger.apps), ledger.acked, len(events), files, strings.TrimSpace(sweep))
+	t.Logf("idempotent creates: %d keys, %d retried after a kill (%d replayed), %d not exactly one application", len(keys.answers), keys.retried, keys.replayed, dup)
 }
 
 // crashWorker creates applications and takes each through PATCHes, the

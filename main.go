@@ -7,6 +7,7 @@ import (
 	"embed"
 	"io"
 	"os"
+	"syscall"
 )
 
 // registryFixtures are the recorded registry answers served in sandbox mode.
@@ -15,6 +16,10 @@ import (
 var registryFixtures embed.FS
 
 func main() {
+	// Every file and directory the process creates is private to its
+	// user, those Badger creates with 0644 included: it has no option
+	// for their mode. Modes given explicitly (chmod) are not affected.
+	syscall.Umask(0o077)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

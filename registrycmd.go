@@ -41,6 +41,10 @@ func (c *RegistryRecordCmd) Run(e *env) error {
 	case c.Country == "IE" && (cfg.Registry.CROEmail == "" || cfg.Registry.CROAPIKey == ""):
 		return errors.New("registry record --country IE needs registry.cro_email and registry.cro_api_key in the configuration")
 	}
+	// Recordings are fixtures for the repository, public registry data:
+	// readable by all (0644 files in 0755 directories), unlike what the
+	// process writes under main's umask.
+	syscall.Umask(0o022)
 	if err := os.MkdirAll(c.Out, 0o755); err != nil {
 		return fmt.Errorf("recordings directory: %w", err)
 	}

@@ -16,11 +16,20 @@ type RestoreCmd struct {
 
 // Run restores --in into the data directory (--data-dir, or the
 // configuration's data_dir), which must not exist or be empty. It needs no
-// server: the target is a new directory. A summary goes to stderr.
+// server: the target is a new directory. A summary goes to stderr. It
+// first removes the directories that restores into the same data
+// directory killed midway left beside it.
 func (c *RestoreCmd) Run(e *env) error {
 	cfg, err := e.config(nil)
 	if err != nil {
 		return err
+	}
+	removed, err := backup.RemoveInterrupted(cfg.DataDir)
+	for _, p := range removed {
+		fmt.Fprintf(e.stderr, "Removed a partial restore left by an interrupted run: %s\n", p)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "Warning: a partial restore left by an interrupted run could not be removed: %v\n", err)
 	}
 	in, err := os.Open(c.In)
 	if err != nil {

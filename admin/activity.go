@@ -62,7 +62,11 @@ func (a Local) VerifyLog(ctx context.Context, q VerifyLog, broken func(LogBreak)
 // activityRoutes registers the activity log command on the admin socket.
 func (s *handler) activityRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /apps/verify-log", func(w http.ResponseWriter, r *http.Request) {
-		q := VerifyLog{OrgID: r.URL.Query().Get("org"), AppID: r.URL.Query().Get("app")}
+		params, ok := s.query(w, r, "org", "app")
+		if !ok {
+			return
+		}
+		q := VerifyLog{OrgID: params.Get("org"), AppID: params.Get("app")}
 		enc := json.NewEncoder(w)
 		started := false
 		line := func(l verifyLine) error {

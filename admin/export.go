@@ -58,7 +58,10 @@ func (a Local) Export(ctx context.Context, q onboarding.ExportQuery, sink onboar
 // exportRoutes adds the export to the admin socket's mux.
 func (s *handler) exportRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /apps/export", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
+		q, ok := s.query(w, r, "org", "status", "since", "format", "documents")
+		if !ok {
+			return
+		}
 		x, err := s.svc.NewExport(onboarding.ExportQuery{
 			OrgID: q.Get("org"), Status: q.Get("status"), Since: q.Get("since"), Format: q.Get("format"),
 			Documents: q.Get("documents") == "true",

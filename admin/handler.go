@@ -67,7 +67,11 @@ func NewHandler(opts Options) http.Handler {
 		s.reply(w, http.StatusCreated, created, err)
 	})
 	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
-		keys, err := s.local.ListKeys(r.Context(), r.URL.Query().Get("org"))
+		q, ok := s.query(w, r, "org")
+		if !ok {
+			return
+		}
+		keys, err := s.local.ListKeys(r.Context(), q.Get("org"))
 		s.reply(w, http.StatusOK, keys, err)
 	})
 	mux.HandleFunc("POST /keys/{id}/revoke", func(w http.ResponseWriter, r *http.Request) {

@@ -44,8 +44,8 @@ func KeyOf(k *onboarding.APIKey) Key {
 type CreateKey struct {
 	OrgID     string   `json:"org"`
 	Name      string   `json:"name"`
-	Scopes    []string `json:"scopes"`
-	ExpiresIn string   `json:"expires_in"` // a Go duration; empty: never
+	Scopes    []string `json:"scopes" nullable:"true"` // null: none (a nil slice)
+	ExpiresIn string   `json:"expires_in"`             // a Go duration; empty: never
 }
 
 // CreatedKey is the answer to a key creation: the full key, shown once.

@@ -55,7 +55,7 @@ func EndpointOf(ep *onboarding.Endpoint) Endpoint {
 type AddEndpoint struct {
 	OrgID       string   `json:"org"`
 	URL         string   `json:"url"`
-	Events      []string `json:"events"` // empty: every type
+	Events      []string `json:"events" nullable:"true"` // empty or null: every type
 	Description string   `json:"description"`
 }
 
@@ -232,7 +232,11 @@ func (s *handler) webhookRoutes(mux *http.ServeMux) {
 		s.reply(w, http.StatusCreated, added, err)
 	})
 	mux.HandleFunc("GET /webhooks", func(w http.ResponseWriter, r *http.Request) {
-		eps, err := s.local.ListEndpoints(r.Context(), r.URL.Query().Get("org"))
+		q, ok := s.query(w, r, "org")
+		if !ok {
+			return
+		}
+		eps, err := s.local.ListEndpoints(r.Context(), q.Get("org"))
 		s.reply(w, http.StatusOK, eps, err)
 	})
 	mux.HandleFunc("DELETE /webhooks/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -259,9 +263,13 @@ func (s *handler) webhookRoutes(mux *http.ServeMux) {
 		s.reply(w, http.StatusAccepted, queued, err)
 	})
 	mux.HandleFunc("GET /webhook-deliveries", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
+		q, ok := s.query(w, r, "endpoint", "event", "failed", "limit")
+		if !ok {
+			return
+		}
 		query := DeliveryQuery{EndpointID: q.Get("endpoint"), EventID: q.Get("event"), FailedOnly: q.Get("failed") == "true"}
-		if v := q.Get("limit"); v != "" {
+		if q.Has("limit") { // given empty, it is refused as any other limit that is not a number
+			v := q.Get("limit")
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				s.fail(w, onboarding.Errorf(onboarding.KindInvalid, "Invalid limit '%s'", v))

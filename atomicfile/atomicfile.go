@@ -15,11 +15,11 @@ import (
 	"path/filepath"
 )
 
-// tempPattern is the name pattern of the temporary file of path: in path's
-// directory, starting with a dot so that listings of the directory that
-// skip hidden files skip it.
-func tempPattern(path string) string {
-	return "." + filepath.Base(path) + ".tmp-*"
+// tempPattern is the name pattern of the temporary file of path:
+// ".NAME.TAG-*", in path's directory, starting with a dot so that listings
+// of the directory that skip hidden files skip it. Create's tag is "tmp".
+func tempPattern(path, tag string) string {
+	return "." + filepath.Base(path) + "." + tag + "-*"
 }
 
 // WriteFile replaces the file at path (or creates it) with data, with mode
@@ -48,9 +48,18 @@ type File struct {
 
 // Create starts writing new content for the file at path, with mode perm,
 // in a temporary file in path's directory, which must exist. Nothing is at
-// path before Commit.
+// path before Commit. The temporary file is locked (Lock) until Commit or
+// Abort, so that RemoveStale leaves it alone while it is written.
 func Create(path string, perm os.FileMode) (*File, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path)) // mode 0600
+	return CreateTagged(path, perm, "tmp")
+}
+
+// CreateTagged is Create with the temporary file named ".NAME.TAG-NNN"
+// (NNN digits) instead of ".NAME.tmp-NNN": a writer whose temporary files
+// must be told from others' (RemoveLeftovers with Tagged) gives its own
+// tag.
+func CreateTagged(path string, perm os.FileMode, tag string) (*File, error) {
+	f, err := createLocked(path, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +71,26 @@ func Create(path string, perm os.FileMode) (*File, error) {
 		}
 	}
 	return &File{f: f, path: path}, nil
+}
+
+// createLocked creates a temporary file for path, mode 0600, and locks
+// it, making another when a RemoveStale removed the first before the lock.
+func createLocked(path, tag string) (*os.File, error) {
+	for {
+		f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path, tag))
+		if err != nil {
+			return nil, err
+		}
+		ok, err := Lock(f)
+		if ok {
+			return f, nil
+		}
+		f.Close()
+		if err != nil {
+			os.Remove(f.Name())
+			return nil, err
+		}
+	}
 }
 
 // Write writes p to the new content.
@@ -82,6 +111,8 @@ func (f *File) CommitNew() error { return f.commit(true, true) }
 
 // commit puts the temporary file at path: linked when noReplace, else
 // renamed; with sync, the file is fsynced before and the directory after.
+// It is put in place before it is closed, while its lock still keeps
+// RemoveStale away from it.
 func (f *File) commit(noReplace, sync bool) error {
 	if f.done {
 		return errors.New("atomicfile: commit after commit or abort")
@@ -92,9 +123,6 @@ func (f *File) commit(noReplace, sync bool) error {
 	if sync {
 		err = f.f.Sync()
 	}
-	if cerr := f.f.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
 		if noReplace {
 			err = linkNew(tmp, f.path)
@@ -102,6 +130,9 @@ func (f *File) commit(noReplace, sync bool) error {
 		} else {
 			err = os.Rename(tmp, f.path)
 		}
+	}
+	if cerr := f.f.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		os.Remove(tmp)

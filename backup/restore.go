@@ -19,17 +19,20 @@ import (
 // target, which must not exist or be empty. Everything is written into a
 // new directory beside target, and that directory is renamed to target
 // only once every entry has matched its checksum and the records have
-// loaded, so a failure leaves target as it was and nothing beside it.
+// loaded, so a failure leaves target as it was and nothing beside it. A
+// restore killed midway leaves that directory, which RemoveInterrupted
+// removes.
 // It returns the manifest and the number of keys restored.
 func Restore(r io.Reader, target string) (*Manifest, int, error) {
 	target = filepath.Clean(target)
 	if err := checkEmptyTarget(target); err != nil {
 		return nil, 0, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(target), "."+filepath.Base(target)+".restore-*")
+	tmp, lock, err := restoreDir(target)
 	if err != nil {
 		return nil, 0, err
 	}
+	defer lock.Close()
 	done := false
 	defer func() {
 		if !done {
@@ -61,6 +64,52 @@ func Restore(r io.Reader, target string) (*Manifest, int, error) {
 	}
 	done = true
 	return m, keys, atomicfile.Sync(filepath.Dir(target))
+}
+
+// restorePrefix starts the name of the directory beside target that a
+// restore writes into before renaming it to target.
+func restorePrefix(target string) string { return "." + filepath.Base(target) + ".restore-" }
+
+// restoreDir makes the directory a restore into target writes into, and
+// holds its lock (atomicfile.Lock) until lock is closed, so that
+// RemoveInterrupted run meanwhile leaves it alone.
+func restoreDir(target string) (dir string, lock *os.File, err error) {
+	for {
+		dir, err := os.MkdirTemp(filepath.Dir(target), restorePrefix(target)+"*")
+		if err != nil {
+			return "", nil, err
+		}
+		f, err := os.Open(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed by a RemoveInterrupted already
+		}
+		if err != nil {
+			os.Remove(dir)
+			return "", nil, err
+		}
+		ok, err := atomicfile.Lock(f)
+		if ok {
+			return dir, f, nil
+		}
+		f.Close()
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", nil, err
+		}
+	}
+}
+
+// RemoveInterrupted removes the directories that restores into target
+// killed midway left beside it (each holds up to a whole data directory,
+// secrets included), sparing any that a running restore holds, and
+// returns their paths.
+func RemoveInterrupted(target string) ([]string, error) {
+	target = filepath.Clean(target)
+	removed, err := atomicfile.RemoveLeftovers(filepath.Dir(target), atomicfile.Numbered(restorePrefix(target)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no parent directory: Restore says so
+	}
+	return removed, err
 }
 
 // checkEmptyTarget refuses a target that exists and is not an empty
@@ -166,7 +215,9 @@ func (l *syncList) syncAll() error {
 }
 
 // loadRecords loads the restored records file of dir into dir/badger and
-// removes the file, returning the number of keys loaded.
+// removes the file, returning the number of keys loaded. Records that are
+// not a store's (a forged archive whose checksums match) make the archive
+// not a backup.
 func loadRecords(dir string) (int, error) {
 	p := filepath.Join(dir, recordsName)
 	f, err := os.Open(p)
@@ -175,6 +226,10 @@ func loadRecords(dir string) (int, error) {
 	}
 	keys, err := storage.Restore(filepath.Join(dir, "badger"), bufio.NewReaderSize(f, 1<<20))
 	f.Close()
+	var re storage.RecordsError
+	if errors.As(err, &re) {
+		return 0, notBackup("its records " + string(re))
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -11,6 +11,8 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // maxHeaderLine is the line length RFC 5322 recommends; headers are folded
@@ -53,6 +55,9 @@ func recipient(m Email) (*mail.Address, error) {
 			return nil, err
 		}
 	}
+	if invisible(m.To) {
+		return nil, fmt.Errorf("notify: recipient address %+q contains a format, separator or private-use character", m.To)
+	}
 	to, err := mail.ParseAddress(m.To)
 	if err != nil {
 		return nil, fmt.Errorf("notify: recipient address %q is not valid: %w", m.To, err)
@@ -61,6 +66,22 @@ func recipient(m Email) (*mail.Address, error) {
 		return nil, fmt.Errorf("notify: recipient address %q must be an address only; put the name in ToName", m.To)
 	}
 	return &mail.Address{Name: m.ToName, Address: to.Address}, nil
+}
+
+// invisible reports whether an address has a character that would go
+// into the To header as raw bytes yet not be seen as written: a format
+// character (Unicode Cf, such as the bidirectional U+202E), a space or
+// separator (Z) or a private-use character (Co). The domain refuses such
+// addresses before they are stored; this keeps any that reach a message
+// out of its headers. An address of visible non-ASCII letters is written
+// as UTF-8 (RFC 6532), as an address cannot be encoded otherwise.
+func invisible(addr string) bool {
+	for _, r := range addr {
+		if r >= utf8.RuneSelf && unicode.In(r, unicode.Cf, unicode.Z, unicode.Co) {
+			return true
+		}
+	}
+	return false
 }
 
 // newMessageID returns a random Message-ID in the sender's domain.

@@ -191,6 +191,9 @@ func TestComposeRefusesHeaderInjection(t *testing.T) {
 		{"two recipients", func(m *Email) { m.To = "ada@example.org, eve@example.org" }, "is not valid"},
 		{"name in To", func(m *Email) { m.To = "Eve <eve@example.org>" }, "must be an address only"},
 		{"not an address", func(m *Email) { m.To = "ada" }, "is not valid"},
+		{"right-to-left override in To", func(m *Email) { m.To = "ada\u202e@example.org" }, `recipient address "ada\u202e@example.org" contains a format`},
+		{"zero-width space in To", func(m *Email) { m.To = "ada@exa\u200bmple.org" }, "contains a format, separator or private-use character"},
+		{"no-break space in To", func(m *Email) { m.To = "ada\u00a0@example.org" }, "contains a format, separator or private-use character"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,6 +81,9 @@ type Visitor struct {
 	// visitor does instead of the participant: the API key of a sandbox
 	// test helper acting for them.
 	acting *Actor
+	// idem, when set, is the Idempotency-Key of the test helper's
+	// request, whose outcome the submission commits.
+	idem *Idempotency
 }
 
 // SignIn is what a form session says about who holds it: the participant

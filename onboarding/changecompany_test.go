@@ -251,6 +251,7 @@ func (r *companiesRegistry) Supports(c string, f onboarding.Feature) bool {
 func (r *companiesRegistry) VerifyCompany(_ context.Context, _, number, _ string) (onboarding.Company, error) {
 	return onboarding.Company{Country: "GB", Number: number, Name: companies[number], Status: "active", Source: "uk_registry"}, nil
 }
+func (r *companiesRegistry) NormalizeNumber(_, number string) (string, error) { return number, nil }
 func (r *companiesRegistry) SearchCompanies(context.Context, string, string, int) ([]onboarding.CompanyMatch, error) {
 	return nil, nil
 }

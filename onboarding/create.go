@@ -32,6 +32,9 @@ type CreateRequest struct {
 	PreAuth        bool
 	CompanyNumber  string
 	CompanyName    string
+	// Idempotency, when set, is the request's Idempotency-Key: its
+	// outcome is committed with the application.
+	Idempotency *Idempotency
 }
 
 // ContactInput is the primary contact as the partner sends it.
@@ -120,6 +123,12 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 	if err != nil {
 		return nil, err
 	}
+	done := req.Idempotency.outcome(app.ID)
+	if done != nil {
+		if done.SealedCode, err = req.Idempotency.seal(code); err != nil {
+			return nil, err
+		}
+	}
 	// The invite goes out before the application is stored, so that one
 	// synced commit records both the application and the invite's outcome
 	// (status `sent`, or `created` and a warning). Once it is sent, the
@@ -142,7 +151,10 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 		res.Warning = InviteWarning
 	}
 	log = append(log, inviteActivity(sendErr, sentAt))
-	if err := s.store.CreateApplication(ctx, app, Changes{Log: log, Events: events}); err != nil {
+	if done != nil {
+		done.Mail = mailOutcome(sendErr)
+	}
+	if err := s.store.CreateApplication(ctx, app, Changes{Log: log, Events: events, Idempotent: done}); err != nil {
 		if sendErr == nil {
 			s.log.Error("invite sent for an application that could not be stored", "application_id", app.ID, "err", err)
 		}
@@ -151,6 +163,26 @@ func (s *Service) CreateApplication(ctx context.Context, k *APIKey, req CreateRe
 	s.wakeWebhooks()
 	if app.RegistryDocumentsStatus == RegistryDocumentsPending {
 		s.wakeRegistryDocuments()
+	}
+	return res, nil
+}
+
+// ReplayCreate rebuilds the answer of the create whose outcome is o, and
+// whose pre-auth code, opened from o.SealedCode, is code: the application
+// as created, with its primary participant, link and the invite's warning.
+func (s *Service) ReplayCreate(ctx context.Context, k *APIKey, o *IdempotentOutcome, code string) (*CreateResult, error) {
+	app, err := s.application(ctx, k, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	p := app.Primary()
+	if p == nil {
+		return nil, fmt.Errorf("replay create of application %s: no primary participant", app.ID)
+	}
+	app.Participants = []Participant{*p}
+	res := &CreateResult{Application: app, Link: s.ParticipantLink(app, p), PreAuthCode: code}
+	if o.Mail != MailSent {
+		res.Warning = InviteWarning
 	}
 	return res, nil
 }
@@ -179,13 +211,13 @@ const (
 )
 
 // validEmail accepts a bare UTF-8 address (no display name, no control
-// characters) with a local part of at most 64 bytes and a domain of at
-// least two labels, each of 1 to 63 letters, digits and hyphens (letters
-// of any script, for internationalized domains) that neither starts nor
-// ends with a hyphen, at most 253 in all: no address literal such as
-// [127.0.0.1].
+// characters, nothing invisible: see invisibleInEmail) with a local part
+// of at most 64 bytes and a domain of at least two labels, each of 1 to 63
+// letters, digits and hyphens (letters of any script, for
+// internationalized domains) that neither starts nor ends with a hyphen,
+// at most 253 in all: no address literal such as [127.0.0.1].
 func validEmail(s string) bool {
-	if len(s) > maxEmailLength || !utf8.ValidString(s) || strings.ContainsAny(s, " <>") || hasControl(s, false) {
+	if len(s) > maxEmailLength || !utf8.ValidString(s) || strings.ContainsAny(s, " <>") || hasControl(s, false) || invisibleInEmail(s) {
 		return false
 	}
 	a, err := mail.ParseAddress(s)
@@ -194,6 +226,22 @@ func validEmail(s string) bool {
 	}
 	at := strings.LastIndexByte(s, '@')
 	return at > 0 && at <= maxLocalLength && validDomain(s[at+1:])
+}
+
+// invisibleInEmail reports whether s has a character that is not seen as
+// written: a format character (Unicode Cf: the bidirectional controls such
+// as U+202E, which reorder what follows them, zero-width spaces and
+// joiners, the soft hyphen, the byte order mark), a space or separator
+// (Z: the no-break space, U+2028) or a private-use character (Co). An
+// address is typed and read by people and goes into mail headers: one
+// that shows as another, or as nothing, is refused rather than sent.
+func invisibleInEmail(s string) bool {
+	for _, r := range s {
+		if r >= utf8.RuneSelf && unicode.In(r, unicode.Cf, unicode.Z, unicode.Co) {
+			return true
+		}
+	}
+	return false
 }
 
 // validDomain reports whether domain is a host name of two or more labels
@@ -349,13 +397,19 @@ func withAuthCode(link, code string) string {
 // message the application moves to `sent` and the updated application is
 // returned. When sending fails, the failure is recorded in the activity
 // log and (nil, nil) is returned. An error means the message was sent but
-// the status change could not be recorded.
-func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Application, link string) (*Application, error) {
+// the status change could not be recorded. done, when not nil, gives the
+// outcome of the request with an Idempotency-Key that sends the invite,
+// committed with the record of the email's outcome.
+func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Application, link string, done func(MailOutcome) func(*Application) *IdempotentOutcome) (*Application, error) {
 	sendErr := s.mailInvite(ctx, org, app, link)
 	now := s.now().UTC()
 	entry := inviteActivity(sendErr, now)
+	var outcome func(*Application) *IdempotentOutcome
+	if done != nil {
+		outcome = done(mailOutcome(sendErr))
+	}
 	if sendErr != nil {
-		_, err := s.updateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
+		_, err := s.updateApplicationFor(ctx, app.ID, outcome, func(a *Application) ([]Activity, error) {
 			return []Activity{entry}, nil
 		})
 		if err != nil {
@@ -363,7 +417,7 @@ func (s *Service) sendInvite(ctx context.Context, org *Organization, app *Applic
 		}
 		return nil, nil
 	}
-	updated, err := s.updateApplication(ctx, app.ID, func(a *Application) ([]Activity, error) {
+	updated, err := s.updateApplicationFor(ctx, app.ID, outcome, func(a *Application) ([]Activity, error) {
 		if a.Status == StatusCreated {
 			a.Status = StatusSent
 			a.UpdatedAt = now

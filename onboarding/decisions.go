@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -84,6 +85,9 @@ type DecisionInput struct {
 	// Data is the provider's own object, kept with the decision; nil when
 	// none was sent.
 	Data json.RawMessage
+	// Idempotency, when set, is the request's Idempotency-Key: its
+	// outcome is committed with the decision.
+	Idempotency *Idempotency
 }
 
 // Valid reports whether t is one of the decision types.
@@ -118,7 +122,14 @@ func (s *Service) RecordDecision(ctx context.Context, k *APIKey, appID string, i
 		return nil, err
 	}
 	var rec DecisionRecord
-	app, err := s.updateOwnApplication(ctx, k, appID, func(a *Application) ([]Activity, error) {
+	done := func(a *Application) *IdempotentOutcome {
+		o := in.Idempotency.outcome(a.ID)
+		if o != nil {
+			o.DecisionID = id
+		}
+		return o
+	}
+	app, err := s.updateOwnApplicationFor(ctx, k, appID, done, func(a *Application) ([]Activity, error) {
 		rec = DecisionRecord{}
 		if n := len(a.Decisions); n > 0 && a.Decisions[n-1].Type == t {
 			// The answer is the application as it stood with this decision
@@ -146,4 +157,20 @@ func (s *Service) RecordDecision(ctx context.Context, k *APIKey, appID string, i
 	}
 	rec.Application = app
 	return &rec, nil
+}
+
+// ReplayDecision rebuilds the answer of the decision request whose outcome
+// is o: the decision it recorded, and the status that decision gave.
+func (s *Service) ReplayDecision(ctx context.Context, k *APIKey, o *IdempotentOutcome) (*DecisionRecord, error) {
+	app, err := s.application(ctx, k, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range app.Decisions {
+		if d.ID == o.DecisionID {
+			app.Status = d.Type.status()
+			return &DecisionRecord{Decision: d, Application: app}, nil
+		}
+	}
+	return nil, fmt.Errorf("replay decision %s: not on application %s", o.DecisionID, app.ID)
 }

@@ -396,3 +396,26 @@ func BenchmarkCheckDocument(b *testing.B) {
 		})
 	}
 }
+
+// TestCheckDocumentUncountablePages: a PDF whose page tree cannot be
+// resolved within the page counter's work budget is refused as unreadable
+// by a field with max_pages, however few pages its root /Count claims,
+// and accepted by one without (its pages are not counted there).
+func TestCheckDocumentUncountablePages(t *testing.T) {
+	hidden := pdftest.PaddedObjStm(500, 70<<20, 1) // 500 pages after 70 MiB of padding
+	capped := &Field{Label: "Bank statement", Validation: "strict", Accept: []string{"application/pdf"}, MaxPages: 20}
+	want := documentVerdict{Reject: docRejectPDFUnread}
+	if diff := cmp.Diff(want, checkDocument(capped, bytes.NewReader(hidden), int64(len(hidden)), "application/pdf", DefaultMaxUploadBytes, countPages)); diff != "" {
+		t.Errorf("a field of 20 pages (-want +got):\n%s", diff)
+	}
+	uncapped := &Field{Label: "Bank statement", Validation: "strict", Accept: []string{"application/pdf"}}
+	want = documentVerdict{FileType: "application/pdf", Reason: ReasonValidationPassed}
+	if diff := cmp.Diff(want, checkDocument(uncapped, bytes.NewReader(hidden), int64(len(hidden)), "application/pdf", DefaultMaxUploadBytes, countPages)); diff != "" {
+		t.Errorf("a field without max_pages (-want +got):\n%s", diff)
+	}
+	counted := pdftest.PaddedObjStm(25, 1<<20, 1) // the same, within the budget
+	want = documentVerdict{Reject: "The document has 25 pages; at most 20 are accepted here."}
+	if diff := cmp.Diff(want, checkDocument(capped, bytes.NewReader(counted), int64(len(counted)), "application/pdf", DefaultMaxUploadBytes, countPages)); diff != "" {
+		t.Errorf("25 pages in a field of 20 (-want +got):\n%s", diff)
+	}
+}

@@ -238,10 +238,14 @@ func (s *Service) applicationEvents(before *Application, after *Application, at 
 const maxViewScratch = 64 << 10
 
 // Changes are what one change of an application writes beside its record,
-// in the same transaction: activity entries and events.
+// in the same transaction: activity entries, events, and the outcome of
+// the request with an Idempotency-Key that made the change, if any.
 type Changes struct {
 	Log    []Activity
 	Events []*Event
+	// Idempotent, when set, is stored under its key (replacing what was
+	// there) for IdempotencyTTL.
+	Idempotent *IdempotentOutcome
 }
 
 // updateApplication applies change to the stored application and commits,
@@ -249,18 +253,28 @@ type Changes struct {
 // the change emits (applicationEvents). Every change of an application goes
 // through here, so no status move can forget its event.
 func (s *Service) updateApplication(ctx context.Context, id string, change func(*Application) ([]Activity, error)) (*Application, error) {
-	return updateAndEmit(ctx, s, id, s.store.UpdateApplication, change, s.applicationEvents)
+	return updateAndEmit(ctx, s, id, s.store.UpdateApplication, change, s.applicationEvents, nil)
+}
+
+// updateApplicationFor is updateApplication for a request with an
+// Idempotency-Key: done, when not nil, gives the request's outcome from
+// the changed application, committed with it.
+func (s *Service) updateApplicationFor(ctx context.Context, id string, done func(*Application) *IdempotentOutcome, change func(*Application) ([]Activity, error)) (*Application, error) {
+	return updateAndEmit(ctx, s, id, s.store.UpdateApplication, change, s.applicationEvents, done)
 }
 
 // updateAndEmit applies change to the record id through update (a store's
 // atomic read-modify-write, which may run its function more than once) and
 // commits, in the same transaction, the activity entries change returns
 // and the events emits finds between the record before and after it. A
-// running delivery pool is told when events were committed.
+// running delivery pool is told when events were committed. done, when
+// not nil, gives the outcome of the request with an Idempotency-Key that
+// makes the change, from the changed record, to commit with it.
 func updateAndEmit[T any](ctx context.Context, s *Service, id string,
 	update func(context.Context, string, func(*T) (Changes, error)) (*T, error),
 	change func(*T) ([]Activity, error),
 	emits func(before, after *T, at time.Time) ([]*Event, error),
+	done func(*T) *IdempotentOutcome,
 ) (*T, error) {
 	emitted := false
 	r, err := update(ctx, id, func(r *T) (Changes, error) {
@@ -274,7 +288,11 @@ func updateAndEmit[T any](ctx context.Context, s *Service, id string,
 			return Changes{}, err
 		}
 		emitted = len(events) > 0
-		return Changes{Log: log, Events: events}, nil
+		ch := Changes{Log: log, Events: events}
+		if done != nil {
+			ch.Idempotent = done(r)
+		}
+		return ch, nil
 	})
 	if err == nil && emitted {
 		s.wakeWebhooks()

@@ -43,7 +43,7 @@ type ResendResult struct {
 // ResendInvite sends the primary participant's invite again, at most
 // maxInviteResends times in inviteResendWindow per application. A
 // successful send moves a `created` application to `sent`.
-func (s *Service) ResendInvite(ctx context.Context, k *APIKey, appID string) (*ResendResult, error) {
+func (s *Service) ResendInvite(ctx context.Context, k *APIKey, appID string, idem *Idempotency) (*ResendResult, error) {
 	if err := Authorize(k, ScopeApplicationsCreate); err != nil {
 		return nil, err
 	}
@@ -52,7 +52,19 @@ func (s *Service) ResendInvite(ctx context.Context, k *APIKey, appID string) (*R
 		return nil, err
 	}
 	now := s.now().UTC()
-	app, err := s.updateOwnApplication(ctx, k, current.ID, func(a *Application) ([]Activity, error) {
+	// The resend is counted, and the request's outcome committed with it
+	// (the email's outcome unknown yet); the commit that records the
+	// email's outcome replaces it.
+	done := func(mail MailOutcome) func(*Application) *IdempotentOutcome {
+		return func(a *Application) *IdempotentOutcome {
+			o := idem.outcome(a.ID)
+			if o != nil {
+				o.ApplicationStatus, o.Mail = a.Status, mail
+			}
+			return o
+		}
+	}
+	app, err := s.updateOwnApplicationFor(ctx, k, current.ID, done(MailUnknown), func(a *Application) ([]Activity, error) {
 		switch a.Status {
 		case StatusCreated, StatusSent, StatusInProgress:
 		default:
@@ -73,13 +85,28 @@ func (s *Service) ResendInvite(ctx context.Context, k *APIKey, appID string) (*R
 	// the mail transport says, and the client going away does not stop it.
 	ctx = context.WithoutCancel(ctx)
 	res := &ResendResult{Application: app}
-	sent, err := s.sendInvite(ctx, s.orgs[app.OrgID], app, s.ParticipantLink(app, app.Primary()))
+	sent, err := s.sendInvite(ctx, s.orgs[app.OrgID], app, s.ParticipantLink(app, app.Primary()), done)
 	switch {
 	case sent != nil:
 		res.Application = sent
 	case err != nil:
 		s.log.Error("record invite", "application_id", app.ID, "err", err)
 	default:
+		res.Warning = ResendWarning
+	}
+	return res, nil
+}
+
+// ReplayResend rebuilds the answer of the resend request whose outcome is
+// o: the status it gave, and the warning unless the email was sent.
+func (s *Service) ReplayResend(ctx context.Context, k *APIKey, o *IdempotentOutcome) (*ResendResult, error) {
+	app, err := s.application(ctx, k, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	app.Status = o.ApplicationStatus
+	res := &ResendResult{Application: app}
+	if o.Mail != MailSent {
 		res.Warning = ResendWarning
 	}
 	return res, nil

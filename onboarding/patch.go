@@ -22,9 +22,10 @@ const MaxListedIDs = maxListedIDs
 
 // normalizeUpdates checks each update against form: every id a field the
 // partner may set (else ErrUnknownFields naming them all), every value
-// valid for its field (else the values' problems, all of them). It returns
-// the normalized values, nil for a field to clear.
-func normalizeUpdates(form *Form, updates []FieldUpdate, now time.Time) ([]json.RawMessage, error) {
+// valid for its field (else the values' problems, all of them). A
+// company_number also passes number (companyNumberRule), which may change
+// it. It returns the normalized values, nil for a field to clear.
+func normalizeUpdates(form *Form, updates []FieldUpdate, now time.Time, number func(string) (string, error)) ([]json.RawMessage, error) {
 	values := make([]json.RawMessage, len(updates))
 	var unknown []string
 	var problems Problems
@@ -35,6 +36,9 @@ func normalizeUpdates(form *Form, updates []FieldUpdate, now time.Time) ([]json.
 			continue
 		}
 		v, err := f.Normalize(u.Value, now)
+		if err == nil && u.ID == companyNumberField && v != nil && number != nil {
+			v, err = normalizeNumber(v, number)
+		}
 		if err != nil {
 			problems.AddError(u.ID, err)
 			continue
@@ -77,7 +81,7 @@ func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, update
 		if err != nil {
 			return nil, err
 		}
-		values, err := normalizeUpdates(form, updates, now)
+		values, err := normalizeUpdates(form, updates, now, s.companyNumberRule(a.Country))
 		if err != nil {
 			return nil, err
 		}
@@ -98,4 +102,38 @@ func (s *Service) UpdateFields(ctx context.Context, k *APIKey, id string, update
 		return nil, nil, err
 	}
 	return ids, updated, nil
+}
+
+// companyNumberField is the field that holds the company's registry number.
+const companyNumberField = "company_number"
+
+// companyNumberRule is the rule create applies to a company number of
+// country, for PATCH to apply it too: where the country's registry
+// verifies companies, a number must be well formed for it, and is kept in
+// the form the registry files it under ("sc 311560" becomes "SC311560").
+// It is nil where numbers are taken as given. A PATCH does not look the
+// company up again: the number's format is checked, not the company.
+func (s *Service) companyNumberRule(country string) func(string) (string, error) {
+	if !s.registry.Supports(country, FeatureVerify) {
+		return nil
+	}
+	return func(number string) (string, error) { return s.registry.NormalizeNumber(country, number) }
+}
+
+// normalizeNumber applies number to v, a normalized text value (a JSON
+// string). The registry's refusal (ErrCompanyNumberMalformed) becomes the
+// field's problem in the same words as create's error.
+func normalizeNumber(v json.RawMessage, number func(string) (string, error)) (json.RawMessage, error) {
+	var text string
+	if err := json.Unmarshal(v, &text); err != nil {
+		return nil, err
+	}
+	n, err := number(text)
+	if err != nil {
+		if e := AsError(err); e != nil && e.Kind == KindInvalid {
+			return nil, Problem{Code: ProblemOther, Text: e.Message}
+		}
+		return nil, err
+	}
+	return json.Marshal(n)
 }

@@ -19,8 +19,10 @@ type PreAuthResult struct {
 }
 
 // RefreshPreAuth issues a new pre-auth code for the primary participant,
-// revoking any earlier one.
-func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string) (*PreAuthResult, error) {
+// revoking any earlier one. idem, when not nil, is the request's
+// Idempotency-Key: the outcome, with the code sealed, is committed with
+// the change.
+func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string, idem *Idempotency) (*PreAuthResult, error) {
 	if err := Authorize(k, ScopeApplicationsCreate); err != nil {
 		return nil, err
 	}
@@ -32,9 +34,21 @@ func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string) (
 	if err != nil {
 		return nil, err
 	}
+	sealed, err := idem.seal(code)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now().UTC()
 	expires := now.Add(PreAuthTTL)
-	app, err := s.updateOwnApplication(ctx, k, current.ID, func(a *Application) ([]Activity, error) {
+	done := func(a *Application) *IdempotentOutcome {
+		o := idem.outcome(a.ID)
+		if o != nil {
+			p := a.Primary()
+			o.SealedCode, o.ExpiresAt, o.AlreadyVerified = sealed, &expires, p.Verified
+		}
+		return o
+	}
+	app, err := s.updateOwnApplicationFor(ctx, k, current.ID, done, func(a *Application) ([]Activity, error) {
 		if a.Status.Terminal() {
 			return nil, ErrTerminalPreAuth
 		}
@@ -59,11 +73,38 @@ func (s *Service) RefreshPreAuth(ctx context.Context, k *APIKey, appID string) (
 	}, nil
 }
 
+// ReplayPreAuth rebuilds the answer of the refresh pre-auth request whose
+// outcome is o, and whose code, opened from o.SealedCode, is code.
+func (s *Service) ReplayPreAuth(ctx context.Context, k *APIKey, o *IdempotentOutcome, code string) (*PreAuthResult, error) {
+	app, err := s.application(ctx, k, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	p := app.Primary()
+	if p == nil || o.ExpiresAt == nil {
+		return nil, fmt.Errorf("replay pre-auth of application %s: no primary participant or no expiry", app.ID)
+	}
+	return &PreAuthResult{
+		Code:            code,
+		Link:            withAuthCode(s.ParticipantLink(app, p), code),
+		ExpiresAt:       *o.ExpiresAt,
+		ParticipantID:   p.ID,
+		AlreadyVerified: o.AlreadyVerified,
+	}, nil
+}
+
 // updateOwnApplication applies change to an application of k's organization in
 // one transaction. A missing application, or another organization's, is
 // ErrApplicationNotFound; domain errors from change come back unchanged.
 func (s *Service) updateOwnApplication(ctx context.Context, k *APIKey, id string, change func(*Application) ([]Activity, error)) (*Application, error) {
-	app, err := s.updateApplication(ctx, id, func(a *Application) ([]Activity, error) {
+	return s.updateOwnApplicationFor(ctx, k, id, nil, change)
+}
+
+// updateOwnApplicationFor is updateOwnApplication for a request with an
+// Idempotency-Key: done, when not nil, gives the request's outcome from
+// the changed application, committed with it.
+func (s *Service) updateOwnApplicationFor(ctx context.Context, k *APIKey, id string, done func(*Application) *IdempotentOutcome, change func(*Application) ([]Activity, error)) (*Application, error) {
+	app, err := s.updateApplicationFor(ctx, id, done, func(a *Application) ([]Activity, error) {
 		if a.OrgID != k.OrgID {
 			return nil, ErrApplicationNotFound
 		}

@@ -29,6 +29,10 @@ type Registry interface {
 	// throttling (KindUnavailable), or an unexpected answer
 	// (ErrRegistryFailed).
 	VerifyCompany(ctx context.Context, country, number, name string) (Company, error)
+	// NormalizeNumber (FeatureVerify) returns number in the form the
+	// registry of country files it under, or the *Error VerifyCompany
+	// answers for a malformed number (KindInvalid); it calls no registry.
+	NormalizeNumber(country, number string) (string, error)
 	// SearchCompanies (FeatureSearch) returns up to limit companies of
 	// country whose name matches query, in the registry's order. An empty
 	// result is not an error. Errors wrap ErrRegistryUnavailable or

@@ -54,6 +54,7 @@ func (r *fakeRegistry) VerifyCompany(ctx context.Context, _, _, _ string) (onboa
 	}
 	return onboarding.Company{Country: "GB", Number: "10000001", Name: "NORTHWIND TRADING LIMITED", Status: "active", Source: "uk_registry"}, nil
 }
+func (r *fakeRegistry) NormalizeNumber(_, number string) (string, error) { return number, nil }
 func (r *fakeRegistry) SearchCompanies(context.Context, string, string, int) ([]onboarding.CompanyMatch, error) {
 	return nil, errors.New("fakeRegistry does not search")
 }

@@ -40,6 +40,9 @@ type RFIVisitor struct {
 	// acting, as for Visitor, is the API key of a test helper acting for
 	// the contact.
 	acting *Actor
+	// idem, when set, is the Idempotency-Key of the test helper's
+	// request, whose outcome the completion commits.
+	idem *Idempotency
 }
 
 // actor is who the activity log names for what v does.
@@ -332,7 +335,7 @@ func (s *Service) CompleteRFI(ctx context.Context, v *RFIVisitor) error {
 	if err := v.open(); err != nil {
 		return err
 	}
-	r, err := s.completeRFI(ctx, v.Request.ID, v.actor())
+	r, err := s.completeRFI(ctx, v.Request.ID, v.actor(), v.idem.rfiOutcome())
 	if err != nil {
 		return s.formError("complete rfi request", err)
 	}
@@ -342,8 +345,8 @@ func (s *Service) CompleteRFI(ctx context.Context, v *RFIVisitor) error {
 
 // completeRFI moves an open request whose documents are all accepted to
 // completed.
-func (s *Service) completeRFI(ctx context.Context, id string, by Actor) (*RFIRequest, error) {
-	return s.updateRFIRequest(ctx, id, func(r *RFIRequest) ([]Activity, error) {
+func (s *Service) completeRFI(ctx context.Context, id string, by Actor, done func(*RFIRequest) *IdempotentOutcome) (*RFIRequest, error) {
+	return s.updateRFIRequestFor(ctx, id, done, func(r *RFIRequest) ([]Activity, error) {
 		if err := s.stillOpen(r); err != nil {
 			return nil, err
 		}

@@ -36,6 +36,9 @@ type RFICreateRequest struct {
 	PrimaryContact   *RFIContactInput
 	AgentID          string
 	PreAuthenticated bool
+	// Idempotency, when set, is the request's Idempotency-Key: its
+	// outcome is committed with the request, and again with the email's.
+	Idempotency *Idempotency
 }
 
 // RFIContactInput is the primary contact of an RFI request.
@@ -114,7 +117,14 @@ func (s *Service) CreateRFIRequest(ctx context.Context, k *APIKey, req RFICreate
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateRFIRequest(ctx, r, Changes{Log: log, Events: []*Event{ev}}); err != nil {
+	done := req.Idempotency.outcome(r.ID)
+	if done != nil {
+		if done.SealedCode, err = req.Idempotency.seal(code); err != nil {
+			return nil, err
+		}
+		done.Mail = MailUnknown
+	}
+	if err := s.store.CreateRFIRequest(ctx, r, Changes{Log: log, Events: []*Event{ev}, Idempotent: done}); err != nil {
 		return nil, fmt.Errorf("create rfi request: %w", err)
 	}
 	s.wakeWebhooks()
@@ -126,7 +136,26 @@ func (s *Service) CreateRFIRequest(ctx context.Context, k *APIKey, req RFICreate
 	if code != "" {
 		res.Link = withAuthCode(link, code)
 	}
-	if !s.sendRFIInvite(ctx, org, r, link) {
+	if !s.sendRFIInvite(ctx, org, r, link, done) {
+		res.Warning = RFIInviteWarning
+	}
+	return res, nil
+}
+
+// ReplayRFICreate rebuilds the answer of the create whose outcome is o,
+// and whose pre-auth code, opened from o.SealedCode, is code: the request
+// as it is now, its link, and the warning unless the email was sent.
+func (s *Service) ReplayRFICreate(ctx context.Context, k *APIKey, o *IdempotentOutcome, code string) (*RFICreated, error) {
+	r, err := s.rfiRequest(ctx, k.OrgID, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	link := s.RFILink(r, r.Primary())
+	res := &RFICreated{Request: r, Link: link, PreAuthCode: code}
+	if code != "" {
+		res.Link = withAuthCode(link, code)
+	}
+	if o.Mail != MailSent {
 		res.Warning = RFIInviteWarning
 	}
 	return res, nil
@@ -247,7 +276,7 @@ func (s *Service) RFILink(r *RFIRequest, p *Participant) string {
 
 // sendRFIInvite emails the contact the request's link and records the
 // outcome; false when the email could not be sent.
-func (s *Service) sendRFIInvite(ctx context.Context, org *Organization, r *RFIRequest, link string) bool {
+func (s *Service) sendRFIInvite(ctx context.Context, org *Organization, r *RFIRequest, link string, done *IdempotentOutcome) bool {
 	p := r.Primary()
 	var labels []string
 	for _, f := range s.RFIDocumentFields(r) {
@@ -264,8 +293,14 @@ func (s *Service) sendRFIInvite(ctx context.Context, org *Organization, r *RFIRe
 		s.log.Warn("rfi request email failed", "rfi_request_id", r.ID, "err", err)
 		a.Action, a.Detail = ActionInviteFailed, inviteFailure(err)
 	}
+	var outcome *IdempotentOutcome
+	if done != nil {
+		o := *done
+		o.Mail = mailOutcome(err)
+		outcome = &o
+	}
 	if _, uerr := s.store.UpdateRFIRequest(ctx, r.ID, func(*RFIRequest) (Changes, error) {
-		return Changes{Log: []Activity{a}}, nil
+		return Changes{Log: []Activity{a}, Idempotent: outcome}, nil
 	}); uerr != nil {
 		s.log.Error("record rfi request email", "rfi_request_id", r.ID, "err", uerr)
 	}

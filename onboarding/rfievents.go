@@ -10,7 +10,7 @@ import (
 // change emits (rfiEvents). Every change of an RFI request goes through
 // here, so no status move can forget its event.
 func (s *Service) updateRFIRequest(ctx context.Context, id string, change func(*RFIRequest) ([]Activity, error)) (*RFIRequest, error) {
-	return updateAndEmit(ctx, s, id, s.store.UpdateRFIRequest, change, s.rfiEvents)
+	return updateAndEmit(ctx, s, id, s.store.UpdateRFIRequest, change, s.rfiEvents, nil)
 }
 
 // rfiEvents returns the events an RFI request change emits: opened on its
@@ -36,4 +36,11 @@ func (s *Service) rfiEvents(before, after *RFIRequest, at time.Time) ([]*Event, 
 		}
 	}
 	return events, nil
+}
+
+// updateRFIRequestFor is updateRFIRequest for a request with an
+// Idempotency-Key: done, when not nil, gives the request's outcome from
+// the changed request, committed with it.
+func (s *Service) updateRFIRequestFor(ctx context.Context, id string, done func(*RFIRequest) *IdempotentOutcome, change func(*RFIRequest) ([]Activity, error)) (*RFIRequest, error) {
+	return updateAndEmit(ctx, s, id, s.store.UpdateRFIRequest, change, s.rfiEvents, done)
 }

@@ -39,7 +39,7 @@ func (s *Service) RunRFIExpiry(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if _, err := s.expireRFI(ctx, id, Actor{Type: ActorSystem}, true); err != nil && !errors.Is(err, errUnchanged) {
+			if _, err := s.expireRFI(ctx, id, Actor{Type: ActorSystem}, true, nil); err != nil && !errors.Is(err, errUnchanged) {
 				s.log.Error("rfi expiry: expire", "rfi_request_id", id, "err", err)
 			}
 		}
@@ -84,8 +84,8 @@ func (s *Service) WakeRFIExpiry() { s.wakeRFIExpiry(s.now()) }
 // expireRFI moves an active request to expired, with its event; with due,
 // only once its expires_at has passed. A request that is not active (or not
 // due) is errUnchanged.
-func (s *Service) expireRFI(ctx context.Context, id string, by Actor, due bool) (*RFIRequest, error) {
-	return s.updateRFIRequest(ctx, id, func(r *RFIRequest) ([]Activity, error) {
+func (s *Service) expireRFI(ctx context.Context, id string, by Actor, due bool, done func(*RFIRequest) *IdempotentOutcome) (*RFIRequest, error) {
+	return s.updateRFIRequestFor(ctx, id, done, func(r *RFIRequest) ([]Activity, error) {
 		now := s.now().UTC()
 		if r.Status != RFIActive || (due && now.Before(r.ExpiresAt)) {
 			return nil, errUnchanged

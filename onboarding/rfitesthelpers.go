@@ -25,8 +25,11 @@ func ErrCannotExpireRFI(st RFIStatus) *Error {
 // contact would: it opens the request (rfi_request.opened, when not yet
 // opened), uploads a sample file for every requested document not yet
 // accepted, through the page's upload step, and completes it
-// (rfi_request.completed). It answers the completed request.
-func (s *Service) CompleteRFIForTest(ctx context.Context, k *APIKey, id string) (*RFIRequest, error) {
+// (rfi_request.completed). It answers the completed request. idem, when
+// not nil, is the request's Idempotency-Key: its outcome is committed
+// with the completion, so that a retry after a crash before it does the
+// rest of the work and one after it does nothing again.
+func (s *Service) CompleteRFIForTest(ctx context.Context, k *APIKey, id string, idem *Idempotency) (*RFIRequest, error) {
 	if err := Authorize(k, ScopeRFICreate); err != nil {
 		return nil, err
 	}
@@ -35,7 +38,7 @@ func (s *Service) CompleteRFIForTest(ctx context.Context, k *APIKey, id string) 
 		return nil, err
 	}
 	actor := keyActor(k)
-	v := &RFIVisitor{Request: r, Participant: r.Primary(), Org: s.orgs[r.OrgID], now: s.now().UTC(), acting: &actor}
+	v := &RFIVisitor{Request: r, Participant: r.Primary(), Org: s.orgs[r.OrgID], now: s.now().UTC(), acting: &actor, idem: idem}
 	if r.Status != RFIActive || v.Participant == nil || v.Org == nil {
 		return nil, ErrCannotCompleteRFI(r.Status)
 	}
@@ -70,8 +73,10 @@ func (s *Service) CompleteRFIForTest(ctx context.Context, k *APIKey, id string) 
 }
 
 // ExpireRFIForTest expires an active RFI request of k's organization now,
-// as the sweep does at its expires_at (rfi_request.expired).
-func (s *Service) ExpireRFIForTest(ctx context.Context, k *APIKey, id string) (*RFIRequest, error) {
+// as the sweep does at its expires_at (rfi_request.expired). idem, when
+// not nil, is the request's Idempotency-Key: its outcome is committed
+// with the expiry.
+func (s *Service) ExpireRFIForTest(ctx context.Context, k *APIKey, id string, idem *Idempotency) (*RFIRequest, error) {
 	if err := Authorize(k, ScopeRFICreate); err != nil {
 		return nil, err
 	}
@@ -82,7 +87,7 @@ func (s *Service) ExpireRFIForTest(ctx context.Context, k *APIKey, id string) (*
 	if r.Status != RFIActive {
 		return nil, ErrCannotExpireRFI(r.Status)
 	}
-	expired, err := s.expireRFI(ctx, id, keyActor(k), false)
+	expired, err := s.expireRFI(ctx, id, keyActor(k), false, idem.rfiOutcome())
 	if err == errUnchanged {
 		// Completed or expired since it was read.
 		if r, err = s.rfiRequest(ctx, k.OrgID, id); err != nil {

@@ -365,6 +365,9 @@ func (noRegistry) Supports(string, Feature) bool { return false }
 func (noRegistry) VerifyCompany(context.Context, string, string, string) (Company, error) {
 	return Company{}, ErrRegistryFailed
 }
+func (noRegistry) NormalizeNumber(string, string) (string, error) {
+	return "", ErrRegistryFailed
+}
 func (noRegistry) SearchCompanies(context.Context, string, string, int) ([]CompanyMatch, error) {
 	return nil, ErrRegistryFailed
 }

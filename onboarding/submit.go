@@ -159,7 +159,7 @@ func (s *Service) Submit(ctx context.Context, v *Visitor) error {
 func (s *Service) submit(ctx context.Context, v *Visitor, ticked []string) error {
 	now := s.now().UTC()
 	pid := v.Participant.ID
-	app, err := s.updateApplication(ctx, v.App.ID, func(a *Application) ([]Activity, error) {
+	app, err := s.updateApplicationFor(ctx, v.App.ID, v.idem.appOutcome(), func(a *Application) ([]Activity, error) {
 		p := a.participant(pid)
 		if p == nil {
 			return nil, ErrNotSignedIn

@@ -54,8 +54,11 @@ func ErrSamplesIncomplete(missing []Missing) *Error {
 // fills every missing required field with a sample value, attaches a
 // sample file to every missing required document (company and per
 // person), ticks the declarations and submits (application.submitted). It
-// answers the submitted application.
-func (s *Service) SubmitForTest(ctx context.Context, k *APIKey, id string) (*Application, error) {
+// answers the submitted application. idem, when not nil, is the request's
+// Idempotency-Key: its outcome is committed with the submission, so that
+// a retry after a crash before it does the rest of the work and one after
+// it does nothing again.
+func (s *Service) SubmitForTest(ctx context.Context, k *APIKey, id string, idem *Idempotency) (*Application, error) {
 	if err := Authorize(k, ScopeApplicationsWrite); err != nil {
 		return nil, err
 	}
@@ -77,7 +80,7 @@ func (s *Service) SubmitForTest(ctx context.Context, k *APIKey, id string) (*App
 		return nil, fmt.Errorf("application %s: unknown organization or configuration, or no primary participant", app.ID)
 	}
 	actor := keyActor(k)
-	v := &Visitor{App: app, Participant: p, Org: org, Config: cfg, acting: &actor}
+	v := &Visitor{App: app, Participant: p, Org: org, Config: cfg, acting: &actor, idem: idem}
 	err = s.completeAsApplicant(ctx, v)
 	if errors.Is(err, ErrApplicationFrozen) {
 		// Submitted (by the applicant, or another call) meanwhile.

@@ -77,7 +77,7 @@ func TestSubmitForTestRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = svc.SubmitForTest(ctx, key, res.Application.ID)
+	_, err = svc.SubmitForTest(ctx, key, res.Application.ID, nil)
 	want := onboarding.ErrCannotSubmit(onboarding.StatusSubmitted)
 	if diff := cmp.Diff(want, onboarding.AsError(err)); diff != "" {
 		t.Errorf("error (-want +got):\n%s", diff)

@@ -52,6 +52,37 @@ func TestValidEmailDomains(t *testing.T) {
 	}
 }
 
+// TestValidEmailInvisibleCharacters: an address with a character that
+// shows as nothing, or reorders what follows it, is refused wherever it
+// stands; visible non-ASCII letters are not.
+func TestValidEmailInvisibleCharacters(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want bool
+	}{
+		{"jane@northwind.example", true},
+		{"jané@northwind.example", true},
+		{"josé.garcía@münchen.example", true},
+		{"用户@例子.example", true},
+		{"ja\u202ene@northwind.example", false}, // right-to-left override (Cf)
+		{"jane\u202Egro.live@northwind.example", false},
+		{"ja\u200bne@northwind.example", false},       // zero-width space (Cf)
+		{"ja\u200dne@northwind.example", false},       // zero-width joiner (Cf)
+		{"ja\u00adne@northwind.example", false},       // soft hyphen (Cf)
+		{"ja\u2066ne\u2069@northwind.example", false}, // isolates (Cf)
+		{"ja\ufeffne@northwind.example", false},       // byte order mark (Cf)
+		{"ja\u00a0ne@northwind.example", false},       // no-break space (Zs)
+		{"ja\u2028ne@northwind.example", false},       // line separator (Zl)
+		{"ja\ue000ne@northwind.example", false},       // private use (Co)
+		{"jane@north\u200bwind.example", false},
+		{"jane@northwind.example\u202e", false},
+	} {
+		if got := validEmail(tt.in); got != tt.want {
+			t.Errorf("validEmail(%+q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
 func TestTextLimitAndMultiline(t *testing.T) {
 	for _, tt := range []struct {
 		f         Field

@@ -340,9 +340,11 @@ func normalizeAddress(v []byte) (json.RawMessage, error) {
 	var values [len(addressMembers)]string
 	for i, name := range addressMembers {
 		m, ok := members[name]
-		if !ok || string(m) == "null" {
+		if !ok {
 			continue
 		}
+		// A part is a string: null is refused, not read as absent
+		// (leave an optional part out, or send "").
 		if m[0] != '"' || json.Unmarshal(m, &values[i]) != nil {
 			return fail(Problem{Code: ProblemNotString, Part: name})
 		}

@@ -120,7 +120,7 @@ func TestNormalize(t *testing.T) {
 		},
 		{
 			"address trimmed, country upper-cased, empty optionals dropped", "person_home_address",
-			`{"line1":"  5 Rue de Rivoli ","line2":"","region":null,"city":" Paris","postcode":"75001","country":"fr"}`,
+			`{"line1":"  5 Rue de Rivoli ","line2":"","region":" ","city":" Paris","postcode":"75001","country":"fr"}`,
 			`{"line1":"5 Rue de Rivoli","city":"Paris","postcode":"75001","country":"FR"}`,
 		},
 
@@ -329,6 +329,16 @@ func TestNormalizeErrors(t *testing.T) {
 		{
 			"address member not a string", "registered_address",
 			`{"line1":1,"city":"London","postcode":"EC1A 1BB","country":"GB"}`,
+			"line1 must be a string",
+		},
+		{
+			"address optional part null", "trading_address",
+			`{"line1":"1 Rue","city":"Paris","country":"FR","region":null}`,
+			"region must be a string",
+		},
+		{
+			"address required part null", "registered_address",
+			`{"line1":null,"city":"London","postcode":"EC1A 1BB","country":"GB"}`,
 			"line1 must be a string",
 		},
 		{

@@ -45,7 +45,7 @@ func NewExport(stdout io.Writer, out, docs string) (*Export, error) {
 		o.w = bufio.NewWriterSize(o.stream, 64<<10)
 		return o, nil
 	}
-	tmp, err := atomicfile.Create(o.out, 0o600)
+	tmp, err := atomicfile.CreateTagged(o.out, 0o600, KindExport+"-tmp")
 	if err != nil {
 		return nil, fmt.Errorf("create the export file: %w", err)
 	}

@@ -63,11 +63,12 @@ func (t outTarget) openStream() (*os.File, error) {
 }
 
 // WriteAtomically writes a new file at path (mode 0600) with write: to
-// a temporary file beside it, synced and then renamed over path, so that
+// a temporary file beside it, tagged with kind (RemoveStale), synced and
+// then renamed over path, so that
 // path holds either its old content or the complete new one. When write
 // fails, path is left as it was. A link is followed (the file it points to
 // is replaced), and a device or a pipe is written in place (resolveOut).
-func WriteAtomically(path string, write func(io.Writer) error) (err error) {
+func WriteAtomically(path, kind string, write func(io.Writer) error) (err error) {
 	target, err := resolveOut(path)
 	if err != nil {
 		return err
@@ -76,7 +77,7 @@ func WriteAtomically(path string, write func(io.Writer) error) (err error) {
 		return writeStream(target, write)
 	}
 	path = target.path
-	f, err := atomicfile.Create(path, 0o600)
+	f, err := atomicfile.CreateTagged(path, 0o600, kind+"-tmp")
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -110,4 +111,49 @@ func writeStream(target outTarget, write func(io.Writer) error) error {
 		err = cerr
 	}
 	return err
+}
+
+// Kinds of --out file. A kind tags the temporary files of its writes
+// (".NAME.KIND-tmp-NNN"), so that the next run of the same command, to
+// whichever file in the same directory (a nightly backup names each
+// archive by its date), finds what one killed midway left.
+const (
+	KindBackup = "backup"
+	KindExport = "export"
+)
+
+// RemoveStale removes, in the directory of --out path, the partial files
+// that runs of kind killed while writing left (their temporary files, which
+// no running writer holds), and returns their paths. For a device or a
+// pipe, which are written in place, there is nothing to remove; an --out
+// that cannot be written is left for the write to report.
+func RemoveStale(path, kind string) ([]string, error) {
+	target, err := resolveOut(path)
+	if err != nil || target.stream {
+		return nil, nil
+	}
+	tagged := atomicfile.Tagged(kind + "-tmp")
+	// Also atomicfile's plain temporary files of this very --out
+	// (".NAME.tmp-NNN"): nothing but a write of it makes them.
+	plain := atomicfile.Numbered("." + filepath.Base(target.path) + ".tmp-")
+	removed, err := atomicfile.RemoveLeftovers(filepath.Dir(target.path), func(name string) bool {
+		return tagged(name) || plain(name)
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no directory: the write reports it
+	}
+	return removed, err
+}
+
+// ReportStale removes what RemoveStale removes and says so on w, one line
+// a file ("Removed a partial backup left by an interrupted run: PATH"); a
+// failure to remove is a warning.
+func ReportStale(w io.Writer, path, kind string) {
+	removed, err := RemoveStale(path, kind)
+	for _, p := range removed {
+		fmt.Fprintf(w, "Removed a partial %s left by an interrupted run: %s\n", kind, p)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "Warning: a partial %s left by an interrupted run could not be removed: %v\n", kind, err)
+	}
 }

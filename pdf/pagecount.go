@@ -26,26 +26,30 @@ import (
 // object number replaces an earlier one, as incremental updates do. The
 // /Root of the last trailer (or cross-reference stream) names the catalog.
 //
-// The count, best first:
-//  1. the number of leaves of the page tree walked from the catalog's root
-//     Pages node, when the whole tree resolves (every kid is a known Page or
-//     Pages object, no cycle);
-//  2. the root Pages node's /Count, when it is at least the /Count of every
-//     other Pages node (a root holds all of them);
-//  3. the number of distinct page objects found;
-//  4. the largest /Count of any Pages node.
+// The count is a bound the caller can hold a document to (max_pages), so
+// it never comes from a claim the scan could not check against every
+// object of the file:
+//   - when the scan did not read every object (an object stream it cannot
+//     decode, or one beyond the work bounds below), there is no count: an
+//     object it skipped may be a page, or a later version of a Pages node;
+//   - otherwise, the number of leaves of the page tree walked from the
+//     catalog's root Pages node, when the whole tree resolves (every kid is
+//     a known Page or Pages object, no cycle);
+//   - otherwise (a damaged tree), the larger of the number of distinct page
+//     objects found and the largest /Count of any Pages node.
 //
-// It returns ErrNoPages when none of these finds a page, which is also the
-// answer for a file that is not a PDF at all. Calls are independent and may
-// run concurrently.
+// It returns ErrNoPages when there is no count or it finds no page, which
+// is also the answer for a file that is not a PDF at all. Calls are
+// independent and may run concurrently.
 //
 // Limits: the cross-reference table is not used, so objects that an update
-// deleted but left in the file are still seen (the page tree walk and the
-// root /Count make this harmless when the tree is readable); object streams
+// deleted but left in the file are still seen (the page tree walk makes
+// this harmless when the tree is readable; a damaged tree may then count
+// more pages than the document shows, never fewer); object streams
 // compressed with any filter other than FlateDecode (or with a predictor),
-// or encrypted, are not read, so a PDF whose page tree lives only there is
-// reported as unreadable; page objects without /Type are only counted
-// through the tree walk. Work is bounded: at most 64 MiB are inflated (or
+// or encrypted, are not read, so a PDF that has one is reported as
+// unreadable; page objects without /Type are only counted through the tree
+// walk. Work is bounded: at most 64 MiB are inflated (or
 // read from unfiltered object streams) in total and at most twice the file
 // plus 16 MiB of compressed data read, nesting is limited to 32 levels, and
 // at most 2^20 page-tree objects and 2^20 kids are tracked.
@@ -114,6 +118,9 @@ type scanner struct {
 
 	inflateLeft    int64
 	compressedLeft int64
+	// incomplete is set when an object may have gone unread: an object
+	// stream not decoded whole, or objects and kids beyond the bounds.
+	incomplete bool
 }
 
 // scanFile reads the file's top level: indirect objects, trailers and
@@ -190,6 +197,7 @@ func (s *scanner) record(num int64, d *dict) {
 			o = &treeObject{kind: kindPages, count: d.count, kids: d.kids, kidsOK: d.kidsOK}
 			if s.kidsKept+len(d.kids) > maxKids {
 				o.kids, o.kidsOK = nil, false
+				s.incomplete = true
 			}
 			s.kidsKept += len(o.kids)
 		case nameCatalog:
@@ -205,6 +213,7 @@ func (s *scanner) record(num int64, d *dict) {
 		if o.kind == kindPage {
 			s.extraPages++
 		}
+		s.incomplete = true
 		return
 	}
 	s.objs[num] = o
@@ -246,10 +255,16 @@ func dataStart(r io.ReaderAt, end, size int64) int64 {
 }
 
 // objectStream reads the objects of a /Type /ObjStm stream whose keyword
-// ends at end.
+// ends at end. A stream it does not read whole (a filter it does not
+// decode, damaged or cut-short data, a work bound reached) makes the scan
+// incomplete.
 func (s *scanner) objectStream(end int64, d *dict) {
 	plain := len(d.filters) == 0 && !d.filterBad
-	if d.n <= 0 || d.first < 0 || !(plain || d.flateOnly()) || s.inflateLeft <= 0 || s.compressedLeft <= 0 {
+	if d.n <= 0 {
+		return // no objects
+	}
+	if d.first < 0 || d.n > maxObjStmObjs || !(plain || d.flateOnly()) || s.inflateLeft <= 0 || s.compressedLeft <= 0 {
+		s.incomplete = true
 		return
 	}
 	start := dataStart(s.r, end, s.size)
@@ -261,19 +276,27 @@ func (s *scanner) objectStream(end int64, d *dict) {
 	if !plain {
 		zr, err := zlib.NewReader(data)
 		if err != nil {
+			s.incomplete = true
 			return
 		}
 		defer zr.Close()
 		data = zr
 	}
-	out := &io.LimitedReader{R: data, N: s.inflateLeft}
-	defer func() { s.inflateLeft = out.N }()
+	src := &errReader{r: data}
+	out := &io.LimitedReader{R: src, N: s.inflateLeft}
+	read := true // every object the header lists was found
+	defer func() {
+		s.inflateLeft = out.N
+		if !read || src.err != nil || out.N <= 0 {
+			s.incomplete = true
+		}
+	}()
 
 	var p parser
 	p.lex.b = newStreamBuffer(out)
 	type entry struct{ num, off int64 }
 	var entries []entry
-	for int64(len(entries)) < min(d.n, maxObjStmObjs) {
+	for int64(len(entries)) < d.n {
 		t1 := p.lex.next()
 		if t1.kind != tokInt {
 			p.lex.unread(t1)
@@ -287,9 +310,11 @@ func (s *scanner) objectStream(end int64, d *dict) {
 		}
 		entries = append(entries, entry{t1.i, t2.i})
 	}
+	read = int64(len(entries)) == d.n
 	slices.SortStableFunc(entries, func(a, b entry) int { return compareInt64(a.off, b.off) })
 	for _, e := range entries {
 		if e.num < 0 || e.off < 0 || !p.skipTo(d.first+e.off) {
+			read = false
 			continue
 		}
 		var od dict
@@ -312,6 +337,20 @@ func compareInt64(a, b int64) int {
 	return 0
 }
 
+// errReader remembers the first error of r other than io.EOF.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
 // budgetReader reads from r while a shared budget lasts.
 type budgetReader struct {
 	r    io.Reader
@@ -330,8 +369,11 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// pageCount applies the order of PageCount's comment.
+// pageCount applies the rules of PageCount's comment; 0 for no count.
 func (s *scanner) pageCount() int64 {
+	if s.incomplete {
+		return 0
+	}
 	var counted, maxCount int64
 	for _, o := range s.objs {
 		switch o.kind {
@@ -352,15 +394,9 @@ func (s *scanner) pageCount() int64 {
 			if n, ok := s.walk(c.pagesRef); ok && n > 0 {
 				return n
 			}
-			if root.count > 0 && root.count >= maxCount {
-				return root.count
-			}
 		}
 	}
-	if counted > 0 {
-		return counted
-	}
-	return maxCount
+	return max(counted, maxCount)
 }
 
 // walk counts the leaves of the page tree under Pages node root; ok is false

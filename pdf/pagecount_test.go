@@ -72,10 +72,12 @@ func TestPageCount(t *testing.T) {
 			"<< /Type /Pages /Kids [3 0 R 4 0 R 9 0 R] /Count 3 >>", aPage, aPage), want: 3},
 		{name: "tree with a cycle: root count", pdf: pdftest.Build(catalog2,
 			"<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>", aPage), want: 2},
-		{name: "root count below another node's: page objects", pdf: pdftest.Build(catalog2,
+		{name: "root count below another node's: the largest count", pdf: pdftest.Build(catalog2,
 			"<< /Type /Pages /Kids [3 0 R 9 0 R] /Count 2 >>",
 			"<< /Type /Pages /Parent 2 0 R /Kids [4 0 R 5 0 R 6 0 R] /Count 7 >>",
-			aPage, aPage, aPage), want: 3},
+			aPage, aPage, aPage), want: 7},
+		{name: "tree with a missing kid, root count below the pages: page objects", pdf: pdftest.Build(catalog2,
+			"<< /Type /Pages /Kids [3 0 R 9 0 R] /Count 1 >>", aPage, aPage, aPage, aPage), want: 4},
 		{name: "no catalog: page objects", pdf: pdftest.Build("<< /Type /Page >>", "<< /Type /Page >>"), want: 2},
 		{name: "only a pages node", pdf: pdftest.Build(catalog2, "<< /Type /Pages /Kids [] /Count 6 >>"), want: 6},
 		{name: "page text in a content stream is not a page", pdf: pdftest.Build(
@@ -158,6 +160,46 @@ func TestPageCountInflateLimit(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("PageCount of a %d-byte file took %v", len(far), d)
+	}
+}
+
+// TestPageCountNeverUndercounts: when objects of the file go unread (an
+// object stream beyond the work budget, or one whose filter is not read),
+// the page tree's claims are not believed: there is no count, so that a
+// field with max_pages refuses the file as unreadable. Pages hidden after
+// 70 MiB of compressed padding were counted from the root's /Count.
+func TestPageCountNeverUndercounts(t *testing.T) {
+	predictor := pdftest.PaddedObjStm(500, 0, 1)
+	predictor = bytes.Replace(predictor, []byte("/Type /ObjStm"), []byte("/Type /ObjStm /DecodeParms << /Predictor 12 >>"), 1)
+	for _, tt := range []struct {
+		name string
+		pdf  []byte
+	}{
+		{"500 pages after 70 MiB of padding, root /Count 1", pdftest.PaddedObjStm(500, 70<<20, 1)},
+		{"500 pages in an object stream with a predictor, root /Count 1", predictor},
+	} {
+		if n, err := PageCount(bytes.NewReader(tt.pdf), int64(len(tt.pdf))); !errors.Is(err, ErrNoPages) {
+			t.Errorf("%s: PageCount = %d, %v; want ErrNoPages", tt.name, n, err)
+		}
+	}
+}
+
+// TestPageCountLargeDocuments: documents large in every way that a
+// budget bounds, but within it, are counted exactly.
+func TestPageCountLargeDocuments(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		pdf  []byte
+		want int
+	}{
+		{"300 pages of 64 KiB each", pdftest.Pages(300, 64<<10), 300},
+		{"20000 pages in an object stream", pdftest.ObjStm(20000, nil), 20000},
+		{"a 40 MiB image in the clear", pdftest.ObjStm(3, make([]byte, 40<<20)), 3},
+		{"pages after 32 MiB of padding in an object stream", pdftest.PaddedObjStm(500, 32<<20, 500), 500},
+	} {
+		if n, err := PageCount(bytes.NewReader(tt.pdf), int64(len(tt.pdf))); n != tt.want || err != nil {
+			t.Errorf("%s: PageCount = %d, %v; want %d", tt.name, n, err, tt.want)
+		}
 	}
 }
 

@@ -138,13 +138,10 @@ func TestLimiterDeadline(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	start := time.Now()
-	err := l.wait(ctx, false)
-	if !errors.Is(err, errThrottled) {
+	// errThrottled, not the context's error, says that wait gave up at
+	// once instead of waiting for the deadline.
+	if err := l.wait(ctx, false); !errors.Is(err, errThrottled) {
 		t.Errorf("wait with a deadline before the free slot = %v, want errThrottled", err)
-	}
-	if elapsed := time.Since(start); elapsed > 20*time.Millisecond {
-		t.Errorf("wait gave up after %v; want at once", elapsed)
 	}
 	l.mu.Lock()
 	sent := len(l.sent)
@@ -157,12 +154,8 @@ func TestLimiterDeadline(t *testing.T) {
 	// with slots free.
 	l2 := newLimiter(Limit{Requests: 100, Per: time.Minute}, nil)
 	l2.throttled(http.Header{})
-	start = time.Now()
 	if err := l2.wait(ctx, false); !errors.Is(err, errThrottled) {
 		t.Errorf("wait after a 429 = %v, want errThrottled", err)
-	}
-	if elapsed := time.Since(start); elapsed > 20*time.Millisecond {
-		t.Errorf("wait after a 429 gave up after %v; want at once", elapsed)
 	}
 }
 
@@ -175,14 +168,10 @@ func TestLimiterCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	timer := time.AfterFunc(50*time.Millisecond, cancel)
 	defer timer.Stop()
-	start := time.Now()
-	err := l.wait(ctx, false)
-	elapsed := time.Since(start)
-	if !errors.Is(err, context.Canceled) {
+	// The wait has ten seconds to go: only the cancel can end it with
+	// context.Canceled, so no clock needs reading here.
+	if err := l.wait(ctx, false); !errors.Is(err, context.Canceled) {
 		t.Errorf("wait cancelled while waiting = %v, want context.Canceled", err)
-	}
-	if elapsed < 50*time.Millisecond || elapsed > 500*time.Millisecond {
-		t.Errorf("cancelled wait returned after %v; want about 50ms", elapsed)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -176,6 +176,17 @@ func (r *Registry) Supports(country string, feature onboarding.Feature) bool {
 	return ok && a.supports(feature)
 }
 
+// NormalizeNumber returns number in the form the registry of country files
+// it under, or onboarding.ErrCompanyNumberMalformed: the first check of
+// VerifyCompany, without calling the registry.
+func (r *Registry) NormalizeNumber(country, number string) (string, error) {
+	a, err := r.adapters.of(country)
+	if err != nil {
+		return "", err
+	}
+	return a.normalize(number)
+}
+
 // VerifyCompany normalises number, looks the company up in the registry of
 // country, and checks in this order: the number is well formed,
 // the company exists, it is active (CH "active", CRO "Normal"), and name

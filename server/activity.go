@@ -19,7 +19,7 @@ type activityResponse struct {
 // listActivity handles GET /api/external/applications/:id/activity.
 func (s *Server) listActivity(c echo.Context) error {
 	k := apiKey(c)
-	req, err := parsePage(c)
+	req, err := parseActivityQuery(c)
 	if err != nil {
 		return err
 	}

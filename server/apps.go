@@ -12,18 +12,13 @@ import (
 
 // createApplication handles POST /api/external/applications.
 func (s *Server) createApplication(c echo.Context) error {
-	var req createApplicationRequest
-	if err := s.bindJSON(c, &req); err != nil {
-		return err
+	var res *onboarding.CreateResult
+	var err error
+	if r := replayOf(c); r != nil {
+		res, err = s.svc.ReplayCreate(c.Request().Context(), apiKey(c), r.outcome, r.code)
+	} else {
+		res, err = s.create(c)
 	}
-	in := onboarding.CreateRequest{
-		Country: req.Country, ConfigID: req.ConfigID, PreAuth: req.PreAuth,
-		CompanyNumber: req.CompanyNumber, CompanyName: req.CompanyName,
-	}
-	if req.PrimaryContact != nil {
-		in.PrimaryContact = &onboarding.ContactInput{Email: req.PrimaryContact.Email, Name: req.PrimaryContact.Name}
-	}
-	res, err := s.svc.CreateApplication(c.Request().Context(), apiKey(c), in)
 	if err != nil {
 		return err
 	}
@@ -39,9 +34,32 @@ func (s *Server) createApplication(c echo.Context) error {
 	return web.WriteJSON(c, http.StatusCreated, out)
 }
 
+// create reads the body of create application and creates it.
+func (s *Server) create(c echo.Context) (*onboarding.CreateResult, error) {
+	var req createApplicationRequest
+	if err := s.bindJSON(c, &req); err != nil {
+		return nil, err
+	}
+	in := onboarding.CreateRequest{
+		Country: req.Country, ConfigID: req.ConfigID, PreAuth: req.PreAuth,
+		CompanyNumber: req.CompanyNumber, CompanyName: req.CompanyName,
+		Idempotency: idempotency(c),
+	}
+	if req.PrimaryContact != nil {
+		in.PrimaryContact = &onboarding.ContactInput{Email: req.PrimaryContact.Email, Name: req.PrimaryContact.Name}
+	}
+	return s.svc.CreateApplication(c.Request().Context(), apiKey(c), in)
+}
+
 // refreshPreAuth handles POST /api/external/applications/:id/pre-auth.
 func (s *Server) refreshPreAuth(c echo.Context) error {
-	res, err := s.svc.RefreshPreAuth(c.Request().Context(), apiKey(c), c.Param("id"))
+	var res *onboarding.PreAuthResult
+	var err error
+	if r := replayOf(c); r != nil {
+		res, err = s.svc.ReplayPreAuth(c.Request().Context(), apiKey(c), r.outcome, r.code)
+	} else {
+		res, err = s.svc.RefreshPreAuth(c.Request().Context(), apiKey(c), c.Param("id"), idempotency(c))
+	}
 	if err != nil {
 		return err
 	}
@@ -167,16 +185,13 @@ type decisionResponse struct {
 
 // recordDecision handles POST /api/external/applications/:id/decision.
 func (s *Server) recordDecision(c echo.Context) error {
-	body, err := s.readBody(c)
-	if err != nil {
-		return err
+	var rec *onboarding.DecisionRecord
+	var err error
+	if r := replayOf(c); r != nil {
+		rec, err = s.svc.ReplayDecision(c.Request().Context(), apiKey(c), r.outcome)
+	} else {
+		rec, err = s.decide(c)
 	}
-	k := apiKey(c)
-	in, err := parseDecision(body, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	rec, err := s.svc.RecordDecision(c.Request().Context(), k, c.Param("id"), in)
 	if err != nil {
 		return err
 	}
@@ -184,6 +199,20 @@ func (s *Server) recordDecision(c echo.Context) error {
 		Success: true, DecisionID: rec.Decision.ID, ApplicationID: rec.Application.ID, Type: rec.Decision.Type,
 		Status: rec.Application.Status, RecordedAt: onboarding.Timestamp(rec.Decision.RecordedAt), AlreadyRecorded: rec.AlreadyRecorded,
 	})
+}
+
+// decide reads the body of record decision and records it.
+func (s *Server) decide(c echo.Context) (*onboarding.DecisionRecord, error) {
+	body, err := s.readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	in, err := parseDecision(body, c.Param("id"))
+	if err != nil {
+		return nil, err
+	}
+	in.Idempotency = idempotency(c)
+	return s.svc.RecordDecision(c.Request().Context(), apiKey(c), c.Param("id"), in)
 }
 
 // inviteResponse is the answer of resend invite.
@@ -196,7 +225,13 @@ type inviteResponse struct {
 
 // resendInvite handles POST /api/external/applications/:id/invite.
 func (s *Server) resendInvite(c echo.Context) error {
-	res, err := s.svc.ResendInvite(c.Request().Context(), apiKey(c), c.Param("id"))
+	var res *onboarding.ResendResult
+	var err error
+	if r := replayOf(c); r != nil {
+		res, err = s.svc.ReplayResend(c.Request().Context(), apiKey(c), r.outcome)
+	} else {
+		res, err = s.svc.ResendInvite(c.Request().Context(), apiKey(c), c.Param("id"), idempotency(c))
+	}
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/onboarding"
 	"onboard/server/form"
 	"onboard/server/web"
 )
@@ -23,6 +24,9 @@ import (
 func createWith(pairs ...string) string {
 	return strings.NewReplacer(pairs...).Replace(`{"primary_contact":{"email":"jane@northwind.example","name":"Jane Smith"},"country":"GB","company_number":"10000001","company_name":"Northwind Trading Ltd"}`)
 }
+
+// msgNull is the message for a member given null that may not be.
+func msgNull(path string) string { return "Invalid JSON body: " + path + " must not be null" }
 
 // fieldErr is the body of a PATCH refused for one field.
 func fieldErr(id, reason string) map[string]any {
@@ -36,6 +40,8 @@ const (
 	longLabel      = "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl" // 64 characters
 	registeredGB   = `"company_name":"Northwind Trading Ltd"`
 	registeredAddr = `{"line1":"1 High Street","city":"London","postcode":"EC1A 1AA","country":"GB"}`
+	msgQueryEscape = "Invalid query string: invalid %-escape "
+	msgQueryDup    = "Invalid query string: duplicate parameter "
 )
 
 // TestBadInputIsRefused sends bad bodies to every JSON endpoint through
@@ -149,6 +155,16 @@ func TestBadInputIsRefused(t *testing.T) {
 		{"rfi: a label ending with a hyphen", "POST", "/api/external/rfi-requests",
 			strings.Replace(rfiBody, "northwind.example", "northwind-.example", 1), errBody(msgEmail)},
 
+		// E-mail addresses with characters that are not seen as written.
+		{"email: a right-to-left override in the local part", "POST", "/api/external/applications",
+			createWith("jane@", "ja\u202ene@"), errBody(msgEmail)},
+		{"email: a zero-width space in the local part", "POST", "/api/external/applications",
+			createWith("jane@", "ja\u200bne@"), errBody(msgEmail)},
+		{"email: a no-break space in the local part", "POST", "/api/external/applications",
+			createWith("jane@", "jane\u00a0@"), errBody(msgEmail)},
+		{"rfi: a right-to-left override in the local part", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, "jane@", "jane\u202e@", 1), errBody(msgEmail)},
+
 		{"email: an address literal", "POST", "/api/external/applications", createWith("jane@northwind.example", "jane@[127.0.0.1]"), errBody(msgEmail)},
 		{"email: a local part over 64", "POST", "/api/external/applications", createWith("jane@", strings.Repeat("j", 65)+"@"), errBody(msgEmail)},
 
@@ -173,6 +189,15 @@ func TestBadInputIsRefused(t *testing.T) {
 			`{"fields":{"annual_turnover":{"amount":` + strings.Repeat("9", 5000) + `,"currency":"GBP"}}}`,
 			fieldErr("annual_turnover", "amount must be at most 1000000000000000")},
 
+		// A company number follows create's rules for the application's
+		// registry.
+		{"patch: a company number the registry cannot have", "PATCH", app,
+			`{"fields":{"company_number":"ABC!!"}}`, fieldErr("company_number", "Invalid company number 'ABC!!' for UK company registry")},
+		{"patch: a company number too long for the registry", "PATCH", app,
+			`{"fields":{"company_number":"123456789"}}`, fieldErr("company_number", "Invalid company number '123456789' for UK company registry")},
+		{"patch: a company number with a right-to-left override", "PATCH", app,
+			`{"fields":{"company_number":"1000\u202e0001"}}`, fieldErr("company_number", "Invalid company number '1000\u202e0001' for UK company registry")},
+
 		// Country codes must be assigned ones.
 		{"patch: an address in country ZZ", "PATCH", app,
 			`{"fields":{"trading_address":{"line1":"a","city":"X","postcode":"AB1","country":"ZZ"}}}`,
@@ -189,6 +214,66 @@ func TestBadInputIsRefused(t *testing.T) {
 			errBody("Invalid status '" + strings.Repeat("s", 100) + "…'")},
 		{"patch: long unknown ids", "PATCH", app, `{"fields":{"` + long + `":1}}`,
 			errBody("Unknown or non-writable field ids: " + strings.Repeat("x", 100) + "…")},
+
+		// null only where the contract allows it.
+		{"create: pre_auth null", "POST", "/api/external/applications",
+			createWith(`"country":"GB"`, `"country":"GB","pre_auth":null`), errBody(msgNull("pre_auth"))},
+		{"create: config_id null", "POST", "/api/external/applications",
+			createWith(`"country":"GB"`, `"country":"GB","config_id":null`), errBody(msgNull("config_id"))},
+		{"create: country null", "POST", "/api/external/applications",
+			createWith(`"country":"GB"`, `"country":null`), errBody(msgNull("country"))},
+		{"create: company_number null", "POST", "/api/external/applications",
+			createWith(`"company_number":"10000001"`, `"company_number":null`), errBody(msgNull("company_number"))},
+		{"create: company_name null", "POST", "/api/external/applications",
+			createWith(registeredGB, `"company_name":null`), errBody(msgNull("company_name"))},
+		{"create: primary_contact null", "POST", "/api/external/applications",
+			`{"primary_contact":null,"country":"GB","company_number":"10000001","company_name":"Northwind Trading Ltd"}`, errBody(msgNull("primary_contact"))},
+		{"create: the contact's name null", "POST", "/api/external/applications",
+			createWith(`"Jane Smith"`, `null`), errBody(msgNull("primary_contact.name"))},
+		{"create: the contact's email null", "POST", "/api/external/applications",
+			createWith(`"jane@northwind.example"`, `null`), errBody(msgNull("primary_contact.email"))},
+		{"rfi: agent_id null", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"country":"GB"`, `"country":"GB","agent_id":null`, 1), errBody(msgNull("agent_id"))},
+		{"rfi: pre_authenticated null", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"country":"GB"`, `"country":"GB","pre_authenticated":null`, 1), errBody(msgNull("pre_authenticated"))},
+		{"rfi: the contact's role null", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"Director"`, `null`, 1), errBody(msgNull("primary_contact.role"))},
+		{"rfi: company_number null", "POST", "/api/external/rfi-requests",
+			strings.Replace(rfiBody, `"10000001"`, `null`, 1), errBody(msgNull("company_number"))},
+		{"decision: type null", "POST", app + "/decision", `{"type":null}`, errBody(msgNull("type"))},
+		{"patch: an address part null", "PATCH", app,
+			`{"fields":{"trading_address":{"line1":"1 Rue","city":"Paris","country":"FR","region":null}}}`, fieldErr("trading_address", "region must be a string")},
+
+		// Query strings that cannot be read are refused, not read in part.
+		{"list: a broken escape after the status", "GET", "/api/external/applications?status=submitted%zz", "", errBody(msgQueryEscape + `"%zz"`)},
+		{"list: a broken escape in another parameter", "GET", "/api/external/applications?status=submitted&x=%zz", "", errBody(msgQueryEscape + `"%zz"`)},
+		{"list: a % at the end", "GET", "/api/external/applications?cursor=abc%", "", errBody(msgQueryEscape + `"%"`)},
+		{"list: a semicolon", "GET", "/api/external/applications?status=sent;limit=1", "", errBody(`Invalid query string: ";" is not a separator (use "&")`)},
+		{"list: an escape that is not UTF-8", "GET", "/api/external/applications?status=%ff", "", errBody("Invalid query string: text must be UTF-8")},
+		{"list: too many parameters", "GET", "/api/external/applications?" + strings.Repeat("a=1&", 101), "", errBody("Invalid query string: more than 100 parameters")},
+		{"events: a broken escape as the type", "GET", "/api/external/events?type=%zz", "", errBody(msgQueryEscape + `"%zz"`)},
+		{"rfi list: a broken escape", "GET", "/api/external/rfi-requests?status=active%2", "", errBody(msgQueryEscape + `"%2"`)},
+		{"activity: a broken escape", "GET", app + "/activity?limit=%zz", "", errBody(msgQueryEscape + `"%zz"`)},
+
+		// A single-valued parameter given twice.
+		{"list: status twice", "GET", "/api/external/applications?status=sent&status=approved", "", errBody(msgQueryDup + `"status"`)},
+		{"list: status twice, once empty", "GET", "/api/external/applications?status=&status=sent", "", errBody(msgQueryDup + `"status"`)},
+		{"list: limit twice", "GET", "/api/external/applications?limit=1&limit=2", "", errBody(msgQueryDup + `"limit"`)},
+		{"list: cursor twice", "GET", "/api/external/applications?cursor=a&cursor=b", "", errBody(msgQueryDup + `"cursor"`)},
+		{"events: type twice", "GET", "/api/external/events?type=application.created&type=application.sent", "", errBody(msgQueryDup + `"type"`)},
+		{"rfi list: status twice", "GET", "/api/external/rfi-requests?status=active&status=expired", "", errBody(msgQueryDup + `"status"`)},
+		{"activity: limit twice", "GET", app + "/activity?limit=5&limit=5", "", errBody(msgQueryDup + `"limit"`)},
+
+		// An empty limit is not the default page size, nor an empty filter
+		// no filter.
+		{"list: an empty status", "GET", "/api/external/applications?status=", "", errBody("Invalid status ''")},
+		{"events: an empty type", "GET", "/api/external/events?type=&limit=1", "", errBody("Invalid event type ''")},
+		{"rfi list: an empty status", "GET", "/api/external/rfi-requests?status", "", errBody("Invalid status ''")},
+		{"list: an empty limit", "GET", "/api/external/applications?limit=", "", errBody("limit must be between 1 and 100")},
+		{"list: an empty limit, no =", "GET", "/api/external/applications?limit", "", errBody("limit must be between 1 and 100")},
+		{"events: an empty limit", "GET", "/api/external/events?limit=", "", errBody("limit must be between 1 and 100")},
+		{"rfi list: an empty limit", "GET", "/api/external/rfi-requests?status=active&limit=", "", errBody("limit must be between 1 and 100")},
+		{"activity: an empty limit", "GET", app + "/activity?limit=", "", errBody("limit must be between 1 and 100")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,6 +305,7 @@ func TestGoodInputStillPasses(t *testing.T) {
 		createWith(`"Jane Smith"`, `"`+strings.Repeat("é", 200)+`"`),
 		createWith("northwind.example", "mail.north-wind.example"),
 		createWith("northwind.example", "münchen.example"),
+		createWith("jane@", "jané@"),
 		createWith(`"Jane Smith"`, `"Jane \ud83d\ude00 Smith"`),
 		createWith("northwind.example", longLabel[:63]+".example"),
 		createWith(`"country":"GB"`, `"country":"GB","COUNTRY":"XX","Company_Name":7`),
@@ -234,12 +320,39 @@ func TestGoodInputStillPasses(t *testing.T) {
 		`{"fields":{"company_name":"` + strings.Repeat("Ł", 200) + `"}}`,
 		`{"fields":{"tax_id":"` + strings.Repeat("1", 500) + `"}}`,
 		`{"fields":{"registered_address":` + registeredAddr + `}}`,
+		`{"fields":{"company_number":" sc 311560 "}}`,
 	} {
 		if w := e.do("PATCH", "/api/external/applications/"+id, "acme", body); w.Code != http.StatusOK {
 			t.Errorf("PATCH %.80s… = %d %s, want 200", body, w.Code, w.Body)
 		}
 	}
+	// Queries read whole still list: no limit, an empty filter or cursor,
+	// limits at their bounds, escapes that decode to UTF-8.
+	for _, path := range []string{
+		"/api/external/applications", "/api/external/applications?cursor=", "/api/external/applications?limit=100",
+		"/api/external/applications?status=submitted&limit=1", "/api/external/events?type=application.created&limit=1",
+		"/api/external/rfi-requests?status=%61ctive", "/api/external/applications/" + id + "/activity?limit=1&cursor=",
+		"/api/external/applications?utm=caf%C3%A9&utm=x",
+	} {
+		if w := e.do("GET", path, "acme", ""); w.Code != http.StatusOK {
+			t.Errorf("GET %s = %d %s, want 200", path, w.Code, w.Body)
+		}
+	}
+	// null where the contract allows it: a field value (it clears the
+	// field), a decision's timestamp, application_id and data.
+	if w := e.do("PATCH", "/api/external/applications/"+id, "acme", `{"fields":{"tax_id":null}}`); w.Code != http.StatusOK {
+		t.Errorf("PATCH tax_id null = %d %s, want 200", w.Code, w.Body)
+	}
+	decided := e.create(t, "acme", "")
+	e.setStatus(t, decided, onboarding.StatusSubmitted)
+	if w := e.do("POST", "/api/external/applications/"+decided+"/decision", "acme",
+		`{"type":"application.approved","timestamp":null,"application_id":null,"data":null}`); w.Code != http.StatusOK {
+		t.Errorf("decision with null members = %d %s, want 200", w.Code, w.Body)
+	}
 	fields := decode(t, e.do("GET", "/api/external/applications/"+id, "acme", ""))["data"].(map[string]any)["fields"].(map[string]any)
+	if got := fields["company_number"]; got != "SC311560" {
+		t.Errorf("company_number = %q, want the registry's form SC311560", got)
+	}
 	if got := fields["business_description"]; got != "Shoes\r\n\tand socks" {
 		t.Errorf("business_description = %q, want its line breaks and tab kept", got)
 	}

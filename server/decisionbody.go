@@ -10,12 +10,13 @@ import (
 )
 
 // decisionRequest is the body of record decision, each member kept raw so
-// that each check gives its own message.
+// that each check gives its own message. The members the contract lets be
+// null are tagged nullable:"true" (web.DecodeJSON).
 type decisionRequest struct {
 	Type          json.RawMessage `json:"type"`
-	Timestamp     json.RawMessage `json:"timestamp"`
-	ApplicationID json.RawMessage `json:"application_id"`
-	Data          json.RawMessage `json:"data"`
+	Timestamp     json.RawMessage `json:"timestamp" nullable:"true"`
+	ApplicationID json.RawMessage `json:"application_id" nullable:"true"`
+	Data          json.RawMessage `json:"data" nullable:"true"`
 }
 
 // parseDecision reads a record-decision body for the application appID,

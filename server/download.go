@@ -16,7 +16,13 @@ import (
 // answer is never cached, and its name and type are the ones the link was
 // signed with. Range requests work (http.ServeContent).
 func (s *Server) download(c echo.Context) error {
-	f, d, err := s.svc.OpenDownload(http.MethodGet, c.Param("id"), c.QueryParams())
+	// The link is read whole or not at all: a pair echo's parser would
+	// drop is refused, not ignored.
+	q, err := web.ParseQuery(c.QueryString())
+	if err != nil {
+		return err
+	}
+	f, d, err := s.svc.OpenDownload(http.MethodGet, c.Param("id"), q)
 	if err != nil {
 		return err
 	}

@@ -107,6 +107,13 @@ type envOptions struct {
 	// reflectViews leaves the Service's view encoder unset (the reflecting
 	// one); the default wires AppendView, as the program does.
 	reflectViews bool
+	// responses, when set, wraps the store as the server's ResponseStore
+	// (one that loses saves, say).
+	responses func(*storage.Store) ResponseStore
+	// restart, when set, is an env whose process "died": its store is
+	// closed, and the new env reopens its database and blob directory
+	// and keeps its API keys, as a restarted server would.
+	restart *env
 }
 
 // env is the whole stack: real Badger in a temp dir, the fixture registry,
@@ -122,6 +129,7 @@ type env struct {
 	mail      *mailbox
 	blobs     *blobs.Store
 	blobsDir  string // the blob store's directory
+	dbDir     string // the database's directory
 	clock     *clock
 	keys      map[string]string // name → full key
 	// passes follows the registry documents job (envOptions.jobs).
@@ -162,7 +170,14 @@ func testOrganizations(t testing.TB) []*onboarding.Organization {
 
 func newEnv(t testing.TB, opts envOptions) *env {
 	t.Helper()
-	store, err := storage.Open(filepath.Join(t.TempDir(), "badger"), storage.Options{})
+	dbDir, blobsDir := filepath.Join(t.TempDir(), "badger"), filepath.Join(t.TempDir(), "blobs")
+	if opts.restart != nil {
+		if err := opts.restart.store.Close(); err != nil {
+			t.Fatal(err)
+		}
+		dbDir, blobsDir = opts.restart.dbDir, opts.restart.blobsDir
+	}
+	store, err := storage.Open(dbDir, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +192,6 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if opts.mailer != nil {
 		mailer = opts.mailer
 	}
-	blobsDir := filepath.Join(t.TempDir(), "blobs")
 	files, err := blobs.Open(blobsDir)
 	if err != nil {
 		t.Fatal(err)
@@ -225,10 +239,14 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	pages := form.New(form.Options{Service: svc, Sessions: sessions, SessionTimeout: opts.sessionTimeout, Now: clk.Now, PublicURL: "https://onboard.test"})
-	srv := New(Options{Service: svc, Responses: store, Pages: pages, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
+	var responses ResponseStore = store
+	if opts.responses != nil {
+		responses = opts.responses(store)
+	}
+	srv := New(Options{Service: svc, Responses: responses, Pages: pages, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
 		Sandbox: !opts.production})
 	// Every exchange with the API is checked against its OpenAPI document.
-	e := &env{h: contractChecked(t, srv.Handler()), unchecked: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir}
+	e := &env{h: contractChecked(t, srv.Handler()), unchecked: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir, dbDir: dbDir}
 	e.passes, e.sweeps = passes, sweeps
 	if opts.rfiExpiry {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -259,6 +277,10 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	}
 	if tt, ok := t.(*testing.T); ok {
 		e.t = tt
+	}
+	if opts.restart != nil {
+		e.keys = opts.restart.keys
+		return e
 	}
 	for name, spec := range map[string]onboarding.KeySpec{
 		"acme":        {OrgID: "acme", Name: "acme all"},

@@ -25,7 +25,38 @@ import (
 const headerIdempotencyKey = "Idempotency-Key"
 
 // idempotencyTTL is how long a response is replayed for its key.
-const idempotencyTTL = 24 * time.Hour
+const idempotencyTTL = onboarding.IdempotencyTTL
+
+// Echo context keys of a request with an Idempotency-Key: the key as the
+// use-cases take it, and the outcome of the first request to answer
+// instead of doing the work again.
+const (
+	ctxIdempotency = "onboard.idempotency"
+	ctxReplay      = "onboard.replay"
+)
+
+// idempotency returns the Idempotency-Key of the request, for the
+// use-case to commit its outcome under, or nil.
+func idempotency(c echo.Context) *onboarding.Idempotency {
+	i, _ := c.Get(ctxIdempotency).(*onboarding.Idempotency)
+	return i
+}
+
+// replay is what the first request with the same Idempotency-Key did,
+// committed with its work, when its answer was not saved (the process
+// died in between): the handler answers from it what the first request
+// answered, and does nothing again.
+type replay struct {
+	outcome *onboarding.IdempotentOutcome
+	code    string // the pre-auth code the first request issued, opened; "" if none
+}
+
+// replayOf returns the outcome the handler must answer from instead of
+// doing the work, or nil when it is to do the work.
+func replayOf(c echo.Context) *replay {
+	r, _ := c.Get(ctxReplay).(*replay)
+	return r
+}
 
 // maxIdempotencyKey is the longest Idempotency-Key accepted.
 const maxIdempotencyKey = 255
@@ -42,10 +73,13 @@ var (
 var errNoResponseStore = errors.New("server: no ResponseStore to keep responses for Idempotency-Key")
 
 // ResponseStore keeps the responses saved for idempotency keys, as records
-// the server encodes; storage.Store implements it.
+// the server encodes; storage.Store implements it. Under the same key, the
+// store's writes of records commit the outcome of the request that makes
+// them (onboarding.Changes.Idempotent), which a saved response replaces.
 type ResponseStore interface {
 	// SavedResponse returns the record saved for key of the API key
-	// clientID, or onboarding.ErrNotFound.
+	// clientID (a saved response, or the outcome committed with the
+	// request's work), or onboarding.ErrNotFound.
 	SavedResponse(ctx context.Context, clientID, key string) (json.RawMessage, error)
 	// SaveResponse starts saving record for key and returns at once; the
 	// store may forget the record after ttl. It calls done exactly once,
@@ -54,7 +88,10 @@ type ResponseStore interface {
 	SaveResponse(clientID, key string, record json.RawMessage, ttl time.Duration, done func(error))
 }
 
-// savedResponse is a response saved to replay for a retried request.
+// savedResponse is a response saved to replay for a retried request. The
+// record under the key before it is saved is the request's outcome
+// (onboarding.IdempotentOutcome), with the same Fingerprint and CreatedAt
+// and no Status.
 type savedResponse struct {
 	Fingerprint []byte // SHA-256 of method, path and body of the first request
 	Status      int
@@ -109,14 +146,28 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Write([]byte(c.Request().Method + " " + c.Request().URL.Path + "\n"))
 		h.Write(body)
 		token, _ := c.Get(ctxToken).(string)
-		saved, finish, err := s.replays.begin(c.Request().Context(), apiKey(c).ClientID, token, key, h.Sum(nil))
+		a, err := s.replays.begin(c.Request().Context(), apiKey(c).ClientID, token, key, h.Sum(nil))
 		if err != nil {
 			return err
 		}
-		if saved != nil {
+		if a.saved != nil {
 			c.Response().Header().Set("Idempotent-Replayed", "true")
-			return web.WriteRawJSON(c, saved.Status, saved.Body)
+			return web.WriteRawJSON(c, a.saved.Status, a.saved.Body)
 		}
+		if a.replay != nil {
+			// The handler answers from the outcome; the answer, marked
+			// replayed unless it is an error, is then saved as any other.
+			c.Set(ctxReplay, a.replay)
+			res := c.Response()
+			res.Before(func() {
+				if res.Status >= 200 && res.Status <= 299 {
+					res.Header().Set("Idempotent-Replayed", "true")
+				}
+			})
+		} else {
+			c.Set(ctxIdempotency, a.idem)
+		}
+		finish := a.finish
 		rec := &teeWriter{ResponseWriter: c.Response().Writer}
 		c.Response().Writer = rec
 		status := 0 // save nothing unless the handler returns normally
@@ -129,28 +180,43 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// admission is how a request with an Idempotency-Key goes on: with a
+// saved response to replay, or with finish to call once it is over, and
+// then either with the outcome of the first request to answer from
+// (replay) or with the key for the use-case to commit its work's outcome
+// under (idem).
+type admission struct {
+	saved  *savedResponse
+	replay *replay
+	idem   *onboarding.Idempotency
+	finish func(status int, body []byte)
+}
+
 // begin starts a request of the API key clientID that carries an
 // Idempotency-Key; token is the full API key the request authenticated
 // with. When a response was saved for the same key and request, it returns
-// it, opened, to replay. Otherwise it returns a finish function that the
-// caller must call exactly once when the request is over: with the response
-// to save (a 2xx), or with status 0 to save nothing, so that a failed
-// request can be retried.
-func (r *replays) begin(ctx context.Context, clientID, token, key string, fingerprint []byte) (*savedResponse, func(status int, body []byte), error) {
+// it, opened, to replay. When only the outcome of the same request was
+// committed (its answer was lost with the process), it returns the
+// outcome, to answer from. Otherwise nothing was committed for the key,
+// and it returns the key for the use-case. Except with a saved response,
+// the caller must call finish exactly once when the request is over: with
+// the response to save (a 2xx), or with status 0 to save nothing, so that
+// a failed request can be retried.
+func (r *replays) begin(ctx context.Context, clientID, token, key string, fingerprint []byte) (admission, error) {
 	key = strings.TrimSpace(key)
 	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' { // sf-string form
 		key = key[1 : len(key)-1]
 	}
 	if !validIdempotencyKey(key) {
-		return nil, nil, errIdempotencyKeyInvalid
+		return admission{}, errIdempotencyKeyInvalid
 	}
 	if r.store == nil {
-		return nil, nil, errNoResponseStore
+		return admission{}, errNoResponseStore
 	}
 	slot := clientID + "\x00" + key
 	f, err := r.claim(ctx, slot)
 	if err != nil {
-		return nil, nil, err
+		return admission{}, err
 	}
 	release := func() {
 		r.mu.Lock()
@@ -158,23 +224,35 @@ func (r *replays) begin(ctx context.Context, clientID, token, key string, finger
 		r.mu.Unlock()
 	}
 
-	saved, err := r.load(ctx, clientID, key)
+	saved, outcome, err := r.load(ctx, clientID, key)
+	var rep *replay
 	switch {
 	case errors.Is(err, onboarding.ErrNotFound):
 	case err != nil:
 		release()
-		return nil, nil, fmt.Errorf("idempotency look-up: %w", err)
-	case r.now().Sub(saved.CreatedAt) < idempotencyTTL:
+		return admission{}, fmt.Errorf("idempotency look-up: %w", err)
+	case r.now().Sub(saved.CreatedAt) >= idempotencyTTL:
+	case !bytes.Equal(saved.Fingerprint, fingerprint):
 		release()
-		if !bytes.Equal(saved.Fingerprint, fingerprint) {
-			return nil, nil, errIdempotencyMismatch
+		return admission{}, errIdempotencyMismatch
+	case outcome != nil:
+		rep = &replay{outcome: outcome}
+		if outcome.SealedCode != nil {
+			code, err := openBody(token, slot, outcome.SealedCode)
+			if err != nil {
+				release()
+				return admission{}, fmt.Errorf("open saved outcome: %w", err)
+			}
+			rep.code = string(code)
 		}
+	default:
+		release()
 		body, err := openBody(token, slot, saved.Body)
 		if err != nil {
-			return nil, nil, fmt.Errorf("open saved response: %w", err)
+			return admission{}, fmt.Errorf("open saved response: %w", err)
 		}
 		saved.Body = body
-		return saved, nil, nil
+		return admission{saved: saved}, nil
 	}
 	finish := func(status int, body []byte) {
 		if status < 200 || status > 299 {
@@ -209,7 +287,14 @@ func (r *replays) begin(ctx context.Context, clientID, token, key string, finger
 			close(saving)
 		})
 	}
-	return nil, finish, nil
+	if rep != nil {
+		return admission{replay: rep, finish: finish}, nil
+	}
+	idem := &onboarding.Idempotency{
+		ClientID: clientID, Key: key, Fingerprint: fingerprint, At: r.now().UTC(),
+		Seal: func(secret []byte) ([]byte, error) { return sealBody(token, slot, secret) },
+	}
+	return admission{idem: idem, finish: finish}, nil
 }
 
 // claim takes slot for a request that is about to run. A request with the
@@ -239,17 +324,32 @@ func (r *replays) claim(ctx context.Context, slot string) (*flight, error) {
 	}
 }
 
-// load reads the response saved for key of the API key clientID.
-func (r *replays) load(ctx context.Context, clientID, key string) (*savedResponse, error) {
+// load reads the record saved for key of the API key clientID: a saved
+// response, or the outcome committed with the request's work (then
+// outcome is set too, and saved holds its Fingerprint and CreatedAt).
+func (r *replays) load(ctx context.Context, clientID, key string) (*savedResponse, *onboarding.IdempotentOutcome, error) {
 	rec, err := r.store.SavedResponse(ctx, clientID, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return decodeSaved(rec)
+}
+
+// decodeSaved decodes a record saved for an idempotency key: a saved
+// response, or an outcome (see load).
+func decodeSaved(rec json.RawMessage) (*savedResponse, *onboarding.IdempotentOutcome, error) {
 	var saved savedResponse
 	if err := json.Unmarshal(rec, &saved); err != nil {
-		return nil, fmt.Errorf("decode saved response: %w", err)
+		return nil, nil, fmt.Errorf("decode saved response: %w", err)
 	}
-	return &saved, nil
+	if saved.Status != 0 {
+		return &saved, nil, nil
+	}
+	var o onboarding.IdempotentOutcome
+	if err := json.Unmarshal(rec, &o); err != nil {
+		return nil, nil, fmt.Errorf("decode saved outcome: %w", err)
+	}
+	return &saved, &o, nil
 }
 
 // validIdempotencyKey reports whether key is 1 to 255 printable ASCII

@@ -46,7 +46,7 @@ func TestIdempotentCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved, err := (&replays{store: e.store}).load(context.Background(), k.ClientID, "order-42")
+	saved, _, err := (&replays{store: e.store}).load(context.Background(), k.ClientID, "order-42")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,43 +1,72 @@
 package server
 
 import (
+	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"onboard/onboarding"
+	"onboard/server/web"
 )
 
 // The list endpoints (applications, RFI requests, events, an application's
 // activity) read the same query parameters with the same rules, in the same
 // order: the list's filter when it has one, then limit, then cursor. The
-// key's scope is checked before any of them.
+// key's scope is checked before any of them. The query string is read
+// strictly (web.ParseQuery): one that cannot be decoded, or a parameter
+// given twice, is refused rather than read in part.
 
 // parseListQuery reads a list's query parameters: the filter named
-// filterParam (parsed by parseFilter; empty when absent), then the page
-// (parsePage).
+// filterParam (parsed by parseFilter, which refuses an empty one; empty
+// when absent), then the page (parsePage).
 func parseListQuery[F ~string](c echo.Context, filterParam string, parseFilter func(string) (F, error)) (F, onboarding.PageRequest, error) {
 	var filter F
-	if raw := c.QueryParam(filterParam); raw != "" {
-		f, err := parseFilter(raw)
-		if err != nil {
+	q, err := web.ParseQuery(c.QueryString())
+	if err != nil {
+		return filter, onboarding.PageRequest{}, err
+	}
+	raw, given, err := web.SingleParam(q, filterParam)
+	if err != nil {
+		return filter, onboarding.PageRequest{}, err
+	}
+	if given {
+		if filter, err = parseFilter(raw); err != nil {
 			return filter, onboarding.PageRequest{}, err
 		}
-		filter = f
 	}
-	page, err := parsePage(c)
+	page, err := parsePage(q)
 	return filter, page, err
 }
 
-// parsePage reads a list's limit (empty: onboarding.DefaultListLimit) and
-// cursor (empty: the first page).
-func parsePage(c echo.Context) (onboarding.PageRequest, error) {
-	var page onboarding.PageRequest
-	var err error
-	if page.Limit, err = parseLimit(c.QueryParam("limit")); err != nil {
+// parseActivityQuery reads the query of a list without a filter: its page.
+func parseActivityQuery(c echo.Context) (onboarding.PageRequest, error) {
+	q, err := web.ParseQuery(c.QueryString())
+	if err != nil {
 		return onboarding.PageRequest{}, err
 	}
-	if raw := c.QueryParam("cursor"); raw != "" {
+	return parsePage(q)
+}
+
+// parsePage reads a list's limit (absent: onboarding.DefaultListLimit;
+// given empty: onboarding.ErrInvalidLimit, as any other limit that is not
+// a number) and cursor (absent or empty: the first page).
+func parsePage(q url.Values) (onboarding.PageRequest, error) {
+	var page onboarding.PageRequest
+	raw, given, err := web.SingleParam(q, "limit")
+	if err != nil {
+		return onboarding.PageRequest{}, err
+	}
+	page.Limit = onboarding.DefaultListLimit
+	if given {
+		if page.Limit, err = parseLimit(raw); err != nil {
+			return onboarding.PageRequest{}, err
+		}
+	}
+	if raw, _, err = web.SingleParam(q, "cursor"); err != nil {
+		return onboarding.PageRequest{}, err
+	}
+	if raw != "" {
 		if page.Cursor, err = onboarding.ParseCursor(raw); err != nil {
 			return onboarding.PageRequest{}, err
 		}
@@ -45,12 +74,9 @@ func parsePage(c echo.Context) (onboarding.PageRequest, error) {
 	return page, nil
 }
 
-// parseLimit reads a list's limit parameter: empty is the default page
-// size.
+// parseLimit reads a list's limit parameter: a whole number from 1 to
+// onboarding.MaxListLimit.
 func parseLimit(raw string) (int, error) {
-	if raw == "" {
-		return onboarding.DefaultListLimit, nil
-	}
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 1 || n > onboarding.MaxListLimit {
 		return 0, onboarding.ErrInvalidLimit

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/onboarding"
 	"onboard/server/web"
 	"onboard/storage"
 )
@@ -63,14 +64,15 @@ func TestReplays(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r, now := newReplays(t)
 			ctx := context.Background()
-			saved, finish, err := r.begin(ctx, "client", token, "k1", fp)
-			if err != nil || saved != nil {
-				t.Fatalf("first begin = %v, %v; want a fresh run", saved, err)
+			a, err := r.begin(ctx, "client", token, "k1", fp)
+			if err != nil || a.saved != nil {
+				t.Fatalf("first begin = %v, %v; want a fresh run", a.saved, err)
 			}
-			finish(tt.status, first)
+			a.finish(tt.status, first)
 			*now = now.Add(tt.advance)
 
-			saved, finish, err = r.begin(ctx, "client", tt.token, tt.key, tt.fp)
+			a, err = r.begin(ctx, "client", tt.token, tt.key, tt.fp)
+			saved, finish := a.saved, a.finish
 			switch {
 			case tt.wantFail:
 				if err == nil || web.FailureOf(err).Status != 500 {
@@ -104,23 +106,23 @@ func TestReplays(t *testing.T) {
 func TestReplaysInFlight(t *testing.T) {
 	r, _ := newReplays(t)
 	ctx := context.Background()
-	_, finish, err := r.begin(ctx, "client", "t", "k", []byte("fp"))
+	first, err := r.begin(ctx, "client", "t", "k", []byte("fp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.begin(ctx, "client", "t", "k", []byte("fp")); !errors.Is(err, errIdempotencyInProgress) {
+	if _, err := r.begin(ctx, "client", "t", "k", []byte("fp")); !errors.Is(err, errIdempotencyInProgress) {
 		t.Errorf("retry while running = %v, want %v", err, errIdempotencyInProgress)
 	}
-	if _, f, err := r.begin(ctx, "another client", "t", "k", []byte("fp")); err != nil {
+	if a, err := r.begin(ctx, "another client", "t", "k", []byte("fp")); err != nil {
 		t.Errorf("the same key of another API key = %v, want its own run", err)
 	} else {
-		f(0, nil)
+		a.finish(0, nil)
 	}
-	finish(0, nil)
-	if _, f, err := r.begin(ctx, "client", "t", "k", []byte("fp")); err != nil {
+	first.finish(0, nil)
+	if a, err := r.begin(ctx, "client", "t", "k", []byte("fp")); err != nil {
 		t.Errorf("retry after the first finished = %v, want a fresh run", err)
 	} else {
-		f(0, nil)
+		a.finish(0, nil)
 	}
 }
 
@@ -146,22 +148,22 @@ func TestReplaysWhileSaving(t *testing.T) {
 	held := heldSaves{Store: r.store.(*storage.Store), let: make(chan struct{})}
 	r.store = held
 	ctx := context.Background()
-	_, finish, err := r.begin(ctx, "client", "svc_client.secret", "k", []byte("fp"))
+	first, err := r.begin(ctx, "client", "svc_client.secret", "k", []byte("fp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	finish(201, []byte(`{"application_id":"a1"}`)) // returns before the save is done
+	first.finish(201, []byte(`{"application_id":"a1"}`)) // returns before the save is done
 	type result struct {
 		saved *savedResponse
 		err   error
 	}
 	retried := make(chan result, 1)
 	go func() {
-		saved, f, err := r.begin(ctx, "client", "svc_client.secret", "k", []byte("fp"))
-		if f != nil {
-			f(0, nil)
+		a, err := r.begin(ctx, "client", "svc_client.secret", "k", []byte("fp"))
+		if a.finish != nil {
+			a.finish(0, nil)
 		}
-		retried <- result{saved, err}
+		retried <- result{a.saved, err}
 	}()
 	close(held.let)
 	got := <-retried
@@ -174,7 +176,7 @@ func TestReplaysWhileSaving(t *testing.T) {
 // such requests instead of crashing.
 func TestReplaysWithoutStore(t *testing.T) {
 	r := &replays{now: time.Now, log: slog.New(slog.DiscardHandler), inflight: map[string]*flight{}}
-	if _, _, err := r.begin(context.Background(), "client", "t", "k", nil); !errors.Is(err, errNoResponseStore) {
+	if _, err := r.begin(context.Background(), "client", "t", "k", nil); !errors.Is(err, errNoResponseStore) {
 		t.Errorf("begin without a store = %v, want %v", err, errNoResponseStore)
 	}
 }
@@ -201,5 +203,29 @@ func TestSavedResponseLayout(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("saved response layout (-golden +server):\n%s", diff)
+	}
+}
+
+// TestSavedOutcomeLayout: the outcome a request's transaction commits
+// under its key (the storage golden pins its layout) reads back as an
+// outcome, with the saved response's Fingerprint and CreatedAt.
+func TestSavedOutcomeLayout(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("..", "storage", "testdata", "idempotent_outcome.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, outcome, err := decodeSaved(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
+	later := at.Add(time.Hour)
+	if diff := cmp.Diff(&savedResponse{Fingerprint: []byte{7}, CreatedAt: at}, saved); diff != "" {
+		t.Errorf("saved response of an outcome (-want +got):\n%s", diff)
+	}
+	want := &onboarding.IdempotentOutcome{Fingerprint: []byte{7}, CreatedAt: at, ID: "e6dacf7e-ad57-49c6-995a-093d1c6825e5", DecisionID: "d1",
+		ApplicationStatus: onboarding.StatusSent, Mail: onboarding.MailFailed, SealedCode: []byte{1, 2}, ExpiresAt: &later, AlreadyVerified: true}
+	if diff := cmp.Diff(want, outcome); diff != "" {
+		t.Errorf("outcome (-want +got):\n%s", diff)
 	}
 }

@@ -47,18 +47,13 @@ type rfiListResponse struct {
 
 // createRFIRequest handles POST /api/external/rfi-requests.
 func (s *Server) createRFIRequest(c echo.Context) error {
-	var req rfiCreateRequest
-	if err := s.bindJSON(c, &req); err != nil {
-		return err
+	var res *onboarding.RFICreated
+	var err error
+	if rep := replayOf(c); rep != nil {
+		res, err = s.svc.ReplayRFICreate(c.Request().Context(), apiKey(c), rep.outcome, rep.code)
+	} else {
+		res, err = s.createRFI(c)
 	}
-	in := onboarding.RFICreateRequest{
-		CompanyName: req.CompanyName, Country: req.Country, CompanyNumber: req.CompanyNumber,
-		AgentID: req.AgentID, PreAuthenticated: req.PreAuthenticated,
-	}
-	if pc := req.PrimaryContact; pc != nil {
-		in.PrimaryContact = &onboarding.RFIContactInput{Name: pc.Name, Email: pc.Email, Role: pc.Role}
-	}
-	res, err := s.svc.CreateRFIRequest(c.Request().Context(), apiKey(c), in)
 	if err != nil {
 		return err
 	}
@@ -73,6 +68,23 @@ func (s *Server) createRFIRequest(c echo.Context) error {
 		out.PreAuthExpiresAt = onboarding.Timestamp(r.Primary().PreAuthExpires)
 	}
 	return web.WriteJSON(c, http.StatusCreated, out)
+}
+
+// createRFI reads the body of create RFI request and creates it.
+func (s *Server) createRFI(c echo.Context) (*onboarding.RFICreated, error) {
+	var req rfiCreateRequest
+	if err := s.bindJSON(c, &req); err != nil {
+		return nil, err
+	}
+	in := onboarding.RFICreateRequest{
+		CompanyName: req.CompanyName, Country: req.Country, CompanyNumber: req.CompanyNumber,
+		AgentID: req.AgentID, PreAuthenticated: req.PreAuthenticated,
+		Idempotency: idempotency(c),
+	}
+	if pc := req.PrimaryContact; pc != nil {
+		in.PrimaryContact = &onboarding.RFIContactInput{Name: pc.Name, Email: pc.Email, Role: pc.Role}
+	}
+	return s.svc.CreateRFIRequest(c.Request().Context(), apiKey(c), in)
 }
 
 // getRFIRequest handles GET /api/external/rfi-requests/:id.

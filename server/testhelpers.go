@@ -26,7 +26,13 @@ func (s *Server) testHelperRoutes(route func(method, path string, h echo.Handler
 // /api/external/test-helpers/rfi-requests/:id/complete: it answers the
 // completed request as get RFI request does.
 func (s *Server) completeRFIForTest(c echo.Context) error {
-	r, err := s.svc.CompleteRFIForTest(c.Request().Context(), apiKey(c), c.Param("id"))
+	var r *onboarding.RFIRequest
+	var err error
+	if rep := replayOf(c); rep != nil {
+		r, err = s.svc.ReplayRFIRequest(c.Request().Context(), apiKey(c), rep.outcome)
+	} else {
+		r, err = s.svc.CompleteRFIForTest(c.Request().Context(), apiKey(c), c.Param("id"), idempotency(c))
+	}
 	if err != nil {
 		return err
 	}
@@ -36,7 +42,13 @@ func (s *Server) completeRFIForTest(c echo.Context) error {
 // expireRFIForTest handles POST
 // /api/external/test-helpers/rfi-requests/:id/expire.
 func (s *Server) expireRFIForTest(c echo.Context) error {
-	r, err := s.svc.ExpireRFIForTest(c.Request().Context(), apiKey(c), c.Param("id"))
+	var r *onboarding.RFIRequest
+	var err error
+	if rep := replayOf(c); rep != nil {
+		r, err = s.svc.ReplayRFIRequest(c.Request().Context(), apiKey(c), rep.outcome)
+	} else {
+		r, err = s.svc.ExpireRFIForTest(c.Request().Context(), apiKey(c), c.Param("id"), idempotency(c))
+	}
 	if err != nil {
 		return err
 	}
@@ -47,7 +59,13 @@ func (s *Server) expireRFIForTest(c echo.Context) error {
 // /api/external/test-helpers/applications/:id/submit: it answers the
 // submitted application as get-application does.
 func (s *Server) submitForTest(c echo.Context) error {
-	app, err := s.svc.SubmitForTest(c.Request().Context(), apiKey(c), c.Param("id"))
+	var app *onboarding.Application
+	var err error
+	if rep := replayOf(c); rep != nil {
+		app, err = s.svc.ReplayApplication(c.Request().Context(), apiKey(c), rep.outcome)
+	} else {
+		app, err = s.svc.SubmitForTest(c.Request().Context(), apiKey(c), c.Param("id"), idempotency(c))
+	}
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,10 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	if err != nil {
 		return err
 	}
+	outcome, err := encodeOutcome(ch.Idempotent)
+	if err != nil {
+		return err
+	}
 	ix := appIndexes(app, id)
 	defer s.due.lower(eventDues(ch.Events))
 	return s.grouped(ctx, func(txn *badger.Txn) (func() error, error) {
@@ -51,6 +55,9 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 				return err
 			}
 			if err := s.appendActivity(txn, id, ch.Log); err != nil {
+				return err
+			}
+			if err := writeOutcome(txn, outcome); err != nil {
 				return err
 			}
 			return s.writeEventRecords(txn, events)
@@ -179,6 +186,10 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 		if err != nil {
 			return nil, err
 		}
+		outcome, err := encodeOutcome(ch.Idempotent)
+		if err != nil {
+			return nil, err
+		}
 		newIx := appIndexes(app, u)
 		var dues dueWrites
 		var written logHead
@@ -201,6 +212,9 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 				}
 				var err error
 				if written, err = s.appendActivityAfter(txn, u, head, ch.Log); err != nil {
+					return err
+				}
+				if err := writeOutcome(txn, outcome); err != nil {
 					return err
 				}
 				dues = eventDues(ch.Events)

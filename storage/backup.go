@@ -110,10 +110,12 @@ func (c *snapshotChooser) noteBlobs(key, value []byte) error {
 }
 
 // Restore loads records that Backup wrote, read from r, into a new
-// database in dir, which must not exist yet. It then opens the database as
-// Open does, which checks its schema version (refusing one newer than this
-// onboard reads) and migrates an older one, and closes it. It returns the
-// number of live keys the database holds.
+// database in dir, which must not exist yet. Records that are not
+// Backup's are refused with an error wrapping a RecordsError
+// (checkedRecords). It then opens the database as Open does, which checks
+// its schema version (refusing one newer than this onboard reads) and
+// migrates an older one, and closes it. It returns the number of live keys
+// the database holds.
 func Restore(dir string, r io.Reader) (int, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return 0, fmt.Errorf("restore records: %w", err)
@@ -122,18 +124,22 @@ func Restore(dir string, r io.Reader) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("restore records: %w", err)
 	}
-	err = db.Load(r, 256)
+	err = db.Load(&checkedRecords{r: r}, 256)
 	if err == nil {
 		err = db.View(func(txn *badger.Txn) error {
 			_, err := txn.Get([]byte(keySchema))
 			if errors.Is(err, badger.ErrKeyNotFound) {
-				return errors.New("they hold no schema version, so they are not onboard's")
+				return RecordsError("hold no schema version, so they are not onboard's")
 			}
 			return err
 		})
 	}
 	if cerr := db.Close(); err == nil {
 		err = cerr
+	}
+	var re RecordsError
+	if errors.As(err, &re) {
+		return 0, fmt.Errorf("restore records: they %w", err)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("restore records: %w", err)

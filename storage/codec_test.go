@@ -79,6 +79,12 @@ func TestRecordEncodingIsStable(t *testing.T) {
 			Body        []byte
 			CreatedAt   time.Time
 		}{Fingerprint: []byte{7}, Status: 201, Body: []byte{1, 2}, CreatedAt: at})),
+		// The outcome a request's transaction writes under its
+		// Idempotency-Key; the server reads it back with the layout of a
+		// saved response (the same Fingerprint and CreatedAt, no Status).
+		"idempotent_outcome": &onboarding.IdempotentOutcome{ClientID: "abc", Key: "order-42", Fingerprint: []byte{7}, CreatedAt: at,
+			ID: "e6dacf7e-ad57-49c6-995a-093d1c6825e5", DecisionID: "d1", ApplicationStatus: onboarding.StatusSent, Mail: onboarding.MailFailed,
+			SealedCode: []byte{1, 2}, ExpiresAt: &later, AlreadyVerified: true},
 	}
 	for name, rec := range records {
 		t.Run(name, func(t *testing.T) {

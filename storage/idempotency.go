@@ -6,10 +6,14 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"onboard/onboarding"
 )
 
 // SavedResponse returns the record saved for an idempotency key of the API
-// key clientID, as the JSON the server saved, or onboarding.ErrNotFound.
+// key clientID, as the JSON the server saved or, before it saved one, the
+// onboarding.IdempotentOutcome a write committed (writeOutcome); or
+// onboarding.ErrNotFound.
 func (s *Store) SavedResponse(_ context.Context, clientID, key string) (json.RawMessage, error) {
 	var r json.RawMessage
 	if err := s.view(func(txn *badger.Txn) error { return getRecord(txn, idempotencyKey(clientID, key), &r) }); err != nil {
@@ -36,4 +40,34 @@ func (s *Store) SaveResponse(clientID, key string, record json.RawMessage, ttl t
 		return
 	}
 	txn.CommitWith(func(err error) { done(translateConflict(err)) })
+}
+
+// outcomeWrite is the outcome of a request with an Idempotency-Key,
+// encoded beforehand, for writeOutcome.
+type outcomeWrite struct {
+	key, rec []byte
+}
+
+// encodeOutcome encodes o for writeOutcome; nil (nothing to write) for a
+// nil o.
+func encodeOutcome(o *onboarding.IdempotentOutcome) (*outcomeWrite, error) {
+	if o == nil {
+		return nil, nil
+	}
+	rec, err := encode(o)
+	if err != nil {
+		return nil, err
+	}
+	return &outcomeWrite{key: idempotencyKey(o.ClientID, o.Key), rec: rec}, nil
+}
+
+// writeOutcome writes w, if any, in txn, the transaction that does the
+// work: it replaces what was saved for its key and expires, as a saved
+// response does, after onboarding.IdempotencyTTL. Like SaveResponse, it
+// reads nothing and so adds no conflict.
+func writeOutcome(txn *badger.Txn, w *outcomeWrite) error {
+	if w == nil {
+		return nil
+	}
+	return txn.SetEntry(badger.NewEntry(w.key, w.rec).WithTTL(onboarding.IdempotencyTTL))
 }

@@ -33,7 +33,10 @@ import (
 //	                                              every append (schema 5)
 //	k/<clientID>                                  API key record
 //	xk/<orgID>\x00<clientID>                      → (empty): an organization's keys
-//	i/<clientID>\x00<idempotencyKey>              saved response of an idempotent POST (24 h TTL)
+//	i/<clientID>\x00<idempotencyKey>              an idempotent POST: its outcome (ids, sealed
+//	                                              secrets), written in the transaction that
+//	                                              does its work, then replaced by its saved
+//	                                              response (24 h TTL)
 //	m/schema                                      schema version of this data directory
 //
 // Events and webhooks (docs/webhooks.md). Event ids are "evt_" + ULID and are

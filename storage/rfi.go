@@ -31,6 +31,10 @@ func (s *Store) CreateRFIRequest(ctx context.Context, r *onboarding.RFIRequest, 
 	if err != nil {
 		return err
 	}
+	outcome, err := encodeOutcome(ch.Idempotent)
+	if err != nil {
+		return err
+	}
 	ix := rfiIndexes(r, id)
 	defer s.due.lower(eventDues(ch.Events))
 	return s.update(ctx, func(txn *badger.Txn) error {
@@ -42,6 +46,9 @@ func (s *Store) CreateRFIRequest(ctx context.Context, r *onboarding.RFIRequest, 
 			return err
 		}
 		if err := s.appendActivity(txn, id, ch.Log); err != nil {
+			return err
+		}
+		if err := writeOutcome(txn, outcome); err != nil {
 			return err
 		}
 		return s.writeEvents(txn, ch.Events)
@@ -112,6 +119,13 @@ func (s *Store) UpdateRFIRequest(ctx context.Context, id string, change func(*on
 			return err
 		}
 		if err := s.appendActivity(txn, u, ch.Log); err != nil {
+			return err
+		}
+		outcome, err := encodeOutcome(ch.Idempotent)
+		if err != nil {
+			return err
+		}
+		if err := writeOutcome(txn, outcome); err != nil {
 			return err
 		}
 		dues = eventDues(ch.Events)

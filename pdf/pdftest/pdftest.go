@@ -145,6 +145,39 @@ func ObjStm(n int, image []byte) []byte {
 	return b.Bytes()
 }
 
+// PaddedObjStm is a classic PDF whose catalog and root Pages node are in
+// the clear, the node claiming /Count count, and whose n pages (the node's
+// kids) are in a FlateDecode object stream after pad bytes of padding
+// (NULs, white space to a PDF reader, which compress to almost nothing):
+// a reader that stops inflating before the pages never sees them.
+func PaddedObjStm(n, pad, count int) []byte {
+	var kids []string
+	var header bytes.Buffer
+	for i := range n {
+		kids = append(kids, fmt.Sprintf("%d 0 R", i+4))
+		fmt.Fprintf(&header, "%d %d ", i+4, pad+i*len(objStmPage))
+	}
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write(header.Bytes())
+	zeros := make([]byte, 1<<20)
+	for left := pad; left > 0; left -= len(zeros) {
+		w.Write(zeros[:min(left, len(zeros))])
+	}
+	for range n {
+		w.Write([]byte(objStmPage))
+	}
+	w.Close()
+	return Build(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), count),
+		fmt.Sprintf("<< /Type /ObjStm /N %d /First %d /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream", n, header.Len(), z.Len(), z.Bytes()),
+	)
+}
+
+// objStmPage is a page object of PaddedObjStm's object stream.
+const objStmPage = "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>\n"
+
 // ReadRecorder is a file that records how far and how much it was read, and
 // fails the test on a read outside it. It is safe for concurrent use.
 type ReadRecorder struct {

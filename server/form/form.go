@@ -52,7 +52,32 @@ var (
 	// these; a flaky connection can cut one short.
 	ErrPostUnreadable = &web.Error{Status: http.StatusBadRequest,
 		Message: "What you sent could not be read. Go back and try again."}
+	// ErrAddressUnreadable is the form's page for an address whose query
+	// string cannot be read one way only (web.ParseQuery), or that gives
+	// a parameter of the form twice: a link mangled on its way, which
+	// is refused rather than read in part.
+	ErrAddressUnreadable = &web.Error{Status: http.StatusBadRequest,
+		Message: "This address could not be read. Open the link from your email again, or copy all of it into the address bar."}
 )
+
+// queryParams are the query parameters the form's pages read, each
+// single-valued.
+var queryParams = [...]string{"auth_code", "done", "id", "q", "number"}
+
+// checkQuery returns ErrAddressUnreadable unless the query string of r
+// can be read whole and gives each of queryParams at most once.
+func checkQuery(r *http.Request) error {
+	q, err := web.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return ErrAddressUnreadable
+	}
+	for _, name := range queryParams {
+		if _, _, err := web.SingleParam(q, name); err != nil {
+			return ErrAddressUnreadable
+		}
+	}
+	return nil
+}
 
 // pages holds one parsed template per page, each with the shared layout,
 // and the buffers pages are rendered into.
@@ -177,6 +202,9 @@ func (s *Server) linkVisitor(k linkKind) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			formHeaders(c.Response().Header())
 			r := c.Request()
+			if err := checkQuery(r); err != nil {
+				return k.fail(c, err)
+			}
 			if s.sessions == nil {
 				return k.fail(c, onboarding.ErrFormUnavailable)
 			}

@@ -28,6 +28,12 @@ func ErrDuplicateKey(path string) *onboarding.Error {
 	return onboarding.Errorf(onboarding.KindInvalid, "Invalid JSON body: duplicate key %s", strconv.Quote(onboarding.ClipInput(path)))
 }
 
+// ErrNullMember is the 400 for a member given null that may not be
+// (DecodeJSON); path locates it, as in "pre_auth" or "primary_contact.name".
+func ErrNullMember(path string) *onboarding.Error {
+	return onboarding.Errorf(onboarding.KindInvalid, "Invalid JSON body: %s must not be null", onboarding.ClipInput(path))
+}
+
 // Refusals of JSON that encoding/json would take but another parser may
 // read otherwise, or not at all.
 var (
@@ -172,6 +178,10 @@ func joinPath(path, key string) string {
 // ignored, as unknown members are. An empty body leaves v as it is (an
 // empty object: no members); a body that is not an object, null included,
 // or a member of the wrong JSON type is onboarding.ErrWrongType naming it.
+// A member given null is ErrNullMember unless its field has the tag
+// nullable:"true" (`json:"timestamp" nullable:"true"`), as the contract
+// marks the members that may be null; a nullable member given null is as
+// if absent. Null is never quietly read as false, "" or absent.
 func DecodeJSON(body []byte, v any) error {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
@@ -225,6 +235,9 @@ func decodeExact(raw []byte, rv reflect.Value, path string) error {
 				continue
 			}
 			if m, ok := members[name]; ok {
+				if string(m) == "null" && !nullable(t.Field(i)) {
+					return ErrNullMember(joinPath(path, name))
+				}
 				if err := decodeExact(m, rv.Field(i), joinPath(path, name)); err != nil {
 					return err
 				}
@@ -257,6 +270,12 @@ func jsonName(f reflect.StructField) (string, bool) {
 		name = f.Name
 	}
 	return name, true
+}
+
+// nullable reports whether a struct field's member may be given null: it
+// has the tag nullable:"true".
+func nullable(f reflect.StructField) bool {
+	return f.Tag.Get("nullable") == "true"
 }
 
 // jsonTypeName names the JSON type a Go kind decodes from, for onboarding.ErrWrongType.

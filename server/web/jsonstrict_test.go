@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -56,10 +57,12 @@ func TestDecodeJSON(t *testing.T) {
 		Email string `json:"email"`
 	}
 	type body struct {
-		Country string   `json:"country"`
-		Contact *contact `json:"primary_contact"`
-		Tags    []string `json:"tags"`
-		Flag    bool     `json:"flag"`
+		Country string          `json:"country"`
+		Contact *contact        `json:"primary_contact"`
+		Tags    []string        `json:"tags"`
+		Flag    bool            `json:"flag"`
+		Note    string          `json:"note,omitempty" nullable:"true"`
+		Raw     json.RawMessage `json:"raw" nullable:"true"`
 		//lint:ignore U1000 DecodeJSON must leave unexported fields alone
 		skipped string
 	}
@@ -76,7 +79,13 @@ func TestDecodeJSON(t *testing.T) {
 			body{Country: "GB", Contact: &contact{Email: "a@b.example"}, Tags: []string{"x"}, Flag: true}, ""},
 		{`{"COUNTRY":"GB","Primary_Contact":{"email":"x"},"skipped":"y"}`, body{}, ""},
 		{`{"primary_contact":{"EMAIL":"a@b.example"}}`, body{Contact: &contact{}}, ""},
-		{`{"primary_contact":null}`, body{}, ""},
+		{`{"primary_contact":null}`, body{}, "Invalid JSON body: primary_contact must not be null"},
+		{`{"country":null}`, body{}, "Invalid JSON body: country must not be null"},
+		{`{"flag":null}`, body{}, "Invalid JSON body: flag must not be null"},
+		{`{"tags":null}`, body{}, "Invalid JSON body: tags must not be null"},
+		{`{"primary_contact":{"email":null}}`, body{Contact: &contact{}}, "Invalid JSON body: primary_contact.email must not be null"},
+		{`{"note":null,"raw":null,"country":"GB"}`, body{Country: "GB"}, ""},
+		{`{"raw":{"a":null}}`, body{Raw: json.RawMessage(`{"a":null}`)}, ""},
 		{`{"country":1}`, body{}, "Invalid request body: country must be a string"},
 		{`{"primary_contact":"a"}`, body{}, "Invalid request body: primary_contact must be an object"},
 		{`{"primary_contact":{"email":true}}`, body{Contact: &contact{}}, "Invalid request body: primary_contact.email must be a string"},
