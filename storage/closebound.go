@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 // closeTimeout bounds how long Close waits for Badger to flush its
@@ -24,12 +22,12 @@ const closeTimeout = 30 * time.Second
 // for the database to flush.
 var ErrCloseTimedOut = fmt.Errorf("the database could not be flushed within %s", closeTimeout)
 
-// closeDB closes db, waiting at most within: after that it leaves the
+// closeWithin runs close, waiting at most within: after that it leaves
 // close running and returns an error matching ErrCloseTimedOut that says
 // what Badger last failed to do and where the unflushed writes are.
-func (s *Store) closeDB(db *badger.DB, within time.Duration) error {
+func (s *Store) closeWithin(within time.Duration, close func() error) error {
 	done := make(chan error, 1)
-	go func() { done <- db.Close() }()
+	go func() { done <- close() }()
 	t := time.NewTimer(within)
 	defer t.Stop()
 	select {

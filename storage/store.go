@@ -202,13 +202,19 @@ func (s *Store) CompactionDue() bool {
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
-		s.groupMu.Lock()
-		s.groupClosed = true
-		s.groupMu.Unlock()
-		close(s.stop)
-		s.done.Wait()
 		s.badgerErr.Store(nil) // name only what failed while closing
-		if err = s.closeDB(s.db, closeTimeout); errors.Is(err, ErrCloseTimedOut) {
+		// Each step may wait on a Badger that cannot write: a commit of
+		// the group loop stalls on a full memtable that cannot be flushed,
+		// and updates queued behind it hold groupMu.
+		err = s.closeWithin(closeTimeout, func() error {
+			s.groupMu.Lock()
+			s.groupClosed = true
+			s.groupMu.Unlock()
+			close(s.stop)
+			s.done.Wait()
+			return s.db.Close()
+		})
+		if errors.Is(err, ErrCloseTimedOut) {
 			return
 		}
 		s.lock.Close()
