@@ -99,7 +99,7 @@ func newService(cfg config.Config, store *storage.Store, orgs []*onboarding.Orga
 	if err != nil {
 		return nil, nil, err
 	}
-	files := blobs.NewGuard(blobStore)
+	files := blobs.NewGuard(blobStore.WithSpace(store))
 	schedule := make([]time.Duration, len(cfg.Webhooks.RetrySchedule))
 	for i, d := range cfg.Webhooks.RetrySchedule {
 		schedule[i] = d.Duration

@@ -40,6 +40,7 @@ func requiredFamilies() []string {
 		"onboard_registry_requests_total", "onboard_outbox_pending",
 		"onboard_webhook_attempts_total", "onboard_mail_sent_total",
 		"onboard_webhook_endpoints_disabled",
+		"onboard_storage_writes_refused", "onboard_storage_free_bytes", "onboard_storage_reserve_bytes",
 		"go_goroutines", "go_memstats_heap_alloc_bytes", "process_cpu_seconds_total", "process_resident_memory_bytes",
 	}
 }
@@ -220,7 +221,7 @@ func TestServeMetrics(t *testing.T) {
 	}
 
 	body := p.wantStatus(t, http.StatusOK, "GET", "/readyz", "", "")
-	wantReady := map[string]any{"status": "ok", "checks": map[string]any{"store": "ok", "registry_documents": "ok", "webhook_delivery": "ok", "rfi_expiry": "ok", "blob_sweep": "ok"}}
+	wantReady := map[string]any{"status": "ok", "checks": map[string]any{"store": "ok", "disk": "ok", "registry_documents": "ok", "webhook_delivery": "ok", "rfi_expiry": "ok", "blob_sweep": "ok"}}
 	if diff := cmp.Diff(wantReady, decodeJSON(t, body)); diff != "" {
 		t.Errorf("readyz (-want +got):\n%s", diff)
 	}

@@ -40,8 +40,10 @@ func (c *ServeCmd) override(cfg *config.Config) {
 	}
 }
 
-// Run serves until SIGINT or SIGTERM, then lets in-flight requests finish.
-func (c *ServeCmd) Run(e *env) error {
+// Run serves until SIGINT or SIGTERM, then lets in-flight requests finish
+// and closes the store; a store that cannot be flushed in time
+// (storage.Store.Close) makes it fail, saying so.
+func (c *ServeCmd) Run(e *env) (err error) {
 	cfg, err := e.loadConfig(c.override)
 	if err != nil {
 		return err
@@ -66,8 +68,14 @@ func (c *ServeCmd) Run(e *env) error {
 		api.Close()
 		return err
 	}
-	defer a.close(e.stderr)
+	defer func() {
+		if cerr := a.store.Close(); cerr != nil {
+			log.Error("onboard stopped without closing the database", "err", cerr)
+			err = errors.Join(err, cerr)
+		}
+	}()
 	metrics.WatchStore(a.store)
+	metrics.WatchSpace(a.store)
 
 	// Listen before creating the sandbox key, so that a start that fails
 	// (metrics port taken) does not use up the one-time key. The admin
@@ -117,9 +125,11 @@ func newAPIServer(cfg config.Config, a *app, log *slog.Logger, metrics *metrics.
 		Sandbox: cfg.Environment == "sandbox",
 		Metrics: metrics.Registry(), MetricsListener: metricsLn, Readiness: []server.Probe{
 			{Name: "store", Check: a.store.Ping},
+			{Name: "disk", Check: func(context.Context) error { return a.store.Writable() }},
 			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry), workers.probe(jobBlobSweep),
 		},
-		Admin: admin.NewHandler(admin.Options{Service: a.svc, Backup: a.backup, Answer: web.ErrorAnswer, Logger: log}),
+		Writes: a.store,
+		Admin:  admin.NewHandler(admin.Options{Service: a.svc, Backup: a.backup, Answer: web.ErrorAnswer, Logger: log}),
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,6 +32,24 @@ type Store struct {
 	// their parent this process knows to be on disk: it fsynced the parent
 	// after the directory existed. See makeShard.
 	durable sync.Map
+	// space, when set, admits each chunk of an upload (WithSpace).
+	space Space
+}
+
+// Space is the guard of the filesystem's free space that the blob store
+// asks before each chunk it writes: the database's, whose memory-mapped
+// files must not find the disk full (storage.Store.AdmitWrite).
+type Space interface {
+	// AdmitWrite returns nil when n more bytes may be written now, and an
+	// error matching onboarding.ErrInsufficientStorage otherwise.
+	AdmitWrite(n int64) error
+}
+
+// WithSpace makes s ask space before each chunk it writes, and returns s.
+// Call it before s is used.
+func (s *Store) WithSpace(space Space) *Store {
+	s.space = space
+	return s
 }
 
 var _ onboarding.Blobs = (*Store)(nil)
@@ -113,13 +132,20 @@ func (s *Store) put(ctx context.Context, r io.Reader, max int64, id string) (siz
 			_ = f.Close() // a second Close only reports os.ErrClosed
 			_ = os.Remove(tmpName)
 		}
+		if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, onboarding.ErrInsufficientStorage) {
+			err = fmt.Errorf("%w (%w)", onboarding.ErrInsufficientStorage, err)
+		}
 	}()
 
 	limit := max
 	if limit < math.MaxInt64 {
 		limit++
 	}
-	size, err = io.Copy(f, io.LimitReader(ctxReader{ctx: ctx, r: r}, limit))
+	var w io.Writer = f
+	if s.space != nil {
+		w = admittedWriter{w: f, space: s.space}
+	}
+	size, err = io.Copy(w, io.LimitReader(ctxReader{ctx: ctx, r: r}, limit))
 	if err != nil {
 		return 0, "", fmt.Errorf("blobs: put: %w", err)
 	}
@@ -140,6 +166,19 @@ func (s *Store) put(ctx context.Context, r io.Reader, max int64, id string) (siz
 		return 0, "", fmt.Errorf("blobs: put: %w", err)
 	}
 	return size, shard, nil
+}
+
+// admittedWriter writes to w what space admits, chunk by chunk.
+type admittedWriter struct {
+	w     io.Writer
+	space Space
+}
+
+func (a admittedWriter) Write(p []byte) (int, error) {
+	if err := a.space.AdmitWrite(int64(len(p))); err != nil {
+		return 0, err
+	}
+	return a.w.Write(p)
 }
 
 // makeShard creates the shard directories of id (dir/ab and dir/ab/cd) when

@@ -186,7 +186,7 @@ func (s *Service) touch(ctx context.Context, k *APIKey, now time.Time) {
 		stored.LastUsedAt = &at
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrInsufficientStorage) { // the store logs a full disk once
 		s.log.Warn("record api key use", "client_id", k.ClientID, "err", err)
 	}
 }

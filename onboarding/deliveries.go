@@ -73,12 +73,15 @@ func (s *Service) YieldToRequests(ctx context.Context) { s.giveWay(ctx, s.hooksY
 
 // ClaimDeliveries leases due deliveries as c asks (Store.ClaimDeliveries),
 // at the Service's time. A failure is logged and claims nothing, with the
-// queue to be looked at again in a second.
+// queue to be looked at again in a second; a full disk is not logged
+// here, the store logs it once.
 func (s *Service) ClaimDeliveries(ctx context.Context, c Claim) (claimed []*Delivery, next time.Time) {
 	c.Now = s.now().UTC()
 	claimed, next, err := s.store.ClaimDeliveries(ctx, c)
 	if err != nil {
-		s.log.Error("webhooks: claim deliveries", "err", err)
+		if !errors.Is(err, ErrInsufficientStorage) {
+			s.log.Error("webhooks: claim deliveries", "err", err)
+		}
 		next = s.now().Add(time.Second)
 	}
 	return claimed, next

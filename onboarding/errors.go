@@ -224,6 +224,12 @@ func ErrRegistryUnavailable(registry string) *Error {
 		Message: fmt.Sprintf("The %s is temporarily unavailable; retry in a few minutes", registry)}
 }
 
+// ErrInsufficientStorage is the 503 of a write refused because the disk of
+// the data directory is (nearly) full: reads still work, and the write may
+// succeed once space is freed.
+var ErrInsufficientStorage = &Error{Kind: KindUnavailable, Retryable: true,
+	Message: "Insufficient storage: the server cannot store data until disk space is freed; retry later"}
+
 // ErrWrongType is the 400 for a request member of the wrong JSON type; an
 // empty field means the body itself.
 func ErrWrongType(field, want string) *Error {

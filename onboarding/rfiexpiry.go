@@ -32,7 +32,7 @@ func (s *Service) RunRFIExpiry(ctx context.Context) error {
 	for {
 		now := s.now().UTC()
 		ids, next, err := s.store.ClaimRFIExpiries(ctx, Claim{Owner: owner, Now: now, Lease: rfiExpiryLease, Limit: rfiExpiryBatch})
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !errors.Is(err, ErrInsufficientStorage) { // the store logs a full disk once
 			s.log.Error("rfi expiry: claim", "err", err)
 		}
 		for _, id := range ids {

@@ -32,6 +32,9 @@ func (s *Server) routes() {
 	api := s.e.Group("/api/external")
 	route := func(method, path string, h echo.HandlerFunc, scope onboarding.Scope) {
 		mw := []echo.MiddlewareFunc{s.authenticate(scope)}
+		if s.writes != nil && method != "GET" {
+			mw = append(mw, s.writable)
+		}
 		if method == "POST" {
 			mw = append(mw, s.idempotent)
 		}

@@ -69,6 +69,9 @@ type Options struct {
 	// DownloadsPerClient caps the downloads one client address may have in
 	// progress (default 8).
 	DownloadsPerClient int
+	// Writes, when set, refuses the API's POSTs and PATCHes while the
+	// store refuses writes (a full disk).
+	Writes WriteGate
 }
 
 // Pages are routes that share the API's listener, middleware and error
@@ -114,6 +117,7 @@ type Server struct {
 	fileLimit    int            // the descriptor limit the caps come from; 0: unknown
 	openAtStart  int            // descriptors open when the caps were set
 	writeTimeout time.Duration  // see Options.WriteTimeout
+	writes       WriteGate      // nil: writes are not gated here
 }
 
 // New returns a Server with every route registered.
@@ -140,6 +144,7 @@ func New(opts Options) *Server {
 	maxDownloads := 0
 	s.maxConns, maxDownloads = descriptorBudget(s.fileLimit, s.openAtStart)
 	s.downloads = newDownloadSlots(maxDownloads, cmp.Or(opts.DownloadsPerClient, defaultDownloadsPerClient))
+	s.writes = opts.Writes
 	if opts.Metrics != nil {
 		s.metrics = newHTTPMetrics(opts.Metrics)
 		s.metricsHandler = newMetricsHandler(opts.Metrics, s.log)

@@ -56,8 +56,10 @@ type groupResult struct {
 
 // grouped runs prepare and its write in the next group commit and returns
 // once that commit is durable, or failed; after Close it answers
-// errClosed. ctx is checked before the update is queued only: once queued,
-// it is committed or fails with its group.
+// errClosed, and while the disk is nearly full an error matching
+// onboarding.ErrInsufficientStorage (space.go). ctx is checked before the
+// update is queued only: once queued, it is committed or fails with its
+// group.
 func (s *Store) grouped(ctx context.Context, prepare func(txn *badger.Txn) (write func() error, err error)) error {
 	_, err := s.groupedVersion(ctx, nil, prepare)
 	return err
@@ -72,6 +74,9 @@ func (s *Store) grouped(ctx context.Context, prepare func(txn *badger.Txn) (writ
 // version could not be read.
 func (s *Store) groupedVersion(ctx context.Context, key []byte, prepare func(txn *badger.Txn) (write func() error, err error)) (uint64, error) {
 	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := s.space.allow(); err != nil {
 		return 0, err
 	}
 	u := &groupedUpdate{prepare: prepare, versionOf: key, done: make(chan groupResult, 1)}

@@ -82,6 +82,9 @@ func (s *Store) dropQueueBatch(txn *badger.Txn, id string, at time.Time) (more b
 // drain. A batch that conflicts is left to the drain it met, or to the
 // next claim. It reports whether anything may be left.
 func (s *Store) dropLeftovers(eps []*onboarding.Endpoint, at time.Time) bool {
+	if s.space.allow() != nil {
+		return len(eps) > 0 // the disk is full: the next claim drops them
+	}
 	left := false
 	for _, ep := range eps {
 		more := false

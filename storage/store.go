@@ -86,6 +86,9 @@ type Store struct {
 	groupClosed bool
 	groups      atomic.Int64 // groups committed whole, for tests
 
+	// space refuses writes while the disk is nearly full (space.go).
+	space *spaceGate
+
 	// due bounds the due index from below, so that a claim need not walk
 	// its deleted front (duefloor.go).
 	due dueFloor
@@ -93,6 +96,9 @@ type Store struct {
 	stop      chan struct{}
 	done      sync.WaitGroup
 	closeOnce sync.Once
+	// badgerErr is Badger's last error message, which a Close that gives
+	// up names (closebound.go).
+	badgerErr atomic.Pointer[string]
 }
 
 var _ onboarding.Store = (*Store)(nil)
@@ -129,12 +135,28 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := badger.Open(badgerOptions(dir, opts.Logger))
+	readOnly, err := openMode(dir)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: real, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
+	s := &Store{dir: real, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
+	bopts := badgerOptions(dir, slog.New(lastError{next: opts.Logger.Handler(), last: &s.badgerErr}))
+	if readOnly != nil {
+		bopts = bopts.WithReadOnly(true).WithCompactL0OnClose(false)
+	}
+	db, err := badger.Open(bopts)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open database %s: %w", dir, err)
+	}
+	s.db = db
+	s.space = newSpaceGate(real, s.spaceNeeded, opts.Logger, time.Now)
+	if readOnly != nil {
+		s.space.openedReadOnly(readOnly)
+	} else {
+		_ = s.space.allow() // a start on a full disk says so at once
+	}
 	if err := s.checkSchema(); err != nil {
 		db.Close()
 		lock.Close()
@@ -145,14 +167,15 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
-	if err := s.dropOrphanQueues(context.Background()); err != nil {
+	if err := s.dropOrphanQueues(context.Background()); err != nil && readOnly == nil {
 		db.Close()
 		lock.Close()
 		return nil, err
 	}
-	s.done.Add(2)
+	s.done.Add(3)
 	go s.gcLoop(opts.GCInterval)
 	go s.groupLoop()
+	go func() { defer s.done.Done(); s.space.watch(s.stop) }()
 	return s, nil
 }
 
@@ -171,16 +194,29 @@ func (s *Store) CompactionDue() bool {
 }
 
 // Close stops garbage collection and closes the database. Writes
-// acknowledged before Close are durable. Calls after the first return nil.
+// acknowledged before Close are durable. A database that cannot be
+// flushed within closeTimeout (a data directory that became read-only) is
+// left as it is: Close then returns an error matching ErrCloseTimedOut,
+// and the process should exit, the lock being released with it. Calls
+// after the first return nil.
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
-		s.groupMu.Lock()
-		s.groupClosed = true
-		s.groupMu.Unlock()
-		close(s.stop)
-		s.done.Wait()
-		err = s.db.Close()
+		s.badgerErr.Store(nil) // name only what failed while closing
+		// Each step may wait on a Badger that cannot write: a commit of
+		// the group loop stalls on a full memtable that cannot be flushed,
+		// and updates queued behind it hold groupMu.
+		err = s.closeWithin(closeTimeout, func() error {
+			s.groupMu.Lock()
+			s.groupClosed = true
+			s.groupMu.Unlock()
+			close(s.stop)
+			s.done.Wait()
+			return s.db.Close()
+		})
+		if errors.Is(err, ErrCloseTimedOut) {
+			return
+		}
 		s.lock.Close()
 		if err != nil {
 			err = fmt.Errorf("close database: %w", err)
@@ -227,7 +263,7 @@ func (s *Store) gcLoop(every time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
-			for s.db.RunValueLogGC(0.5) == nil {
+			for s.space.roomFor(vlogGCRewrite) && s.db.RunValueLogGC(0.5) == nil {
 			}
 			if err := s.dropOrphanQueues(ctx); err != nil && ctx.Err() == nil {
 				s.log.Error("webhooks: drop the queues of removed endpoints", "err", err)
@@ -253,7 +289,12 @@ func (s *Store) appLock(id uuid.UUID) *sync.Mutex {
 // update runs fn in a read-write transaction, retrying a bounded number of
 // times when it loses a write conflict to a concurrent transaction; a
 // conflict that outlasts the retries is onboarding.ErrWriteConflict.
+// While the disk is nearly full it fails at once, matching
+// onboarding.ErrInsufficientStorage (space.go).
 func (s *Store) update(ctx context.Context, fn func(*badger.Txn) error) error {
+	if err := s.space.allow(); err != nil {
+		return err
+	}
 	var err error
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if err = ctx.Err(); err != nil {
