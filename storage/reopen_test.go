@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -153,4 +155,69 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// TestReopenWritableRetries: an open for writing that fails (here, another
+// holder of Badger's directory lock) leaves the database open read-only,
+// serving reads, is logged once, and is tried again until it succeeds.
+func TestReopenWritableRetries(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var free atomic.Int64
+	var logs syncBuffer
+	s, err = Open(dir, Options{
+		Logger:    slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime})),
+		freeBytes: func(string) (int64, error) { return free.Load(), nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A shared lock beside the read-only database's: an exclusive one,
+	// which writing takes, fails.
+	lock, err := os.Open(dir) // Badger flocks the directory
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	const failed = `level=ERROR msg="storage: the database could not be reopened for writing; it stays read-only, and the reopen is tried again"`
+	free.Store(1 << 40)
+	waitFor(t, "the failed reopen's log line", func() bool { return strings.Contains(logs.String(), failed) })
+	if s.space.readOnly.Load() == nil {
+		t.Fatal("writable while another process holds the directory lock")
+	}
+	if err := s.Ping(context.Background()); err != nil {
+		t.Errorf("read after a failed reopen: %v", err)
+	}
+	if err := lock.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reopen", func() bool { return s.space.readOnly.Load() == nil })
+	if err := s.update(context.Background(), func(txn *badger.Txn) error { return txn.Set([]byte("z"), nil) }); err != nil {
+		t.Fatalf("write after the reopen: %v", err)
+	}
+	if n := strings.Count(logs.String(), failed); n != 1 {
+		t.Errorf("the failed reopen is logged %d times, want once; log:\n%s", n, logs.String())
+	}
+}
+
+// waitFor polls done until it reports true, failing the test after 30s.
+func waitFor(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 30s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
