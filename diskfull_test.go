@@ -88,6 +88,8 @@ var insufficientStorage = map[string]any{
 var (
 	refusedLine = regexp.MustCompile(`level=ERROR msg="storage: insufficient storage, writes are refused until space is freed"`)
 	resumedLine = regexp.MustCompile(`level=INFO msg="storage: disk space is back, writes resume"`)
+	// noRoomLine is what a stop says when the disk has no room to flush.
+	noRoomLine = regexp.MustCompile(`onboard: the database was not flushed: the disk has no room for it \(\d+ B free on the filesystem of \S+/badger, [\d.]+ [KM]iB needed\); nothing acknowledged is lost: the writes not yet flushed \([\d.]+ [KM]?i?B\) are in the write-ahead log \(\S+/badger/\*\.mem\), which the next start replays once space is freed\n`)
 	// readOnlyLine is serve's log line when it opened the database
 	// read-only for want of space.
 	readOnlyLine = regexp.MustCompile(`level=ERROR msg="storage: insufficient storage, the database is open read-only; writes are refused until space is freed, when it reopens for writing by itself"`)
@@ -212,8 +214,9 @@ func TestFullDisk(t *testing.T) {
 	p.waitForLog(t, refusedLine, 20*time.Second)
 	wantFull(p, refusedLine)
 
-	// Free the space: writes resume by themselves.
-	wantResumed := func(p *serveProc, logged *regexp.Regexp) {
+	// Free the space: writes resume by themselves. It answers the body of
+	// the create that proves it.
+	wantResumed := func(p *serveProc, logged *regexp.Regexp) string {
 		t.Helper()
 		if err := os.Remove(filler); err != nil {
 			t.Fatal(err)
@@ -230,15 +233,31 @@ func TestFullDisk(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		p.waitForLog(t, logged, 20*time.Second)
-		p.wantStatus(t, http.StatusCreated, http.MethodPost, "/api/external/applications", key, createBody)
+		created := p.wantStatus(t, http.StatusCreated, http.MethodPost, "/api/external/applications", key, createBody)
 		if got := metricSeries(t, scrapeURL(t, p.base+"/metrics"), "onboard_storage_writes_refused")[""]; got != 0 {
 			t.Errorf("onboard_storage_writes_refused after space was freed = %v, want 0", got)
 		}
-		if code := p.stop(t); code != 0 {
-			t.Errorf("exit code %d\nstderr:\n%s", code, p.stderr.String())
-		}
+		return created
 	}
-	wantResumed(p, resumedLine)
+	created := wantResumed(p, resumedLine)
+
+	// Something else fills the disk to its last byte under the running
+	// server, whose memtable holds that create: the flush on stop would be
+	// a SIGBUS, so stop leaves the write-ahead log to the next start,
+	// exits 1 and says so.
+	fillTo(t, filler, 0)
+	if code := p.stop(t); code != 1 || !noRoomLine.MatchString(p.stderr.String()) || strings.Contains(p.stderr.String(), "SIGBUS") {
+		t.Fatalf("stop on a disk with no byte free: exit code %d, want 1 and %s\nstderr:\n%s", code, noRoomLine, p.stderr.String())
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	p = startServe(t, "--config", config, "--data-dir", data)
+	id := decodeJSON(t, created)["application_id"].(string)
+	p.wantStatus(t, http.StatusOK, http.MethodGet, "/api/external/applications/"+id, key, "")
+	if code := p.stop(t); code != 0 {
+		t.Errorf("exit code %d\nstderr:\n%s", code, p.stderr.String())
+	}
 
 	// A disk filled to the last byte by something else. A database closed
 	// cleanly opens read-only (Badger's first write would be a SIGBUS):
@@ -251,6 +270,9 @@ func TestFullDisk(t *testing.T) {
 	p = startServe(t, "--config", config, "--data-dir", data)
 	wantFull(p, readOnlyLine)
 	wantResumed(p, reopenedLine)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("stop a server reopened for writing: exit code %d\nstderr:\n%s", code, p.stderr.String())
+	}
 
 	// A server killed with writes in its write-ahead log, on a disk with
 	// no byte free: the log cannot be replayed, so the database is not

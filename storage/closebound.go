@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -72,4 +73,30 @@ func (h lastError) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h lastError) WithGroup(name string) slog.Handler {
 	return lastError{next: h.next.WithGroup(name), last: h.last}
+}
+
+// ErrNoRoomToFlush is matched by the error of a Close that did not flush
+// the database because the disk had no room for it: Badger writes the
+// flushed tables through memory maps, and a page the filesystem cannot
+// allocate would end the process with SIGBUS instead of an error.
+var ErrNoRoomToFlush = errors.New("the database was not flushed: the disk has no room for it")
+
+// roomToFlush reports whether the disk has room for what Close writes: the
+// memtables still in write-ahead logs, flushed into level 0 tables, and
+// the compaction of level 0 that Badger runs on close. It answers nil, or
+// an error matching ErrNoRoomToFlush that says where the writes are kept.
+func (s *Store) roomToFlush() error {
+	wal := memtablesToFlush(s.dir)
+	need := wal*5/4 + openMargin
+	for _, l := range s.db.Levels() {
+		if l.Level == 0 || l.IsBaseLevel {
+			need += l.Size
+		}
+	}
+	free, err := s.space.free()
+	if err != nil || free >= need {
+		return nil
+	}
+	return fmt.Errorf("%w (%s free on the filesystem of %s, %s needed); nothing acknowledged is lost: the writes not yet flushed (%s) are in the write-ahead log (%s), which the next start replays once space is freed",
+		ErrNoRoomToFlush, byteSize(free), s.dir, byteSize(need), byteSize(wal), filepath.Join(s.dir, "*.mem"))
 }

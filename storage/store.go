@@ -218,7 +218,8 @@ func (s *Store) CompactionDue() bool {
 // acknowledged before Close are durable. A database that cannot be
 // flushed within closeTimeout (a data directory that became read-only) is
 // left as it is: Close then returns an error matching ErrCloseTimedOut,
-// and the process should exit, the lock being released with it. Calls
+// and the process should exit, the lock being released with it. So is one
+// whose flush the disk has no room for (ErrNoRoomToFlush). Calls
 // after the first return nil.
 func (s *Store) Close() error {
 	var err error
@@ -234,9 +235,14 @@ func (s *Store) Close() error {
 			s.groupMu.Unlock()
 			close(s.stop)
 			s.done.Wait()
+			if s.space.readOnly.Load() == nil {
+				if err := s.roomToFlush(); err != nil {
+					return err
+				}
+			}
 			return s.db.Close()
 		})
-		if errors.Is(err, ErrCloseTimedOut) {
+		if errors.Is(err, ErrCloseTimedOut) || errors.Is(err, ErrNoRoomToFlush) {
 			return
 		}
 		s.lock.Close()
