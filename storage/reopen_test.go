@@ -69,6 +69,11 @@ func TestReopenWritable(t *testing.T) {
 	// swapped.
 	stop := make(chan struct{})
 	var readers sync.WaitGroup
+	stopReaders := sync.OnceFunc(func() {
+		close(stop)
+		readers.Wait()
+	})
+	defer stopReaders() // before Close, even when the test fails
 	readErrs := make(chan error, 4)
 	for range 4 {
 		readers.Add(1)
@@ -99,8 +104,7 @@ func TestReopenWritable(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	close(stop)
-	readers.Wait()
+	stopReaders()
 	close(readErrs)
 	for err := range readErrs {
 		t.Errorf("read during the reopen: %v", err)
