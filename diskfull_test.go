@@ -92,7 +92,10 @@ var (
 	noRoomLine = regexp.MustCompile(`onboard: the database was not flushed: the disk has no room for it \(\d+ B free on the filesystem of \S+/badger, [\d.]+ [KM]iB needed\); nothing acknowledged is lost: the writes not yet flushed \([\d.]+ [KM]?i?B\) are in the write-ahead log \(\S+/badger/\*\.mem\), which the next start replays once space is freed\n`)
 	// readOnlyLine is serve's log line when it opened the database
 	// read-only for want of space.
-	readOnlyLine = regexp.MustCompile(`level=ERROR msg="storage: insufficient storage, the database is open read-only; writes are refused until onboard is restarted with space freed"`)
+	readOnlyLine = regexp.MustCompile(`level=ERROR msg="storage: insufficient storage, the database is open read-only; writes are refused until space is freed, when it reopens for writing by itself"`)
+	// reopenedLine is serve's log line when it has reopened for writing
+	// a database opened read-only.
+	reopenedLine = regexp.MustCompile(`level=INFO msg="storage: disk space is back, the database is open for writing again"`)
 )
 
 // formLink and downloadLink find the path of an application's form link
@@ -108,7 +111,8 @@ var (
 // not a crash: writes answer 503 Insufficient storage, reads still answer,
 // /readyz and the metrics say why, the refusal is logged once; a restart
 // on the full disk serves reads, and so does `apps verify-log`; once space
-// is freed, writes resume without a restart.
+// is freed, writes resume without a restart, also when the database was
+// opened read-only on a disk with no byte free.
 func TestFullDisk(t *testing.T) {
 	t.Parallel()
 	mnt := mountTmpfs(t, 8<<20)
@@ -126,7 +130,7 @@ func TestFullDisk(t *testing.T) {
 	// Fill the disk with creates and submissions (which store the sandbox
 	// documents) until a write is refused.
 	var accepted int
-	var lastID string
+	var lastID string // the last application submitted
 	create := func() (int, string) {
 		return p.call(t, http.MethodPost, "/api/external/applications", key, createBody)
 	}
@@ -139,10 +143,10 @@ func TestFullDisk(t *testing.T) {
 			if err := json.Unmarshal([]byte(body), &created); err != nil {
 				t.Fatal(err)
 			}
-			lastID = created.ApplicationID
 			accepted++
-			status, body = p.call(t, http.MethodPost, "/api/external/test-helpers/applications/"+lastID+"/submit", key, "")
+			status, body = p.call(t, http.MethodPost, "/api/external/test-helpers/applications/"+created.ApplicationID+"/submit", key, "")
 			if status == http.StatusOK {
+				lastID = created.ApplicationID // one with documents to download
 				accepted++
 				continue
 			}
@@ -210,26 +214,32 @@ func TestFullDisk(t *testing.T) {
 	p.waitForLog(t, refusedLine, 20*time.Second)
 	wantFull(p, refusedLine)
 
-	// Free the space: writes resume by themselves.
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		status, body := p.call(t, http.MethodGet, "/readyz", "", "")
-		if status == http.StatusOK {
-			break
+	// Free the space: writes resume by themselves. It answers the body of
+	// the create that proves it.
+	wantResumed := func(p *serveProc, logged *regexp.Regexp) string {
+		t.Helper()
+		if err := os.Remove(filler); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz still %d %s 30s after space was freed (%d bytes free)", status, body, freeSpace(t, mnt))
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			status, body := p.call(t, http.MethodGet, "/readyz", "", "")
+			if status == http.StatusOK {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/readyz still %d %s 30s after space was freed (%d bytes free)\nstderr:\n%s", status, body, freeSpace(t, mnt), p.stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
+		p.waitForLog(t, logged, 20*time.Second)
+		created := p.wantStatus(t, http.StatusCreated, http.MethodPost, "/api/external/applications", key, createBody)
+		if got := metricSeries(t, scrapeURL(t, p.base+"/metrics"), "onboard_storage_writes_refused")[""]; got != 0 {
+			t.Errorf("onboard_storage_writes_refused after space was freed = %v, want 0", got)
+		}
+		return created
 	}
-	p.waitForLog(t, resumedLine, 20*time.Second)
-	created := p.wantStatus(t, http.StatusCreated, http.MethodPost, "/api/external/applications", key, createBody)
-	if got := metricSeries(t, scrapeURL(t, p.base+"/metrics"), "onboard_storage_writes_refused")[""]; got != 0 {
-		t.Errorf("onboard_storage_writes_refused after space was freed = %v, want 0", got)
-	}
+	created := wantResumed(p, resumedLine)
 
 	// Something else fills the disk to its last byte under the running
 	// server, whose memtable holds that create: the flush on stop would be
@@ -251,23 +261,22 @@ func TestFullDisk(t *testing.T) {
 
 	// A disk filled to the last byte by something else. A database closed
 	// cleanly opens read-only (Badger's first write would be a SIGBUS):
-	// reads are served, writes refused until a restart with space freed.
+	// reads are served, writes refused; once space is freed, the database
+	// is reopened for writing, without a restart.
 	fillTo(t, filler, 0)
 	if r := mustRun(t, "apps", "verify-log", "--data-dir", data); !strings.HasPrefix(r.stdout, "OK: ") {
 		t.Errorf("verify-log on a disk with no byte free: %q", r.stdout)
 	}
 	p = startServe(t, "--config", config, "--data-dir", data)
 	wantFull(p, readOnlyLine)
+	wantResumed(p, reopenedLine)
 	if code := p.stop(t); code != 0 {
-		t.Fatalf("stop a read-only server: exit code %d\nstderr:\n%s", code, p.stderr.String())
+		t.Fatalf("stop a server reopened for writing: exit code %d\nstderr:\n%s", code, p.stderr.String())
 	}
 
 	// A server killed with writes in its write-ahead log, on a disk with
 	// no byte free: the log cannot be replayed, so the database is not
 	// opened, and the commands say so instead of crashing.
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
 	p = startServe(t, "--config", config, "--data-dir", data)
 	p.wantStatus(t, http.StatusCreated, http.MethodPost, "/api/external/applications", key, createBody)
 	if err := p.cmd.Process.Kill(); err != nil {

@@ -85,15 +85,14 @@ func (s *Store) Application(_ context.Context, id string) (*onboarding.Applicati
 // returns it but without copying it: it may be the one the cache keeps,
 // shared with every other reader, so read must not change it or keep any
 // part of it once it returns. It answers read's error. A current cache
-// entry (appCache) is read without a database transaction, while the
-// database is open.
+// entry (appCache) is read without a database transaction, until Close.
 func (s *Store) ReadApplication(_ context.Context, id string, read func(*onboarding.Application) error) error {
 	u, err := parseAppID(id)
 	if err != nil {
 		return err
 	}
 	app, count := s.apps.current(u)
-	if app != nil && !s.db.IsClosed() {
+	if app != nil && !s.closing.Load() {
 		return read(app)
 	}
 	var version uint64

@@ -42,6 +42,8 @@ type Snapshot struct {
 // the number of keys and the blobs the snapshot's records refer to. Writes
 // go on meanwhile; none that commits after the snapshot is taken is in it.
 func (s *Store) Backup(ctx context.Context, w io.Writer) (Snapshot, error) {
+	s.rlockDB()
+	defer s.dbMu.RUnlock()
 	stream := s.db.NewStream()
 	stream.LogPrefix = "onboard backup"
 	stream.NumGo = 1 // one goroutine, one transaction: one snapshot

@@ -13,7 +13,7 @@ import (
 // snapshot of the records.
 func (s *Store) BlobReferences(ctx context.Context) (map[string]bool, error) {
 	set := map[string]bool{}
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		for _, prefix := range []string{prefixApp, prefixRFI} {
 			for item := range scanPrefix(txn, []byte(prefix), scanOpts{prefetch: 64}) {
 				if err := ctx.Err(); err != nil {

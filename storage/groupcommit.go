@@ -193,7 +193,7 @@ func (s *Store) readVersions(group []*groupedUpdate, results []groupResult) {
 	if len(wanted) == 0 {
 		return
 	}
-	_ = s.db.View(func(txn *badger.Txn) error {
+	_ = s.view(func(txn *badger.Txn) error {
 		for _, i := range wanted {
 			if item, err := txn.Get(group[i].versionOf); err == nil {
 				results[i].version = item.Version()

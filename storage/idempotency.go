@@ -33,6 +33,8 @@ func (s *Store) SaveResponse(clientID, key string, record json.RawMessage, ttl t
 		done(err)
 		return
 	}
+	s.rlockDB()
+	defer s.dbMu.RUnlock()
 	txn := s.db.NewTransaction(true)
 	if err := txn.SetEntry(badger.NewEntry(idempotencyKey(clientID, key), b).WithTTL(ttl)); err != nil {
 		txn.Discard()

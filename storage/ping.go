@@ -13,7 +13,7 @@ var errClosed = errors.New("the store is closed")
 // Ping reports whether the Store is open and answers a read: the check of
 // GET /readyz. It reads one small key, the schema version.
 func (s *Store) Ping(ctx context.Context) error {
-	if s.db.IsClosed() {
+	if s.closing.Load() {
 		return errClosed
 	}
 	if err := ctx.Err(); err != nil {

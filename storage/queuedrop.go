@@ -88,11 +88,13 @@ func (s *Store) dropLeftovers(eps []*onboarding.Endpoint, at time.Time) bool {
 	left := false
 	for _, ep := range eps {
 		more := false
+		s.rlockDB()
 		err := s.db.Update(func(txn *badger.Txn) error {
 			var err error
 			more, err = s.dropQueueBatch(txn, ep.ID, at)
 			return err
 		})
+		s.dbMu.RUnlock()
 		switch {
 		case errors.Is(err, badger.ErrConflict):
 			left = true

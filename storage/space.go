@@ -25,7 +25,9 @@ import (
 // still write on its own once the writes already admitted are in (see
 // Store.spaceNeeded). Reads never ask. The refusal lifts, by itself, once
 // the free space is back above the reserve with some slack, seen by the
-// next write or by the gate's own look every spaceEvery.
+// next write or by the gate's own look every spaceEvery. A database opened
+// read-only for want of space (openMode) is reopened for writing by that
+// look too, once the free space allows the open and the reserve after it.
 const (
 	// spaceMargin is the part of the reserve that does not depend on the
 	// database: the writes admitted between two looks at the free space
@@ -67,14 +69,20 @@ type spaceGate struct {
 	lastFree  atomic.Int64 // the free space last seen
 	refused   atomic.Bool
 	flip      sync.Mutex // orders the state changes and their log lines
-	// readOnly, once set (openedReadOnly), refuses every write.
+	// readOnly, set while the database is open read-only
+	// (openedReadOnly), refuses every write.
 	readOnly atomic.Pointer[spaceError]
+	// reopen reopens a database open read-only for writing (see
+	// Store.reopenWritable); reopenLogged, used by watch alone, keeps its
+	// failures to one log line.
+	reopen       func() (bool, error)
+	reopenLogged bool
 }
 
-// newSpaceGate returns the gate of the filesystem holding dir, with the
-// reserve need measures.
-func newSpaceGate(dir string, need func() int64, log *slog.Logger, now func() time.Time) *spaceGate {
-	g := &spaceGate{dir: dir, free: func() (int64, error) { return freeBytes(dir) }, need: need, log: log, now: now}
+// newSpaceGate returns the gate of the filesystem holding dir, whose free
+// space free measures (freeBytes), with the reserve need measures.
+func newSpaceGate(dir string, free func(string) (int64, error), need func() int64, log *slog.Logger, now func() time.Time) *spaceGate {
+	g := &spaceGate{dir: dir, free: func() (int64, error) { return free(dir) }, need: need, log: log, now: now}
 	g.measure()
 	return g
 }
@@ -97,7 +105,7 @@ func (e *spaceError) Error() string {
 const (
 	refusedWrites   = "to accept writes; writes are refused until space is freed"
 	refusedOpen     = "to open the database (to flush its write-ahead log); free space and start again"
-	refusedReadOnly = "to open the database for writing: it is open read-only, and writes are refused until onboard is restarted with space freed"
+	refusedReadOnly = "to open the database for writing: it is open read-only, and writes are refused until space is freed, when it reopens for writing by itself"
 )
 
 func (e *spaceError) Unwrap() error { return onboarding.ErrInsufficientStorage }
@@ -112,6 +120,10 @@ func (g *spaceGate) allow() error { return g.admit(0) }
 // way to fail.
 func (g *spaceGate) admit(n int64) error {
 	if e := g.readOnly.Load(); e != nil {
+		if free, err := g.free(); err == nil {
+			g.lastFree.Store(free)
+			return &spaceError{dir: g.dir, free: free, need: g.writableNeed(), what: refusedReadOnly}
+		}
 		return e
 	}
 	free, err := g.free()
@@ -158,14 +170,57 @@ func (g *spaceGate) set(refused bool, free, reserve int64) {
 	g.log.Info("storage: disk space is back, writes resume", "dir", g.dir, "free_bytes", free, "reserve_bytes", reserve)
 }
 
-// openedReadOnly refuses every write from now on, the database having been
-// opened read-only for want of space (see openMode), and logs why once.
-func (g *spaceGate) openedReadOnly(e *spaceError) {
+// openedReadOnly refuses every write, the database having been opened
+// read-only for want of space (see openMode), and logs why once, until
+// watch has reopened it for writing with reopen. reopen answers false
+// when it could not start yet (readers were busy), and an error when the
+// database could not be opened for writing and stays read-only.
+func (g *spaceGate) openedReadOnly(e *spaceError, reopen func() (bool, error)) {
+	g.reopen = reopen
 	g.readOnly.Store(e)
 	g.lastFree.Store(e.free)
 	g.refused.Store(true)
-	g.log.Error("storage: insufficient storage, the database is open read-only; writes are refused until onboard is restarted with space freed",
-		"dir", g.dir, "free_bytes", e.free, "needed_bytes", e.need)
+	g.log.Error("storage: insufficient storage, the database is open read-only; writes are refused until space is freed, when it reopens for writing by itself",
+		"dir", g.dir, "free_bytes", e.free, "needed_bytes", g.writableNeed())
+}
+
+// writableNeed is the free space a database open read-only needs to be
+// reopened for writing: the open's (openNeed), and the reserve after it
+// with the slack that lifts a refusal.
+func (g *spaceGate) writableNeed() int64 {
+	return openNeed(g.dir) + g.currentReserve() + spaceSlack
+}
+
+// tryReopen reopens the database open read-only for writing once the free
+// space allows it, and then lets writes in, saying so once.
+func (g *spaceGate) tryReopen() {
+	free, err := g.free()
+	if err != nil {
+		return
+	}
+	g.lastFree.Store(free)
+	if free < g.writableNeed() {
+		return
+	}
+	done, err := g.reopen()
+	if err != nil {
+		if !g.reopenLogged {
+			g.reopenLogged = true
+			g.log.Error("storage: the database could not be reopened for writing; it stays read-only, and the reopen is tried again",
+				"dir", g.dir, "err", err)
+		}
+		return
+	}
+	if !done {
+		return
+	}
+	g.measure()
+	g.flip.Lock()
+	defer g.flip.Unlock()
+	g.readOnly.Store(nil)
+	g.refused.Store(false)
+	g.log.Info("storage: disk space is back, the database is open for writing again",
+		"dir", g.dir, "free_bytes", free, "reserve_bytes", g.reserve.Load())
 }
 
 // currentReserve is the reserve, measured again when the last measure is
@@ -193,6 +248,10 @@ func (g *spaceGate) watch(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
+			if g.readOnly.Load() != nil {
+				g.tryReopen()
+				continue
+			}
 			_ = g.allow()
 		}
 	}
@@ -211,6 +270,8 @@ func (g *spaceGate) watch(stop <-chan struct{}) {
 // one table at a time, small beside this reserve.
 func (s *Store) spaceNeeded() int64 {
 	need := int64(spaceMargin) + memtablesToFlush(s.dir)*5/4
+	s.rlockDB()
+	defer s.dbMu.RUnlock()
 	if !s.db.IsClosed() {
 		for _, l := range s.db.Levels() {
 			if l.Level == 0 || l.IsBaseLevel {
@@ -249,13 +310,13 @@ func memtablesToFlush(dir string) int64 {
 // read-only, which writes nothing: readOnly is the *spaceError that says
 // why. One with them cannot (Badger refuses to open a log it may not
 // truncate read-only): the error says so.
-func openMode(dir string) (readOnly *spaceError, err error) {
+func openMode(dir string, freeBytes func(string) (int64, error)) (readOnly *spaceError, err error) {
 	free, err := freeBytes(dir)
 	if err != nil {
 		return nil, nil
 	}
 	wal := memtablesToFlush(dir)
-	need := wal*5/4 + openMargin
+	need := openNeed(dir)
 	switch {
 	case free >= need:
 		return nil, nil
@@ -263,6 +324,12 @@ func openMode(dir string) (readOnly *spaceError, err error) {
 		return nil, &spaceError{dir: dir, free: free, need: need, what: refusedOpen}
 	}
 	return &spaceError{dir: dir, free: free, need: need, what: refusedReadOnly}, nil
+}
+
+// openNeed is the free space opening the database in dir for writing
+// takes: flushing the memtables left in write-ahead logs, and openMargin.
+func openNeed(dir string) int64 {
+	return memtablesToFlush(dir)*5/4 + openMargin
 }
 
 // freeBytes is the space the filesystem holding dir gives an unprivileged

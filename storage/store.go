@@ -43,6 +43,10 @@ type Options struct {
 	// (appCache), in bytes of the records' JSON; 0 is the default, 8 MiB,
 	// and a negative budget turns the cache off.
 	AppCacheBytes int
+
+	// freeBytes, for tests, is the free space of the filesystem holding
+	// a directory; default freeBytes.
+	freeBytes func(dir string) (int64, error)
 }
 
 // Store is the Badger-backed onboarding.Store. Its methods return
@@ -51,11 +55,22 @@ type Options struct {
 // still lost write conflicts to concurrent ones after its retries, which
 // the caller may try again; every other error is unexpected.
 type Store struct {
-	db   *badger.DB
-	dir  string   // the database's directory, absolute and free of symbolic links (PageOut)
-	lock *os.File // holds an exclusive flock while the Store is open
-	log  *slog.Logger
-	now  func() time.Time
+	// db is the database; dbMu guards it against the reopen of a database
+	// opened read-only for want of space (reopenWritable), which swaps it.
+	// Every use of db holds dbMu for reading (rlockDB) for the whole
+	// transaction, iteration or stream; the reopen takes it for writing
+	// (lockDB). swapping is set while the reopen waits (reopen.go).
+	db       *badger.DB
+	dbMu     sync.RWMutex
+	swapping atomic.Pointer[chan struct{}]
+	bopts    badger.Options // the options of a database open for writing
+	// closing, set as Close starts, stops reads from the application
+	// cache, which do not touch db.
+	closing atomic.Bool
+	dir     string   // the database's directory, absolute and free of symbolic links (PageOut)
+	lock    *os.File // holds an exclusive flock while the Store is open
+	log     *slog.Logger
+	now     func() time.Time
 
 	seqMu sync.Mutex
 	seq   *ulid.MonotonicEntropy
@@ -135,15 +150,19 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	readOnly, err := openMode(dir)
+	if opts.freeBytes == nil {
+		opts.freeBytes = freeBytes
+	}
+	readOnly, err := openMode(dir, opts.freeBytes)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
 	s := &Store{dir: real, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
 	bopts := badgerOptions(dir, slog.New(lastError{next: opts.Logger.Handler(), last: &s.badgerErr}))
+	s.bopts = bopts
 	if readOnly != nil {
-		bopts = bopts.WithReadOnly(true).WithCompactL0OnClose(false)
+		bopts = readOnlyOptions(bopts)
 	}
 	db, err := badger.Open(bopts)
 	if err != nil {
@@ -151,9 +170,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
 	}
 	s.db = db
-	s.space = newSpaceGate(real, s.spaceNeeded, opts.Logger, time.Now)
+	s.space = newSpaceGate(real, opts.freeBytes, s.spaceNeeded, opts.Logger, time.Now)
 	if readOnly != nil {
-		s.space.openedReadOnly(readOnly)
+		s.space.openedReadOnly(readOnly, s.reopenWritable)
 	} else {
 		_ = s.space.allow() // a start on a full disk says so at once
 	}
@@ -185,6 +204,8 @@ func Open(dir string, opts Options) (*Store, error) {
 // that the operation is not measured against the compaction of what the
 // one before it wrote.
 func (s *Store) CompactionDue() bool {
+	s.rlockDB()
+	defer s.dbMu.RUnlock()
 	for _, l := range s.db.Levels() {
 		if l.Adjusted >= 1 {
 			return true
@@ -203,6 +224,7 @@ func (s *Store) CompactionDue() bool {
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.closing.Store(true)
 		s.badgerErr.Store(nil) // name only what failed while closing
 		// Each step may wait on a Badger that cannot write: a commit of
 		// the group loop stalls on a full memtable that cannot be flushed,
@@ -269,7 +291,7 @@ func (s *Store) gcLoop(every time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
-			for s.space.roomFor(vlogGCRewrite) && s.db.RunValueLogGC(0.5) == nil {
+			for s.space.roomFor(vlogGCRewrite) && s.runValueLogGC() == nil {
 			}
 			if err := s.dropOrphanQueues(ctx); err != nil && ctx.Err() == nil {
 				s.log.Error("webhooks: drop the queues of removed endpoints", "err", err)
@@ -306,7 +328,9 @@ func (s *Store) update(ctx context.Context, fn func(*badger.Txn) error) error {
 		if err = ctx.Err(); err != nil {
 			return err
 		}
+		s.rlockDB()
 		err = s.db.Update(fn)
+		s.dbMu.RUnlock()
 		if !errors.Is(err, badger.ErrConflict) {
 			return err
 		}
@@ -315,8 +339,18 @@ func (s *Store) update(ctx context.Context, fn func(*badger.Txn) error) error {
 	return translateConflict(fmt.Errorf("transaction still conflicting after %d attempts: %w", maxAttempts, err))
 }
 
+// view runs fn in a read-only transaction.
 func (s *Store) view(fn func(*badger.Txn) error) error {
+	s.rlockDB()
+	defer s.dbMu.RUnlock()
 	return s.db.View(fn)
+}
+
+// runValueLogGC runs one round of value-log garbage collection.
+func (s *Store) runValueLogGC() error {
+	s.rlockDB()
+	defer s.dbMu.RUnlock()
+	return s.db.RunValueLogGC(0.5)
 }
 
 // nextULID returns a ULID greater than any this Store issued before.
