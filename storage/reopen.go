@@ -20,7 +20,8 @@ func readOnlyOptions(opts badger.Options) badger.Options {
 // reopenWritable closes the database, open read-only for want of space,
 // and opens it again for writing, with Badger's compactions and flushes
 // (the space gate calls it once the free space allows). Readers wait for
-// the swap, whose open replays nothing (the database was closed cleanly);
+// the swap, whose open flushes the write-ahead logs the read-only one
+// replayed into memory (the gate waits for room for them);
 // the read-only database is closed before the other is opened, Badger's
 // directory lock allowing only one. It answers false, having changed
 // nothing, when readers kept the database busy for reopenWait; and an
@@ -39,7 +40,7 @@ func (s *Store) reopenWritable() (bool, error) {
 		return true, nil
 	}
 	err = fmt.Errorf("open database %s for writing: %w", s.dir, err)
-	ro, roErr := badger.Open(readOnlyOptions(s.bopts))
+	ro, roErr := openReadOnly(s.bopts)
 	if roErr != nil {
 		return false, fmt.Errorf("%w; reopen it read-only: %v", err, roErr)
 	}

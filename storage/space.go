@@ -104,7 +104,6 @@ func (e *spaceError) Error() string {
 // What a spaceError says is refused.
 const (
 	refusedWrites   = "to accept writes; writes are refused until space is freed"
-	refusedOpen     = "to open the database (to flush its write-ahead log); free space and start again"
 	refusedReadOnly = "to open the database for writing: it is open read-only, and writes are refused until space is freed, when it reopens for writing by itself"
 )
 
@@ -305,23 +304,17 @@ func memtablesToFlush(dir string) int64 {
 // openMode decides how the database in dir can be opened in the free space
 // of its filesystem. Opening it for writing takes openMargin, plus the
 // size of the memtables left in write-ahead logs, which Badger flushes as
-// it opens, through memory maps: short of that it would die of SIGBUS. A
-// database without such logs (closed cleanly) can then still be opened
-// read-only, which writes nothing: readOnly is the *spaceError that says
-// why. One with them cannot (Badger refuses to open a log it may not
-// truncate read-only): the error says so.
+// it opens, through memory maps: short of that it would die of SIGBUS. It
+// is then opened read-only (openReadOnly), which replays those logs into
+// memory and writes nothing: readOnly is the *spaceError that says why.
 func openMode(dir string, freeBytes func(string) (int64, error)) (readOnly *spaceError, err error) {
 	free, err := freeBytes(dir)
 	if err != nil {
 		return nil, nil
 	}
-	wal := memtablesToFlush(dir)
 	need := openNeed(dir)
-	switch {
-	case free >= need:
+	if free >= need {
 		return nil, nil
-	case wal > 0:
-		return nil, &spaceError{dir: dir, free: free, need: need, what: refusedOpen}
 	}
 	return &spaceError{dir: dir, free: free, need: need, what: refusedReadOnly}, nil
 }

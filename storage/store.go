@@ -161,10 +161,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{dir: real, lock: lock, log: opts.Logger, now: opts.Now, seq: ulid.Monotonic(rand.Reader, 0), apps: newAppCache(opts.AppCacheBytes), updates: make(chan *groupedUpdate, 2*maxGroup), stop: make(chan struct{})}
 	bopts := badgerOptions(dir, slog.New(lastError{next: opts.Logger.Handler(), last: &s.badgerErr}))
 	s.bopts = bopts
+	open := badger.Open
 	if readOnly != nil {
-		bopts = readOnlyOptions(bopts)
+		open = openReadOnly
 	}
-	db, err := badger.Open(bopts)
+	db, err := open(bopts)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", dir, err)
