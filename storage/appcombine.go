@@ -280,7 +280,7 @@ func chainChanges(id uuid.UUID, app *onboarding.Application, batch []*appChange,
 			continue
 		}
 		next := w.app.Clone()
-		ch, err, panicked := runChange(c.change, next)
+		ch, panicked, err := runChange(c.change, next)
 		switch {
 		case panicked != nil:
 			answers[i] = appAnswer{panicked: panicked}
@@ -308,14 +308,14 @@ func chainChanges(id uuid.UUID, app *onboarding.Application, batch []*appChange,
 }
 
 // runChange runs change on app, recovering a panic in it.
-func runChange(change func(*onboarding.Application) (onboarding.Changes, error), app *onboarding.Application) (ch onboarding.Changes, err error, panicked any) {
+func runChange(change func(*onboarding.Application) (onboarding.Changes, error), app *onboarding.Application) (ch onboarding.Changes, panicked any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			panicked = p
 		}
 	}()
 	ch, err = change(app)
-	return ch, err, nil
+	return ch, nil, err
 }
 
 // answerAll answers every change of a batch with err.
