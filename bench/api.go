@@ -190,7 +190,8 @@ func (a *benchAPI) saveStage(ap *benchApplicant, description string) error {
 const poolMargin = 2
 
 // measureAPI runs every operation of the API for d each, on the fixtures:
-// create in rounds, quiet and busy (measureCreates), then the others.
+// create in rounds, quiet and busy (measureCreates), then the others
+// (PATCH twice: spread over the applications, and all of one, patch hot).
 // Before each, it lets the server fetch the registry documents of the
 // applications created so far (settle).
 // After each operation it lets the server settle again and measures the
@@ -223,6 +224,11 @@ func (a *benchAPI) measureAPI(srv Server, f *benchFixtures, ceilings *benchCeili
 		// Workers PATCH different applications.
 		id := f.apps[(w+i*concurrency)%n]
 		return a.call("PATCH", "/applications/"+id, fmt.Sprintf(`{"fields":{"business_description":"Bench %d-%d"}}`, w, i), http.StatusOK, nil)
+	})
+	phase("patch hot", CeilingInsert, func(w, i int) error {
+		// Every worker PATCHes the same application: updates of one
+		// record queue behind one another.
+		return a.call("PATCH", "/applications/"+f.apps[0], fmt.Sprintf(`{"fields":{"business_description":"Bench hot %d-%d"}}`, w, i), http.StatusOK, nil)
 	})
 	// Each application takes two decisions, referred and then approved
 	// (one transaction each), so the pool needs half as many.

@@ -112,125 +112,44 @@ func (s *Store) ReadApplication(_ context.Context, id string, read func(*onboard
 // the group commit's (groupcommit.go), shared with the other writes asked
 // for meanwhile.
 //
-// The application's lock is held throughout, so no other update of it
-// runs meanwhile. The application is read, changed and encoded on the
-// caller's goroutine, in parallel with the other callers, starting from
+// Updates of one application are applied one after the other, each on
+// what the one before it wrote, under the application's lock; those that
+// queue behind one another are combined (appcombine.go): the caller that
+// leads applies them in turn, each on the result of the one before, and
+// they are committed together, each caller answered with the application
+// as its own change left it. The application is changed and encoded on
+// the leader's goroutine, outside the group's transaction, starting from
 // the cached application when there is one; the group's transaction only
 // checks that the record is still the version read (it is, unless
 // something wrote it without the lock or the cache held an older
-// version; then the update starts again, from a read) and writes. The
-// updated application is kept in the cache, with the version its commit
-// gave it, for the next update or read.
+// version; then the changes are applied again, from a read) and writes.
+// The updated application is kept in the cache, with the version its
+// commit gave it, for the next update or read. ctx is checked before the
+// change is applied: once applied, it is committed or fails with the
+// others.
 func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*onboarding.Application) (onboarding.Changes, error)) (*onboarding.Application, error) {
 	u, err := parseAppID(id)
 	if err != nil {
 		return nil, err
 	}
-	lock := s.appLock(u)
-	lock.Lock()
-	defer lock.Unlock()
-	s.apps.beginWrite(u) // before anything commits: no read may take the entry as current
-	defer s.apps.endWrite(u)
-	key := appKey(u)
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		// First from the cache, without a read of the database: under
-		// the lock, the application as this process last wrote it is
-		// most likely still its latest version, and the group's check
-		// below says whether it is (if not, the next attempt reads).
-		// A read would wait for whatever commit is in flight (Badger's
-		// read timestamp waits for every commit before it), about half
-		// a millisecond a PATCH under load.
-		// The activity log's head comes with the record, from the cache
-		// entry (when the entry knows it) or from the read's snapshot,
-		// so that the group, where every microsecond delays every
-		// writer, does not read it (logHead says why the version check
-		// covers it).
-		var app *onboarding.Application
-		var version uint64
-		var head logHead
-		if attempt == 0 {
-			app, version, head = s.apps.latest(u)
-		}
-		cached := app != nil
-		if cached {
-			app = app.Clone()
-		} else if err := s.view(func(txn *badger.Txn) error {
-			var err error
-			if app, version, err = s.readApplicationVersion(txn, u, true); err != nil {
-				return err
-			}
-			h, err := activityHead(txn, u)
-			head = logHead{head: h, known: err == nil}
-			return err
-		}); err != nil {
-			return nil, err
-		}
-		oldIx := appIndexes(app, u)
-		oldID, oldOrg, oldSeq := app.ID, app.OrgID, app.Seq
-		ch, err := change(app)
-		if err != nil && cached {
-			continue // refused on the cached application: decide on the stored one
-		}
-		if err != nil {
-			return nil, err
-		}
-		if app.ID != oldID || app.OrgID != oldOrg || app.Seq != oldSeq {
-			return nil, fmt.Errorf("update application %s: id, organization and sequence are immutable", id)
-		}
-		rec, err := encode(app)
-		if err != nil {
-			return nil, err
-		}
-		events, err := encodeEvents(ch.Events)
-		if err != nil {
-			return nil, err
-		}
-		outcome, err := encodeOutcome(ch.Idempotent)
-		if err != nil {
-			return nil, err
-		}
-		newIx := appIndexes(app, u)
-		var dues dueWrites
-		var written logHead
-		newVersion, err := s.groupedVersion(ctx, key, func(txn *badger.Txn) (func() error, error) {
-			dues, written = dueWrites{}, logHead{}
-			switch item, err := txn.Get(key); {
-			case errors.Is(err, badger.ErrKeyNotFound):
-				return nil, onboarding.ErrNotFound
-			case err != nil:
-				return nil, err
-			case item.Version() != version:
-				return nil, errStale
-			}
-			return func() error {
-				if err := txn.Set(key, rec); err != nil {
-					return err
-				}
-				if err := rewriteIndexes(txn, oldIx, newIx); err != nil {
-					return err
-				}
-				var err error
-				if written, err = s.appendActivityAfter(txn, u, head, ch.Log); err != nil {
-					return err
-				}
-				if err := writeOutcome(txn, outcome); err != nil {
-					return err
-				}
-				dues = eventDues(ch.Events)
-				return s.writeEventRecords(txn, events)
-			}, nil
-		})
-		s.due.lower(dues)
-		if errors.Is(err, errStale) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		s.keepWritten(u, app, jsonSize(rec), written, newVersion)
-		return app, nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("update application %s: the record kept changing while it was updated", id)
+	c := &appChange{ctx: ctx, change: change, done: make(chan appAnswer, 1)}
+	lead := s.hot.join(u, c)
+	var a appAnswer
+	if !lead {
+		a = <-c.done // the answer, or the lead
+		lead = a.lead
+	}
+	if lead {
+		s.lead(u, c)
+		a = <-c.done
+	}
+	if a.panicked != nil {
+		panic(a.panicked)
+	}
+	return a.app, a.err
 }
 
 // errStale answers a grouped update whose record changed after it was read.

@@ -22,6 +22,10 @@ import (
 // group); the loop starts one transaction per group, when its last commit
 // is done, and finds everything that queued meanwhile.
 //
+// The updates of one application reach the loop already combined: one
+// grouped write for all those that queued behind one another
+// (appcombine.go), since each must start from what the one before wrote.
+//
 // A group succeeds or fails as a whole. When it fails (a conflict that its
 // retries did not get past, a write error, a transaction too big, a panic
 // while writing), each of its writes is tried again alone, so one bad

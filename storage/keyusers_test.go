@@ -18,7 +18,8 @@ import (
 // rest on who writes them: ReadApplication serves a current cache entry
 // without reading (appCache), which holds only while every write of an
 // application record is an UpdateApplication that brackets it with
-// beginWrite and endWrite (or the record's create); and UpdateApplication
+// beginWrite and endWrite (its leader's applyCombined, in lead), or the
+// record's create; and UpdateApplication
 // takes an application's log head from its cache entry or its read
 // (logHead), which holds only while every write of a head is in the
 // transaction that writes its record, under its lock, or drops the entry.
@@ -62,10 +63,11 @@ func TestRecordKeyUsers(t *testing.T) {
 		slices.Sort(users)
 	}
 	want := map[string][]string{
-		// Writers: CreateApplication, UpdateApplication (which also hands
-		// the key to the group loop, to read its new version: readVersions).
-		// The other reads.
-		"appKey": {"CreateApplication", "UpdateApplication", "readSharedApplication"},
+		// Writers: CreateApplication, and applyCombined, UpdateApplication's
+		// leader, under the lock, between beginWrite and endWrite (which
+		// also hands the key to the group loop, to read its new version:
+		// readVersions). The other reads.
+		"appKey": {"CreateApplication", "applyCombined", "readSharedApplication"},
 		// All read; indexPendingDocuments is the schema 2 migration, at
 		// open.
 		"prefixApp": {"BlobReferences", "appKey", "indexPendingDocuments", "noteBlobRefs"},

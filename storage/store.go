@@ -90,6 +90,9 @@ type Store struct {
 
 	// apps keeps decoded applications for the next read (appcache.go).
 	apps *appCache
+	// hot queues the updates of each application while one of its
+	// updates leads (appcombine.go).
+	hot appQueues
 	// endpoints holds each organization's webhook endpoint ids
 	// (endpointindex.go).
 	endpoints *endpointIndex
