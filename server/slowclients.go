@@ -195,7 +195,15 @@ func (s *Server) limitDownloads(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		defer s.downloads.release(client)
-		return next(c)
+		if err := next(c); err != nil {
+			return err
+		}
+		// The end of the file may still sit in the server's buffers: it
+		// leaves them within the slot, so that a client that reads nothing
+		// holds a download (and is capped) rather than a connection that
+		// is neither downloading nor idle.
+		_ = http.NewResponseController(c.Response().Writer).Flush()
+		return nil
 	}
 }
 

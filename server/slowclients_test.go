@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/labstack/echo/v4"
 
 	"onboard/blobs"
 	"onboard/onboarding"
@@ -388,5 +390,39 @@ func TestIdleConnectionsGiveWay(t *testing.T) {
 	case <-closed:
 	case <-time.After(guard):
 		t.Errorf("no idle connection was closed to let the new client in")
+	}
+}
+
+// flushSpy is a ResponseWriter that records, at each flush, how many
+// downloads were in progress.
+type flushSpy struct {
+	http.ResponseWriter
+	slots    *downloadSlots
+	inFlight []int
+}
+
+func (w *flushSpy) Flush() { w.inFlight = append(w.inFlight, w.slots.inProgress()) }
+
+// TestDownloadFlushesWithinItsSlot: a download's answer leaves the
+// server's buffers before its slot is given back, so that a client that
+// reads nothing of a small file holds a download, which the caps count,
+// and not a connection that is neither downloading nor idle, which
+// nothing counts and the listener cannot close.
+func TestDownloadFlushesWithinItsSlot(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	srv := New(Options{Service: e.svc, Responses: e.store, Now: e.clock.Now})
+	spy := &flushSpy{ResponseWriter: httptest.NewRecorder(), slots: srv.downloads}
+	c := srv.e.NewContext(httptest.NewRequest(http.MethodGet, "/files/x", nil), spy)
+	handler := srv.limitDownloads(func(c echo.Context) error {
+		return c.Blob(http.StatusOK, "application/pdf", []byte("%PDF-1.4 small"))
+	})
+	if err := handler(c); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{1}, spy.inFlight); diff != "" {
+		t.Errorf("downloads in progress at each flush (-want +got):\n%s", diff)
+	}
+	if n := srv.downloads.inProgress(); n != 0 {
+		t.Errorf("%d downloads in progress after the answer, want 0", n)
 	}
 }
