@@ -202,8 +202,28 @@ func (s *Server) limitDownloads(next echo.HandlerFunc) echo.HandlerFunc {
 		// leaves them within the slot, so that a client that reads nothing
 		// holds a download (and is capped) rather than a connection that
 		// is neither downloading nor idle.
-		_ = http.NewResponseController(c.Response().Writer).Flush()
+		flushAnswer(c.Response().Writer)
 		return nil
+	}
+}
+
+// flushAnswer flushes what w holds of the answer, unless a write of it
+// failed already (the client gone or too slow): flushing again would
+// wait a whole write timeout more for that client.
+func flushAnswer(w http.ResponseWriter) {
+	for {
+		if aw, ok := w.(*answerWriter); ok {
+			if aw.err == nil {
+				_ = aw.FlushError()
+			}
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			_ = http.NewResponseController(w).Flush()
+			return
+		}
+		w = u.Unwrap()
 	}
 }
 
