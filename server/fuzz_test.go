@@ -130,7 +130,8 @@ func failingFixture(body []byte) bool {
 // any field id and raw value, seeded with a value of every field type of
 // the standard form. The answer is 200 or a 4xx, never a 5xx; a 4xx leaves
 // the stored application as it was; a 200 stores what Field.Normalize
-// makes of the value (nothing when it clears the field).
+// makes of the value (nothing when it clears the field), a company number
+// in the registry's form.
 func FuzzPatchFieldValue(f *testing.F) {
 	for _, seed := range []struct{ id, value string }{
 		{"company_name", `"Northwind Trading Ltd"`}, {"company_name", `"  "`}, {"company_name", `null`},
@@ -177,6 +178,16 @@ func FuzzPatchFieldValue(f *testing.F) {
 		want, err := field.Normalize(value, e.clock.Now())
 		if err != nil {
 			t.Fatalf("PATCH %s = 200, yet Normalize refuses the value: %v", body, err)
+		}
+		// The application is a registry-verified GB company: its number
+		// is kept in the registry's form, as create keeps it.
+		var number string
+		if fieldID == "company_number" && json.Unmarshal(want, &number) == nil {
+			n, err := registry.NormalizeCompanyNumber("GB", number)
+			if err != nil {
+				t.Fatalf("PATCH %s = 200, yet the registry refuses the number: %v", body, err)
+			}
+			want, _ = json.Marshal(n)
 		}
 		// The same JSON value: the store re-encodes what it keeps, with
 		// encoding/json's HTML escaping ("&" as \u0026).
