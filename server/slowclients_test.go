@@ -65,24 +65,12 @@ func (l *watchedListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	closed := l.closedChan(c.RemoteAddr().String())
-	return &watchedConn{Conn: c, onClose: func() { <-l.slots; close(closed) }}, nil
+	return &limitedConn{Conn: c, release: func() { <-l.slots; close(closed) }}, nil
 }
 
 func (l *watchedListener) Close() error {
 	l.once.Do(func() { close(l.done) })
 	return l.Listener.Close()
-}
-
-type watchedConn struct {
-	net.Conn
-	once    sync.Once
-	onClose func()
-}
-
-func (c *watchedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.onClose)
-	return err
 }
 
 // slowReader is a download whose client reads its answer's head and then
