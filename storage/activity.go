@@ -12,6 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // Activity logs (keys.go: v/ and vh/). Every append computes the entries'
@@ -147,7 +148,7 @@ func loggedActivity(key, b []byte) (onboarding.LoggedActivity, error) {
 	if len(key) != len(prefixActivity)+16+16 {
 		return onboarding.LoggedActivity{}, fmt.Errorf("activity entry %x: malformed key", key)
 	}
-	if err := decode(b, &st); err != nil {
+	if err := record.Decode(b, &st); err != nil {
 		return onboarding.LoggedActivity{}, fmt.Errorf("activity entry %x: %w", key, err)
 	}
 	return onboarding.LoggedActivity{Seq: ulid.ULID(key[len(key)-16:]), Activity: st.Activity, Prev: st.Prev, Hash: st.Hash}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // readLog returns the subject's head and entries as ActivityLog reads them.
@@ -281,7 +282,7 @@ func legacyLog(t *testing.T, s *Store, id string, log []onboarding.Activity) {
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
 	for i := range log {
-		b, err := encode(&log[i])
+		b, err := record.Encode(&log[i])
 		if err != nil {
 			t.Fatal(err)
 		}

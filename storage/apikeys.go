@@ -9,11 +9,12 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // CreateAPIKey stores a new key and its organization index entry.
 func (s *Store) CreateAPIKey(ctx context.Context, k *onboarding.APIKey) error {
-	rec, err := encode(k)
+	rec, err := record.Encode(k)
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func (s *Store) APIKeys(_ context.Context, orgID string) ([]*onboarding.APIKey, 
 		for item := range scanPrefix(txn, prefix, scanOpts{keysOnly: orgID != ""}) {
 			var k onboarding.APIKey
 			if orgID == "" {
-				if err := item.Value(func(b []byte) error { return decode(b, &k) }); err != nil {
+				if err := item.Value(func(b []byte) error { return record.Decode(b, &k) }); err != nil {
 					return err
 				}
 			} else {

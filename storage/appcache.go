@@ -9,6 +9,7 @@ import (
 	"github.com/klauspost/compress/s2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // defaultAppCacheBytes is the default budget of the decoded-applications
@@ -278,7 +279,7 @@ func (c *appCache) room(size int, evict bool) bool {
 
 // jsonSize is the size of the JSON that a record encode wrote holds.
 func jsonSize(b []byte) int {
-	if len(b) > 0 && b[0] == codecS2JSON {
+	if len(b) > 0 && b[0] == record.CodecS2JSON {
 		if n, err := s2.DecodedLen(b[1:]); err == nil {
 			return n
 		}
@@ -326,7 +327,7 @@ func (s *Store) readSharedApplication(txn *badger.Txn, id uuid.UUID, evict bool)
 	var size int
 	if err := item.Value(func(b []byte) error {
 		size = jsonSize(b)
-		return decode(b, app)
+		return record.Decode(b, app)
 	}); err != nil {
 		return nil, 0, false, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // cached reports whether the store's cache holds application id.
@@ -160,7 +161,7 @@ func TestUpdateFromStaleCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	behind.Data.Fields["website"] = json.RawMessage(`"https://northwind.example"`)
-	rec, err := encode(behind)
+	rec, err := record.Encode(behind)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // Combining: updates of one application that queue behind one another are
@@ -205,7 +206,7 @@ func (s *Store) applyCombined(id uuid.UUID, batch []*appChange) []appAnswer {
 			}
 			return answers
 		}
-		rec, err := encode(w.app)
+		rec, err := record.Encode(w.app)
 		if err != nil {
 			return answerApplied(answers, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // isCurrent reports whether the cache holds application id's entry as
@@ -74,7 +75,7 @@ func TestReadCurrent(t *testing.T) {
 	// Behind the cache's back: a current entry is served without a read.
 	behind := app.Clone()
 	behind.Data.Fields = map[string]json.RawMessage{"industry": json.RawMessage(`"behind"`)}
-	rec, err := encode(behind)
+	rec, err := record.Encode(behind)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // errDuplicate reports a create that would overwrite an existing record or
@@ -31,7 +32,7 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	if err != nil {
 		return fmt.Errorf("create application: bad id %q: %w", app.ID, err)
 	}
-	rec, err := encode(app)
+	rec, err := record.Encode(app)
 	if err != nil {
 		return err
 	}
@@ -173,7 +174,7 @@ func (s *Store) Activity(_ context.Context, appID string) ([]onboarding.Activity
 	err = s.view(func(txn *badger.Txn) error {
 		for item := range scanPrefix(txn, activityPrefix(u), scanOpts{}) {
 			var a onboarding.Activity
-			if err := item.Value(func(b []byte) error { return decode(b, &a) }); err != nil {
+			if err := item.Value(func(b []byte) error { return record.Decode(b, &a) }); err != nil {
 				return err
 			}
 			out = append(out, a)

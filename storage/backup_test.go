@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // expiries returns the expiry (unix seconds; 0 for none) of every key.
@@ -142,7 +143,7 @@ func TestBackupIsOneSnapshot(t *testing.T) {
 	defer s.Close()
 	wb := s.db.NewWriteBatch()
 	for i := range 30000 {
-		if err := wb.Set(fmt.Appendf(nil, "f/%06d", i), []byte{codecJSON, '0'}); err != nil {
+		if err := wb.Set(fmt.Appendf(nil, "f/%06d", i), []byte{record.CodecJSON, '0'}); err != nil {
 			t.Fatal(err)
 		}
 	}

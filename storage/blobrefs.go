@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"onboard/storage/record"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -41,13 +42,13 @@ func noteBlobRefs(set map[string]bool, key, value []byte) error {
 	switch {
 	case bytes.HasPrefix(key, []byte(prefixApp)):
 		var a appBlobRefs
-		if err := decode(value, &a); err != nil {
+		if err := record.Decode(value, &a); err != nil {
 			return err
 		}
 		a.note(set)
 	case bytes.HasPrefix(key, []byte(prefixRFI)):
 		var r rfiBlobRefs
-		if err := decode(value, &r); err != nil {
+		if err := record.Decode(value, &r); err != nil {
 			return err
 		}
 		noteDocumentBlobs(set, r.Documents)

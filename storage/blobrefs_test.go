@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // TestBlobRefsMatchBlobIDs checks that the references read from a stored
@@ -45,7 +46,7 @@ func TestBlobRefsMatchBlobIDs(t *testing.T) {
 		{"other record", []byte(prefixEvent + "x"), app, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			value, err := encode(c.record)
+			value, err := record.Encode(c.record)
 			if err != nil {
 				t.Fatal(err)
 			}

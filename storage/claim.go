@@ -15,6 +15,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // ClaimDeliveries leases up to c.Limit queue heads to c.Owner in one
@@ -254,7 +255,7 @@ func allEndpoints(txn *badger.Txn) ([]*onboarding.Endpoint, error) {
 	var out []*onboarding.Endpoint
 	for item := range scanPrefix(txn, []byte(prefixEndpoint), scanOpts{}) {
 		var ep onboarding.Endpoint
-		if err := item.Value(func(b []byte) error { return decode(b, &ep) }); err != nil {
+		if err := item.Value(func(b []byte) error { return record.Decode(b, &ep) }); err != nil {
 			return nil, err
 		}
 		out = append(out, &ep)

@@ -9,6 +9,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // defaultAttemptLimit is the page of DeliveryAttempts when the query sets
@@ -24,7 +25,7 @@ func (s *Store) writeAttempt(txn *badger.Txn, a *onboarding.DeliveryAttempt) err
 	if line.At.IsZero() {
 		line.At = s.now()
 	}
-	rec, err := encode(&line)
+	rec, err := record.Encode(&line)
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func (s *Store) DeliveryAttempts(_ context.Context, q onboarding.AttemptQuery) (
 				case err != nil:
 					return err
 				}
-			} else if err := item.Value(func(b []byte) error { return decode(b, &a) }); err != nil {
+			} else if err := item.Value(func(b []byte) error { return record.Decode(b, &a) }); err != nil {
 				return err
 			}
 			if q.EndpointID != "" && a.EndpointID != q.EndpointID || q.FailedOnly && a.Success {

@@ -10,6 +10,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // endpointIndex holds the ids of each organization's webhook endpoints in
@@ -123,7 +124,7 @@ func (x *endpointIndex) decode(org, id string, rec []byte) (*onboarding.Endpoint
 		return d.ep, nil
 	}
 	ep := new(onboarding.Endpoint)
-	if err := decode(rec, ep); err != nil {
+	if err := record.Decode(rec, ep); err != nil {
 		return nil, err
 	}
 	x.mu.Lock()
@@ -147,7 +148,7 @@ func (s *Store) orgEndpoints(txn *badger.Txn, org string) ([]*onboarding.Endpoin
 func (s *Store) orgEndpointsCopy(txn *badger.Txn, org string) ([]*onboarding.Endpoint, error) {
 	return s.readOrgEndpoints(txn, org, func(_, _ string, rec []byte) (*onboarding.Endpoint, error) {
 		ep := new(onboarding.Endpoint)
-		return ep, decode(rec, ep)
+		return ep, record.Decode(rec, ep)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // writeEvents stores events and their index entries, expiring after
@@ -40,7 +41,7 @@ type eventRecords struct {
 func encodeEvents(events []*onboarding.Event) (eventRecords, error) {
 	out := eventRecords{events: events, recs: make([][]byte, len(events))}
 	for i, e := range events {
-		rec, err := encode(e)
+		rec, err := record.Encode(e)
 		if err != nil {
 			return eventRecords{}, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // hooks is a store for the event and webhook tests, with a clock that
@@ -125,7 +126,7 @@ func (h *hooks) queued() map[string]queuedDelivery {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixDelivery)})
 		for it.Rewind(); it.Valid(); it.Next() {
 			var q queuedDelivery
-			if err := it.Item().Value(func(b []byte) error { return decode(b, &q) }); err != nil {
+			if err := it.Item().Value(func(b []byte) error { return record.Decode(b, &q) }); err != nil {
 				return err
 			}
 			out[string(it.Item().KeyCopy(nil))] = q

@@ -8,6 +8,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // SavedResponse returns the record saved for an idempotency key of the API
@@ -22,13 +23,13 @@ func (s *Store) SavedResponse(_ context.Context, clientID, key string) (json.Raw
 	return r, nil
 }
 
-// SaveResponse starts saving record (JSON) for an idempotency key of the
+// SaveResponse starts saving response (JSON) for an idempotency key of the
 // API key clientID, which Badger drops after ttl, and returns without
 // waiting for the commit: done gets its outcome, once the commit is synced
 // or failed (at once when the record cannot be written at all). The write
 // reads nothing, so it cannot conflict.
-func (s *Store) SaveResponse(clientID, key string, record json.RawMessage, ttl time.Duration, done func(error)) {
-	b, err := encode(record)
+func (s *Store) SaveResponse(clientID, key string, response json.RawMessage, ttl time.Duration, done func(error)) {
+	b, err := record.Encode(response)
 	if err != nil {
 		done(err)
 		return
@@ -56,7 +57,7 @@ func encodeOutcome(o *onboarding.IdempotentOutcome) (*outcomeWrite, error) {
 	if o == nil {
 		return nil, nil
 	}
-	rec, err := encode(o)
+	rec, err := record.Encode(o)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // The delivery queue (keys.go): one q/ record per (endpoint, event), sorted
@@ -167,7 +168,7 @@ func promote(txn *badger.Txn, endpointID, subject string, now time.Time) (dueWri
 	var q queuedDelivery
 	for item := range scanPrefix(txn, prefix, scanOpts{prefetch: 1}) {
 		key = item.KeyCopy(nil)
-		if err := item.Value(func(b []byte) error { return decode(b, &q) }); err != nil {
+		if err := item.Value(func(b []byte) error { return record.Decode(b, &q) }); err != nil {
 			return dueWrites{}, err
 		}
 		break
@@ -224,7 +225,7 @@ func (s *Store) dropQueue(txn *badger.Txn, prefix []byte, ep *onboarding.Endpoin
 	var batch []entry
 	for item := range scanPrefix(txn, prefix, scanOpts{}) {
 		var q queuedDelivery
-		if err := item.Value(func(b []byte) error { return decode(b, &q) }); err != nil {
+		if err := item.Value(func(b []byte) error { return record.Decode(b, &q) }); err != nil {
 			return false, err
 		}
 		if len(batch) >= dropBatch && q.Subject != batch[len(batch)-1].q.Subject {
@@ -378,7 +379,7 @@ func (s *Store) finishOne(txn *badger.Txn, key []byte, d *onboarding.Delivery, r
 	case err != nil:
 		return false, false, err
 	}
-	before, err := encode(&ep)
+	before, err := record.Encode(&ep)
 	if err != nil {
 		return false, false, err
 	}
@@ -387,7 +388,7 @@ func (s *Store) finishOne(txn *badger.Txn, key []byte, d *onboarding.Delivery, r
 	if ep.ID != id || ep.OrgID != org {
 		return false, false, fmt.Errorf("finish delivery: endpoint %s: id and organization are immutable", id)
 	}
-	after, err := encode(&ep)
+	after, err := record.Encode(&ep)
 	if err != nil {
 		return false, false, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // RFI requests (keys.go): the r/ record, its listing and slug indexes, and
@@ -27,7 +28,7 @@ func (s *Store) CreateRFIRequest(ctx context.Context, r *onboarding.RFIRequest, 
 	if err != nil {
 		return fmt.Errorf("create rfi request: bad id %q: %w", r.ID, err)
 	}
-	rec, err := encode(r)
+	rec, err := record.Encode(r)
 	if err != nil {
 		return err
 	}

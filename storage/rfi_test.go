@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // newRFI builds an RFI request created at t0+i seconds, expiring 14 days
@@ -88,7 +89,7 @@ func rfiQueue(t *testing.T, s *Store) map[string]rfiEntry {
 	queued := map[string][]byte{} // request id → its xrq/ value
 	for k, v := range keysWithPrefix(t, s, prefixRFI) {
 		var r onboarding.RFIRequest
-		if err := decode([]byte(v), &r); err != nil {
+		if err := record.Decode([]byte(v), &r); err != nil {
 			t.Fatal(err)
 		}
 		if id := uuid.UUID([]byte(k[len(prefixRFI):])); id.String() != r.ID {

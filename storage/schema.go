@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // schemaVersion is written to a new database and checked on every open;
@@ -112,7 +113,7 @@ func indexPendingDocuments(txn *badger.Txn) error {
 	var pending [][]byte
 	for item := range scanPrefix(txn, prefix, scanOpts{}) {
 		var app onboarding.Application
-		if err := item.Value(func(b []byte) error { return decode(b, &app) }); err != nil {
+		if err := item.Value(func(b []byte) error { return record.Decode(b, &app) }); err != nil {
 			return err
 		}
 		if app.RegistryDocumentsStatus == onboarding.RegistryDocumentsPending {
@@ -195,7 +196,7 @@ func (s *Store) markAllScopeKeys(ctx context.Context) error {
 				read++
 				last = key
 				var k onboarding.APIKey
-				if err := item.Value(func(b []byte) error { return decode(b, &k) }); err != nil {
+				if err := item.Value(func(b []byte) error { return record.Decode(b, &k) }); err != nil {
 					return err
 				}
 				if !k.AllScopes && hasScopes(&k, old) {

@@ -23,6 +23,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // maxAttempts bounds the retries of a transaction that lost a write conflict.
@@ -374,11 +375,11 @@ func getRecord(txn *badger.Txn, key []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	return item.Value(func(b []byte) error { return decode(b, v) })
+	return item.Value(func(b []byte) error { return record.Decode(b, v) })
 }
 
 func setRecord(txn *badger.Txn, key []byte, v any) error {
-	b, err := encode(v)
+	b, err := record.Encode(v)
 	if err != nil {
 		return err
 	}

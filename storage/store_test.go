@@ -19,6 +19,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 func openTestStore(t *testing.T, dir string) *Store {
@@ -509,10 +510,10 @@ func TestSecondOpenIsLocked(t *testing.T) {
 
 func TestUnknownCodecIsAnError(t *testing.T) {
 	var v struct{}
-	if err := decode([]byte{9, '{', '}'}, &v); err == nil {
+	if err := record.Decode([]byte{9, '{', '}'}, &v); err == nil {
 		t.Errorf("decode with codec 9 succeeded, want an error")
 	}
-	if err := decode(nil, &v); err == nil {
+	if err := record.Decode(nil, &v); err == nil {
 		t.Errorf("decode of an empty value succeeded, want an error")
 	}
 }

@@ -8,12 +8,13 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // CreateEndpoint stores a new endpoint and its organization index entry,
 // in the database and in memory (endpointIndex).
 func (s *Store) CreateEndpoint(ctx context.Context, ep *onboarding.Endpoint) error {
-	rec, err := encode(ep)
+	rec, err := record.Encode(ep)
 	if err != nil {
 		return err
 	}
@@ -54,7 +55,7 @@ func (s *Store) Endpoints(_ context.Context, orgID string) ([]*onboarding.Endpoi
 		}
 		for item := range scanPrefix(txn, []byte(prefixEndpoint), scanOpts{}) {
 			var ep onboarding.Endpoint
-			if err := item.Value(func(b []byte) error { return decode(b, &ep) }); err != nil {
+			if err := item.Value(func(b []byte) error { return record.Decode(b, &ep) }); err != nil {
 				return err
 			}
 			out = append(out, &ep)

@@ -1,21 +1,18 @@
 package storage
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"flag"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/klauspost/compress/s2"
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -24,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // are the onboarding types encoded as JSON by field name, so renaming a
 // domain field would silently drop that field from every stored record on
 // the next read; this test fails first. A deliberate change needs a new
-// codec version (codec.go) or a migration, then `go test -update`.
+// codec version (record.Encode) or a migration, then `go test -update`.
 func TestRecordEncodingIsStable(t *testing.T) {
 	at := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
 	later := at.Add(time.Hour)
@@ -88,12 +85,12 @@ func TestRecordEncodingIsStable(t *testing.T) {
 	}
 	for name, rec := range records {
 		t.Run(name, func(t *testing.T) {
-			b, err := encode(rec)
+			b, err := record.Encode(rec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var pretty any
-			if err := decode(b, &pretty); err != nil {
+			if err := record.Decode(b, &pretty); err != nil {
 				t.Fatal(err)
 			}
 			got, _ := json.MarshalIndent(pretty, "", "  ")
@@ -117,64 +114,6 @@ func TestRecordEncodingIsStable(t *testing.T) {
 		})
 	}
 }
-
-// TestCodecs: records of compressFrom bytes of JSON or more are stored
-// compressed (codecS2JSON) when that is smaller, others as they are
-// (codecJSON); both decode, records written before compression (codecJSON,
-// whatever their size) included, and a damaged or unknown value is an
-// error, never a panic.
-func TestCodecs(t *testing.T) {
-	type rec struct{ Name, Padding string }
-	small := rec{Name: "a"}
-	large := rec{Name: "b", Padding: strings.Repeat("applicant ", 100)}
-	noise := make([]byte, 600)
-	_, _ = rand.NewChaCha8([32]byte{7}).Read(noise)
-	incompressible := rec{Name: "c", Padding: base64.StdEncoding.EncodeToString(noise)}
-	for _, tt := range []struct {
-		name  string
-		v     rec
-		codec byte
-	}{
-		{"small", small, codecJSON},
-		{"large", large, codecS2JSON},
-		{"large but incompressible", incompressible, codecJSON},
-	} {
-		b, err := encode(tt.v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b[0] != tt.codec {
-			t.Errorf("%s: codec byte %d, want %d", tt.name, b[0], tt.codec)
-		}
-		var got rec
-		if err := decode(b, &got); err != nil || got != tt.v {
-			t.Errorf("%s: decode = %+v, %v", tt.name, got, err)
-		}
-	}
-	b, _ := encode(large)
-	if plain := len(mustJSON(t, large)); len(b) > plain/3 {
-		t.Errorf("large record: %d bytes stored for %d of JSON", len(b), plain)
-	}
-
-	old := append([]byte{codecJSON}, mustJSON(t, large)...) // as stored before compression
-	var got rec
-	if err := decode(old, &got); err != nil || got != large {
-		t.Errorf("uncompressed large record: %+v, %v", got, err)
-	}
-	for name, bad := range map[string][]byte{
-		"empty":           nil,
-		"unknown codec":   {9, '{', '}'},
-		"damaged S2":      {codecS2JSON, 0xff, 0xff, 0xff},
-		"truncated S2":    b[:len(b)/2],
-		"S2 of not JSON":  append([]byte{codecS2JSON}, s2.Encode(nil, []byte("not json"))...),
-		"JSON, truncated": old[:len(old)/2],
-	} {
-		if err := decode(bad, &got); err == nil {
-			t.Errorf("%s: decoded", name)
-		}
-	}
-}
-
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
