@@ -48,14 +48,16 @@ type env struct {
 type usageError struct{ error }
 
 // loadConfig is how every command gets its configuration: the file (or the
-// sandbox defaults), then the command line's overrides, --data-dir first
-// and then the command's own flags through override (nil when it has none),
-// validated as a whole. An empty public_url stays empty: see config.
+// sandbox defaults), then the environment's overrides (ONBOARD_POSTGRES_URL
+// and the AWS keys), then the command line's, --data-dir first and then the
+// command's own flags through override (nil when it has none), validated as
+// a whole. An empty public_url stays empty: see config.
 func (e *env) loadConfig(override func(*config.Config)) (config.Config, error) {
 	cfg, err := config.Load(e.cli.Config)
 	if err != nil {
 		return config.Config{}, err
 	}
+	cfg.ApplyEnv(os.LookupEnv)
 	if e.cli.DataDir != "" {
 		cfg.DataDir = e.cli.DataDir
 	}

@@ -27,7 +27,7 @@ func (c *ConfigCheckCmd) Run(e *env) error {
 	if e.cli.Config != "" {
 		source = "Configuration " + e.cli.Config
 	}
-	fmt.Fprintf(e.stdout, "# Effective configuration: the defaults, then the file, then --data-dir.\n# Secrets are shown as %q.\n", config.MaskedText)
+	fmt.Fprintf(e.stdout, "# Effective configuration: the defaults, then the file, then the environment, then --data-dir.\n# Secrets are shown as %q.\n", config.MaskedText)
 	if err := toml.NewEncoder(e.stdout).Encode(cfg.Masked()); err != nil {
 		return err
 	}
