@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"onboard/storage/postgres/pgtest"
+)
+
+// postgresConfig is a configuration file keeping the records in the
+// database at url (none: the key is left out).
+func postgresConfig(t *testing.T, url string) string {
+	t.Helper()
+	text := "[storage]\nbackend = \"postgres\"\n"
+	if url != "" {
+		text += fmt.Sprintf("postgres_url = %q\n", url)
+	}
+	return writeFile(t, "onboard.toml", text)
+}
+
+// testRole creates a login role on the test server, dropped when t ends,
+// and returns its name; sql completes CREATE ROLE name (LOGIN ...).
+func testRole(t *testing.T, sql string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.Server(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	name := "onboard_role_" + strings.ToLower(rand.Text()[:12])
+	if _, err := conn.Exec(ctx, "CREATE ROLE "+name+" "+sql); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, pgtest.Server(t))
+		if err != nil {
+			t.Errorf("drop role %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+name); err != nil {
+			t.Errorf("drop role %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// passwordRole creates a role that must log in with password (a member of
+// onboard_password_auth, which .ci/services's pg_hba.conf asks for one).
+func passwordRole(t *testing.T, password string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.Server(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// Roles are the server's: tests running at once may both create it.
+	if _, err := conn.Exec(ctx, `DO $$BEGIN
+		CREATE ROLE onboard_password_auth NOLOGIN;
+		EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+		END$$`); err != nil {
+		t.Fatal(err)
+	}
+	return testRole(t, fmt.Sprintf("LOGIN PASSWORD '%s' IN ROLE onboard_password_auth", password))
+}
+
+// withUser is the URL u logging in as user with password (none: "").
+func withUser(t *testing.T, u, user, password string) string {
+	t.Helper()
+	parsed, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed.User = url.User(user)
+	if password != "" {
+		parsed.User = url.UserPassword(user, password)
+	}
+	return parsed.String()
+}
+
+// closedPort is a loopback address on which nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestConfigCheckPostgres: config check connects to the database as serve
+// does and says what to fix when it cannot be used; a password never
+// shows.
+func TestConfigCheckPostgres(t *testing.T) {
+	t.Parallel()
+	db := pgtest.URL(t)
+	parsed, err := url.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withPath := func(path string) string {
+		u := *parsed
+		u.Path = path
+		return u.String()
+	}
+	const secret = "Right-Password-1"
+	pwRole := passwordRole(t, secret)
+	plainRole := testRole(t, "LOGIN")
+	empty := pgtest.URL(t) // never migrated: the valid case migrates db
+	unreachable := closedPort(t)
+	tests := []struct {
+		name   string
+		url    string
+		stderr string
+	}{
+		{"wrong password", withUser(t, db, pwRole, "Wrong-Password-2"),
+			`onboard: storage.postgres_url: PostgreSQL refused the password (password authentication failed for user "` + pwRole + `"): check the password in the URL (or ONBOARD_POSTGRES_URL)` + "\n"},
+		{"no password", withUser(t, db, pwRole, ""),
+			`onboard: storage.postgres_url: PostgreSQL refused the password (password authentication failed for user "` + pwRole + `"): check the password in the URL (or ONBOARD_POSTGRES_URL)` + "\n"},
+		{"missing database", withPath("/onboard_missing"),
+			`onboard: storage.postgres_url: database "onboard_missing" does not exist: create it (CREATE DATABASE) or name an existing database in the URL` + "\n"},
+		{"unknown role", withUser(t, db, "onboard_nobody", "x"),
+			`onboard: storage.postgres_url: PostgreSQL refused the connection: role "onboard_nobody" does not exist` + "\n"},
+		{"unreachable", strings.Replace(db, parsed.Host, unreachable, 1),
+			"onboard: storage.postgres_url: cannot connect to PostgreSQL at " + unreachable + ": connect: connection refused: check the URL's host and port, and that the server runs\n"},
+		{"no right to create the tables", withUser(t, empty, plainRole, ""),
+			"onboard: storage.postgres_url: the role may not create or change onboard's tables (permission denied for schema public): grant it CREATE on the database and its schema, or migrate once with a role that may\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runBinary(t, "config", "check", "--config", postgresConfig(t, tt.url))
+			wantRun(t, r, 1, "", tt.stderr)
+			if strings.Contains(r.stderr, "Password-") {
+				t.Errorf("stderr shows a password:\n%s", r.stderr)
+			}
+		})
+	}
+
+	t.Run("valid", func(t *testing.T) {
+		t.Parallel()
+		// The test server trusts the superuser, whatever the password.
+		user := parsed.User.Username()
+		config := postgresConfig(t, withUser(t, db, user, secret))
+		r := runBinary(t, "config", "check", "--config", config)
+		wantRun(t, r, 0, r.stdout, "The PostgreSQL database answers, and its schema is up to date.\nConfiguration "+config+" is valid.\n")
+		masked := strings.Replace(db, "//"+user+"@", "//"+user+":********@", 1)
+		if !strings.Contains(r.stdout, fmt.Sprintf("postgres_url = %q", masked)) || strings.Contains(r.stdout, secret) {
+			t.Errorf("config check shows postgres_url other than %q:\n%s", masked, r.stdout)
+		}
+	})
+
+	t.Run("URL from the environment", func(t *testing.T) {
+		t.Parallel()
+		config := postgresConfig(t, "")
+		r := runBinaryEnv(t, []string{"ONBOARD_POSTGRES_URL=" + db}, "config", "check", "--config", config)
+		wantRun(t, r, 0, r.stdout, "The PostgreSQL database answers, and its schema is up to date.\nConfiguration "+config+" is valid.\n")
+		r = runBinary(t, "config", "check", "--config", config)
+		wantRun(t, r, 1, "", "onboard: invalid configuration "+config+":\n"+
+			`storage.backend "postgres" needs storage.postgres_url (or ONBOARD_POSTGRES_URL): the database's URL, such as postgres://onboard:PASSWORD@db.example:5432/onboard?sslmode=verify-full`+"\n")
+	})
+}
