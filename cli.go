@@ -16,7 +16,7 @@ import (
 // CLI is onboard's command line (docs/cli.md).
 type CLI struct {
 	Config  string           `help:"Configuration file (TOML). Without one, the embedded sandbox defaults are used." env:"ONBOARD_CONFIG" placeholder:"FILE"`
-	DataDir string           `help:"Data directory; overrides data_dir of the configuration. Every command but serve and restore needs it to exist." placeholder:"DIR"`
+	DataDir string           `help:"Data directory; overrides data_dir of the configuration. Every command but serve and restore needs it to exist, unless the records and files are in PostgreSQL and S3." placeholder:"DIR"`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
 	Serve      ServeCmd      `cmd:"" help:"Run the API server."`

@@ -31,7 +31,7 @@ func postgresProblem(err error) error {
 		case "3D000": // invalid_catalog_name
 			return fmt.Errorf("%s: %s: create it (CREATE DATABASE) or name an existing database in the URL", key, pe.Message)
 		case "42501": // insufficient_privilege
-			return fmt.Errorf("%s: the role may not create or change onboard's tables (%s): grant it CREATE on the database and its schema, or migrate once with a role that may", key, pe.Message)
+			return fmt.Errorf("%s: the role may not create or change onboard's tables (%s): grant it CREATE on the database and its schema: onboard creates and migrates its tables at start", key, pe.Message)
 		}
 		return fmt.Errorf("%s: PostgreSQL: %s (SQLSTATE %s)", key, pe.Message, pe.Code)
 	case errors.Is(err, context.DeadlineExceeded):

@@ -135,7 +135,7 @@ func TestConfigCheckPostgres(t *testing.T) {
 		{"unreachable", strings.Replace(db, parsed.Host, unreachable, 1),
 			"onboard: storage.postgres_url: cannot connect to PostgreSQL at " + unreachable + ": connect: connection refused: check the URL's host and port, and that the server runs\n"},
 		{"no right to create the tables", withUser(t, empty, plainRole, ""),
-			"onboard: storage.postgres_url: the role may not create or change onboard's tables (permission denied for schema public): grant it CREATE on the database and its schema, or migrate once with a role that may\n"},
+			"onboard: storage.postgres_url: the role may not create or change onboard's tables (permission denied for schema public): grant it CREATE on the database and its schema: onboard creates and migrates its tables at start\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
