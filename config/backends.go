@@ -100,7 +100,7 @@ func (b *Blobs) validateS3(p *onboarding.Problems) {
 	if strings.HasPrefix(b.S3Prefix, "/") {
 		p.Note("blobs", "blobs.s3_prefix %q must not start with \"/\"", b.S3Prefix)
 	}
-	if (b.S3AccessKeyID == "") != (b.S3SecretAccessKey == "") {
-		p.Note("blobs", "blobs.s3_access_key_id and blobs.s3_secret_access_key (or %s and %s) must be set together", EnvAWSAccessKeyID, EnvAWSSecretAccessKey)
+	if b.S3AccessKeyID == "" || b.S3SecretAccessKey == "" {
+		p.Note("blobs", "blobs.backend \"s3\" needs blobs.s3_access_key_id and blobs.s3_secret_access_key (or %s and %s)", EnvAWSAccessKeyID, EnvAWSSecretAccessKey)
 	}
 }

@@ -45,14 +45,16 @@ func TestValidateBackends(t *testing.T) {
 		{"no connections", func(c *Config) { c.Storage.MaxConnections = 0 },
 			[]string{"storage.max_connections must be at least 1, not 0"}},
 		{"s3", s3, nil},
-		{"s3 without keys (the SDK's own credentials)", func(c *Config) {
+		{"s3 without keys", func(c *Config) {
 			s3(c)
 			c.Blobs.S3AccessKeyID, c.Blobs.S3SecretAccessKey = "", ""
-		}, nil},
+		}, []string{`blobs.backend "s3" needs blobs.s3_access_key_id and blobs.s3_secret_access_key (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)`}},
 		{"unknown blobs backend", func(c *Config) { c.Blobs.Backend = "gcs" },
 			[]string{`blobs.backend must be "local" or "s3", not "gcs"`}},
-		{"s3 without endpoint and bucket", func(c *Config) { c.Blobs.Backend = "s3" },
-			[]string{`blobs.backend "s3" needs blobs.s3_endpoint and blobs.s3_bucket`}},
+		{"s3 without endpoint and bucket", func(c *Config) { c.Blobs.Backend = "s3" }, []string{
+			`blobs.backend "s3" needs blobs.s3_endpoint and blobs.s3_bucket`,
+			`blobs.backend "s3" needs blobs.s3_access_key_id and blobs.s3_secret_access_key (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)`,
+		}},
 		{"s3 without a bucket", func(c *Config) { s3(c); c.Blobs.S3Bucket = "" },
 			[]string{`blobs.backend "s3" needs blobs.s3_endpoint and blobs.s3_bucket`}},
 		{"s3 endpoint with a path", func(c *Config) { s3(c); c.Blobs.S3Endpoint = "http://127.0.0.1:7070/onboard" },
@@ -66,7 +68,7 @@ func TestValidateBackends(t *testing.T) {
 		{"s3 prefix from the root", func(c *Config) { s3(c); c.Blobs.S3Prefix = "/onboard/" },
 			[]string{`blobs.s3_prefix "/onboard/" must not start with "/"`}},
 		{"s3 key without its secret", func(c *Config) { s3(c); c.Blobs.S3SecretAccessKey = "" },
-			[]string{"blobs.s3_access_key_id and blobs.s3_secret_access_key (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) must be set together"}},
+			[]string{`blobs.backend "s3" needs blobs.s3_access_key_id and blobs.s3_secret_access_key (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)`}},
 		{"s3 settings with local are not checked", func(c *Config) { c.Blobs.S3Endpoint, c.Blobs.S3AccessKeyID = "nope", "AKID" }, nil},
 	}
 	for _, tt := range tests {
