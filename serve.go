@@ -102,8 +102,17 @@ func (c *ServeCmd) Run(e *env) (err error) {
 
 	// Listen before creating the sandbox key, so that a start that fails
 	// (metrics port taken) does not use up the one-time key. The admin
-	// socket comes after the store: only the holder of its lock may
-	// replace a stale socket.
+	// socket comes after the store, or on PostgreSQL after the data
+	// directory's lock: only the holder of the lock may replace a stale
+	// socket.
+	if a.badger == nil {
+		release, err := lockDataDir(cfg.DataDir)
+		if err != nil {
+			api.Close()
+			return err
+		}
+		defer release()
+	}
 	admin, err := listenAdmin(adminSocket(cfg))
 	if err != nil {
 		api.Close()
