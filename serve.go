@@ -137,7 +137,8 @@ func (c *ServeCmd) Run(e *env) (err error) {
 	workers := newJobs(log)
 	srv := newAPIServer(cfg, a, log, metrics, metricsLn, workers)
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
-		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode, metricsAddr(metricsLn))
+		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "storage", cfg.Storage.Backend, "blobs", cfg.Blobs.Backend,
+		"registry", cfg.Registry.Mode, metricsAddr(metricsLn))
 	err = serveWithJobs(ctx, srv, a, workers, api, admin, cfg.Limits.MaxMappedBytes)
 	log.Info("onboard stopped")
 	return err
