@@ -171,3 +171,13 @@ func TestConfigCheckPostgres(t *testing.T) {
 			`storage.backend "postgres" needs storage.postgres_url (or ONBOARD_POSTGRES_URL): the database's URL, such as postgres://onboard:PASSWORD@db.example:5432/onboard?sslmode=verify-full`+"\n")
 	})
 }
+
+// TestRestoreRefusesSharedBackends: restore fills a data directory of the
+// embedded backend; with PostgreSQL or S3 configured it refuses rather
+// than fill one that serve would not read.
+func TestRestoreRefusesSharedBackends(t *testing.T) {
+	t.Parallel()
+	config := postgresConfig(t, "postgres://onboard@127.0.0.1:1/onboard")
+	r := runBinary(t, "--config", config, "restore", "--in", "backup.tar.gz")
+	wantRun(t, r, 1, "", "onboard: restore: onboard restore fills a new data directory of the embedded backend only: use a configuration with storage.backend = \"badger\" and blobs.backend = \"local\"\n")
+}
