@@ -44,6 +44,12 @@ func runShared(t *testing.T, run sharedRun) {
 	data := filepath.Join(dir, "data")
 	p := startServeEnv(t, "127.0.0.1:0", "http://127.0.0.1:1", run.env, "--config", config, "--data-dir", data)
 	key := p.waitForKey(t)
+	// The embedded store's disk is a readiness check; PostgreSQL's is not
+	// onboard's to watch.
+	ready := decodeJSON(t, p.wantStatus(t, http.StatusOK, http.MethodGet, "/readyz", "", ""))
+	if _, disk := ready["checks"].(map[string]any)["disk"]; disk == run.postgres {
+		t.Errorf("readyz checks %v: want a disk check only on the embedded store", ready["checks"])
+	}
 
 	created := decodeJSON(t, p.wantStatus(t, http.StatusCreated, http.MethodPost, "/api/external/applications", key, createBody))
 	id, _ := created["application_id"].(string)
