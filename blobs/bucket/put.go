@@ -50,7 +50,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, max int64) (id string, siz
 		limit++
 	}
 	in := io.LimitReader(ctxReader{ctx: ctx, r: r}, limit)
-	buf, eof, err := fill(in, nil, s.partSize)
+	buf, eof, err := fill(in, nil, partSize)
 	if err != nil {
 		return "", 0, fmt.Errorf("s3: put: %w", err)
 	}
@@ -120,7 +120,7 @@ func (s *Store) putMultipart(ctx context.Context, key string, in io.Reader, firs
 		if ended {
 			break
 		}
-		if buf, ended, err = fill(in, buf, s.partSize); err != nil {
+		if buf, ended, err = fill(in, buf, partSize); err != nil {
 			return 0, fmt.Errorf("s3: put: %w", err)
 		}
 		if size+int64(len(buf)) > max {

@@ -46,14 +46,16 @@ type Options struct {
 const defaultRegion = "us-east-1"
 
 // requestTimeout bounds each request made for a method that has no
-// context of its own (Open, Delete, Walk), and the wait for the headers
-// of every answer.
+// context of its own (Delete, Walk), the wait for the headers of every
+// answer, and a silence of the server while an answer is read: a blob
+// open for reading (Open has no context) fails rather than hang when the
+// server stops sending.
 const requestTimeout = time.Minute
 
-// defaultPartSize is the size of the parts of a multipart upload, and the
+// partSize is the size of the parts of a multipart upload, and the
 // size up to which Put sends a blob in one request: S3's smallest part,
 // so that an upload in progress holds as little memory as S3 allows.
-const defaultPartSize = 5 << 20
+const partSize = 5 << 20
 
 // Store keeps blobs as the objects of one S3 bucket, under a key prefix.
 // It implements onboarding.Blobs, onboarding.BlobBatcher and
@@ -64,7 +66,6 @@ type Store struct {
 	prefix   string // "" or ending in "/"
 	endpoint string // for messages
 	keyID    string // for messages
-	partSize int    // defaultPartSize, smaller in tests
 }
 
 var (
@@ -99,9 +100,9 @@ func New(o Options) (*Store, error) {
 		prefix += "/"
 	}
 	creds := aws.Credentials{AccessKeyID: o.AccessKeyID, SecretAccessKey: o.SecretAccessKey, Source: "onboard configuration"}
-	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+	httpClient := awshttp.NewBuildableClient().WithReadTimeout(requestTimeout).WithTransportOptions(func(t *http.Transport) {
 		t.ResponseHeaderTimeout = requestTimeout
-		t.MaxIdleConnsPerHost = 64
+		t.MaxIdleConnsPerHost = 64 // concurrent uploads and downloads of one instance
 	})
 	client := s3.New(s3.Options{
 		Region:       region,
@@ -119,7 +120,7 @@ func New(o Options) (*Store, error) {
 	})
 	return &Store{
 		client: client, bucket: o.Bucket, prefix: prefix,
-		endpoint: o.Endpoint, keyID: o.AccessKeyID, partSize: defaultPartSize,
+		endpoint: o.Endpoint, keyID: o.AccessKeyID,
 	}, nil
 }
 
