@@ -10,3 +10,6 @@ import (
 func (s *Store) AbortStaleUploads(ctx context.Context, cutoff time.Time) int {
 	return s.abortStaleUploads(ctx, cutoff)
 }
+
+// PartSizeFor is partSizeFor.
+var PartSizeFor = partSizeFor

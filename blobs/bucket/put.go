@@ -50,7 +50,8 @@ func (s *Store) Put(ctx context.Context, r io.Reader, max int64) (id string, siz
 		limit++
 	}
 	in := io.LimitReader(ctxReader{ctx: ctx, r: r}, limit)
-	buf, eof, err := fill(in, nil, partSize)
+	part := partSizeFor(max)
+	buf, eof, err := fill(in, nil, part)
 	if err != nil {
 		return "", 0, fmt.Errorf("s3: put: %w", err)
 	}
@@ -61,7 +62,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, max int64) (id string, siz
 	if eof {
 		err = s.putObject(ctx, key, buf)
 	} else {
-		size, err = s.putMultipart(ctx, key, in, buf, max)
+		size, err = s.putMultipart(ctx, key, in, buf, part, max)
 	}
 	if err != nil {
 		return "", 0, err
@@ -83,9 +84,9 @@ func (s *Store) putObject(ctx context.Context, key string, buf []byte) error {
 }
 
 // putMultipart stores at key first (a whole part) and the rest of in, one
-// part at a time, and returns the size stored. Content over max fails with
+// part of part bytes at a time, and returns the size stored. Content over max fails with
 // ErrFileTooLarge; any failure aborts the upload.
-func (s *Store) putMultipart(ctx context.Context, key string, in io.Reader, first []byte, max int64) (size int64, err error) {
+func (s *Store) putMultipart(ctx context.Context, key string, in io.Reader, first []byte, part int, max int64) (size int64, err error) {
 	created, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
 		Bucket: &s.bucket, Key: &key, ContentType: aws.String(contentType),
 	})
@@ -120,7 +121,7 @@ func (s *Store) putMultipart(ctx context.Context, key string, in io.Reader, firs
 		if ended {
 			break
 		}
-		if buf, ended, err = fill(in, buf, partSize); err != nil {
+		if buf, ended, err = fill(in, buf, part); err != nil {
 			return 0, fmt.Errorf("s3: put: %w", err)
 		}
 		if size+int64(len(buf)) > max {
@@ -149,6 +150,21 @@ func (s *Store) forget(ctx context.Context, key string) {
 	dctx, cancel := cleanupContext(ctx)
 	defer cancel()
 	_ = s.deleteKey(dctx, key)
+}
+
+// partSizeFor returns the part size of uploads of at most max bytes:
+// partSize, or more when max bytes would need more parts than S3 takes,
+// up to the largest part S3 takes.
+func partSizeFor(max int64) int {
+	const maxParts, maxPart = 10_000, 5 << 30
+	p := max / maxParts
+	if max%maxParts != 0 {
+		p++
+	}
+	if p <= partSize {
+		return partSize
+	}
+	return int(min(p, maxPart))
 }
 
 // tooLarge is Put's error for content over max.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"strings"
@@ -267,4 +268,26 @@ func closedPort(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	return addr
+}
+
+func TestPartSize(t *testing.T) {
+	tests := []struct {
+		max  int64
+		want int
+	}{
+		{0, 5 << 20},
+		{25 << 20, 5 << 20},
+		{10_000 * 5 << 20, 5 << 20},
+		{10_000*5<<20 + 10_000, 5<<20 + 1},
+		{1 << 40, 1<<40/10_000 + 1},
+		{math.MaxInt64, 5 << 30},
+	}
+	for _, tt := range tests {
+		if got := bucket.PartSizeFor(tt.max); got != tt.want {
+			t.Errorf("part size for %d = %d; want %d", tt.max, got, tt.want)
+		}
+		if got := bucket.PartSizeFor(tt.max); int64(got)*10_000 < tt.max && got < 5<<30 {
+			t.Errorf("part size for %d = %d: too many parts", tt.max, got)
+		}
+	}
 }
