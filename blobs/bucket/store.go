@@ -77,7 +77,10 @@ var (
 
 // New returns the store of the bucket o names. It checks the options but
 // makes no request: Check does, before the store is trusted.
-func New(o Options) (*Store, error) {
+func New(o Options) (*Store, error) { return newStore(o) }
+
+// newStore is New, with changes to the client's options after New's.
+func newStore(o Options, optFns ...func(*s3.Options)) (*Store, error) {
 	if o.Endpoint == "" {
 		return nil, errors.New("s3: no endpoint")
 	}
@@ -117,7 +120,7 @@ func New(o Options) (*Store, error) {
 		// add to every upload. The payload is still signed.
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-	})
+	}, optFns...)
 	return &Store{
 		client: client, bucket: o.Bucket, prefix: prefix,
 		endpoint: o.Endpoint, keyID: o.AccessKeyID,
