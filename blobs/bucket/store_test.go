@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -255,6 +256,27 @@ func TestCheck(t *testing.T) {
 	s, _ := bucket.New(good)
 	if err := s.Check(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Check with a cancelled context: %v", err)
+	}
+}
+
+// TestCheckReadOnly: a key that may read but not write is refused with
+// the permission it lacks. It needs a second gateway over the test bucket
+// that refuses every write (versitygw --readonly), named by
+// ONBOARD_TEST_S3_READONLY_ENDPOINT; .ci/services does not start one.
+func TestCheckReadOnly(t *testing.T) {
+	o := buckettest.Options(t)
+	ep := os.Getenv("ONBOARD_TEST_S3_READONLY_ENDPOINT")
+	if ep == "" {
+		t.Skip("ONBOARD_TEST_S3_READONLY_ENDPOINT is not set: no read-only gateway (versitygw --readonly) over the test bucket")
+	}
+	o.Endpoint = ep
+	s, err := bucket.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Check(context.Background())
+	if want := "no permission to write"; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "s3:PutObject") {
+		t.Fatalf("Check: %v; want an error saying %q and naming s3:PutObject", err, want)
 	}
 }
 
