@@ -31,7 +31,8 @@ type Options struct {
 	// Region signs the requests; us-east-1 when empty.
 	Region string
 	// Prefix, when set, is put before every key: the blobs of this
-	// service are prefix/id. A prefix that does not end in "/" gets one.
+	// service are prefix/id. A prefix that does not end in "/" gets one;
+	// a leading "/" is dropped.
 	Prefix string
 	// PathStyle addresses the bucket in the path (endpoint/bucket/key)
 	// rather than in the host name (bucket.endpoint/key), as most
@@ -117,7 +118,7 @@ func newStore(o Options, optFns ...func(*s3.Options)) (*Store, error) {
 		HTTPClient: httpClient,
 		// Checksums only where the API requires them: many S3-compatible
 		// servers reject the trailing checksums the SDK would otherwise
-		// add to every upload. The payload is still signed.
+		// add to every upload. Requests are still signed (SigV4).
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	}, optFns...)
