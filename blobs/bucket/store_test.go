@@ -262,10 +262,13 @@ func TestCheck(t *testing.T) {
 // TestCheckReadOnly: a key that may read but not write is refused with
 // the permission it lacks. It needs a second gateway over the test bucket
 // that refuses every write (versitygw --readonly), named by
-// ONBOARD_TEST_S3_READONLY_ENDPOINT; .ci/services does not start one.
+// ONBOARD_TEST_S3_READONLY_ENDPOINT, which .ci/services starts.
 func TestCheckReadOnly(t *testing.T) {
 	o := buckettest.Options(t)
 	ep := os.Getenv("ONBOARD_TEST_S3_READONLY_ENDPOINT")
+	if ep == "" && os.Getenv("CI") == "true" {
+		t.Fatal("ONBOARD_TEST_S3_READONLY_ENDPOINT is not set: CI must run this test (.ci/services start)")
+	}
 	if ep == "" {
 		t.Skip("ONBOARD_TEST_S3_READONLY_ENDPOINT is not set: no read-only gateway (versitygw --readonly) over the test bucket")
 	}
