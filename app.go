@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -132,8 +131,8 @@ func buildApp(ctx context.Context, cfg config.Config, st *stores, log *slog.Logg
 	}
 	a := &app{store: st.store, badger: st.badger, svc: svc, sessions: sessions, log: log,
 		sweeper: &onboarding.BlobSweep{Records: st.store, Files: st.files.store, Log: log, Now: time.Now}}
-	if st.badger != nil && st.files.local != nil {
-		a.backup = backup.New(st.badger, st.files.local, cfg.DataDir, version(), log)
+	if st.badger != nil {
+		a.backup = backup.New(st.badger, st.files.guard, cfg.DataDir, version(), log)
 	}
 	return a, nil
 }
@@ -188,14 +187,14 @@ func newWebhooks(cfg config.Config) *notify.Webhooks {
 // files are the blob store serve wires, and the signer of its links.
 type files struct {
 	store  fileStore
-	local  *blobs.Guard // the local store (store itself), guarded for backups; nil on S3
+	guard  *blobs.Guard // store itself, whose deletions a backup holds off
 	signer *blobs.Signer
 }
 
-// openBlobs opens the configured blob store and the signer of its
+// openBlobs opens the blob store of blobs.backend and the signer of its
 // download links, with the configured key or the one generated with the
-// records on the first start. The local store is guarded, so that a backup
-// can hold its deletions off, and on Badger it asks the database's
+// records on the first start. The store is guarded, so that a backup can
+// hold its deletions off; the local one, on Badger, asks the database's
 // free-space gate before each chunk it writes.
 func openBlobs(ctx context.Context, cfg config.Config, recs *records) (*files, error) {
 	var key []byte
@@ -212,18 +211,23 @@ func openBlobs(ctx context.Context, cfg config.Config, recs *records) (*files, e
 	if err != nil {
 		return nil, err
 	}
+	var store blobs.Guarded
 	if cfg.Blobs.Backend == config.BlobsS3 {
-		return nil, errors.New("blobs.backend \"s3\": this build has no S3 blob store")
+		if store, err = openBucket(ctx, cfg); err != nil {
+			return nil, err
+		}
+	} else {
+		local, err := blobs.Open(filepath.Join(cfg.DataDir, "blobs"))
+		if err != nil {
+			return nil, err
+		}
+		if recs.badger != nil {
+			local.WithSpace(recs.badger)
+		}
+		store = local
 	}
-	local, err := blobs.Open(filepath.Join(cfg.DataDir, "blobs"))
-	if err != nil {
-		return nil, err
-	}
-	if recs.badger != nil {
-		local.WithSpace(recs.badger)
-	}
-	guard := blobs.NewGuard(local)
-	return &files{store: guard, local: guard, signer: signer}, nil
+	guard := blobs.NewGuard(store)
+	return &files{store: guard, guard: guard, signer: signer}, nil
 }
 
 // registryOptions are the registry options the configuration's [registry]

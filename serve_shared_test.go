@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/blobs/bucket/buckettest"
 )
 
 // sharedRun is one configuration of the shared backends a black-box run
@@ -34,6 +37,22 @@ func TestServeSharedBackends(t *testing.T) {
 		t.Parallel()
 		runShared(t, sharedRun{config: "[storage]\nbackend = \"badger\"\n"})
 	})
+	t.Run("s3", func(t *testing.T) {
+		t.Parallel()
+		blobs, env := s3Config(t)
+		runShared(t, sharedRun{config: blobs, env: env, s3: true})
+	})
+}
+
+// s3Config is the [blobs] table of the test bucket under a prefix of its
+// own (emptied when t ends), and the environment giving its keys, as
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY may.
+func s3Config(t *testing.T) (string, []string) {
+	t.Helper()
+	o := buckettest.Options(t)
+	text := fmt.Sprintf("[blobs]\nbackend = \"s3\"\ns3_endpoint = %q\ns3_bucket = %q\ns3_region = %q\ns3_prefix = %q\ns3_path_style = %v\n",
+		o.Endpoint, o.Bucket, o.Region, o.Prefix, o.PathStyle)
+	return text, []string{"AWS_ACCESS_KEY_ID=" + o.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + o.SecretAccessKey}
 }
 
 // runShared serves run, drives the API through it, restarts it and checks

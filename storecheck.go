@@ -25,7 +25,10 @@ func checkSharedStores(ctx context.Context, cfg config.Config, w io.Writer) erro
 		fmt.Fprintln(w, "The PostgreSQL database answers, and its schema is up to date.")
 	}
 	if cfg.Blobs.Backend == config.BlobsS3 {
-		return fmt.Errorf("blobs.backend \"s3\": this build has no S3 blob store")
+		if _, err := openBucket(ctx, cfg); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "The S3 bucket %q answers, and the key may list, write, read and delete in it.\n", cfg.Blobs.S3Bucket)
 	}
 	return nil
 }

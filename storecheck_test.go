@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"onboard/blobs/bucket"
+	"onboard/blobs/bucket/buckettest"
 	"onboard/storage/postgres/pgtest"
 )
 
@@ -180,4 +183,76 @@ func TestRestoreRefusesSharedBackends(t *testing.T) {
 	config := postgresConfig(t, "postgres://onboard@127.0.0.1:1/onboard")
 	r := runBinary(t, "--config", config, "restore", "--in", "backup.tar.gz")
 	wantRun(t, r, 1, "", "onboard: restore: onboard restore fills a new data directory of the embedded backend only: use a configuration with storage.backend = \"badger\" and blobs.backend = \"local\"\n")
+}
+
+// TestConfigCheckS3: config check reaches the bucket as serve does (it
+// lists, writes, reads and deletes a probe object) and says what to fix
+// when it cannot be used; the secret never shows.
+func TestConfigCheckS3(t *testing.T) {
+	t.Parallel()
+	good := buckettest.Options(t)
+	unreachable := closedPort(t)
+	tests := []struct {
+		name   string
+		change func(o *bucket.Options)
+		stderr string
+	}{
+		{"missing bucket", func(o *bucket.Options) { o.Bucket = "onboard-no-such-bucket" },
+			`onboard: s3: the bucket "onboard-no-such-bucket" does not exist at ` + good.Endpoint + "; onboard does not create buckets\n"},
+		{"wrong secret", func(o *bucket.Options) { o.SecretAccessKey = "Wrong-Secret-1" },
+			`onboard: s3: wrong credentials: the secret access key is not the one of access key id "` + good.AccessKeyID + `"` + "\n"},
+		{"unknown key", func(o *bucket.Options) { o.AccessKeyID = "onboard-nobody" },
+			`onboard: s3: wrong credentials: ` + good.Endpoint + ` does not know the access key id "onboard-nobody"` + "\n"},
+		{"unreachable", func(o *bucket.Options) { o.Endpoint = "http://" + unreachable },
+			"onboard: s3: the endpoint http://" + unreachable + " is unreachable: dial tcp " + unreachable + ": connect: connection refused\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := good
+			tt.change(&o)
+			r := runBinary(t, "config", "check", "--config", writeFile(t, "onboard.toml", s3Table(o)))
+			wantRun(t, r, 1, "", tt.stderr)
+			if strings.Contains(r.stderr, "Wrong-Secret") || strings.Contains(r.stderr, good.SecretAccessKey) {
+				t.Errorf("stderr shows the secret:\n%s", r.stderr)
+			}
+		})
+	}
+	t.Run("no permission to write", func(t *testing.T) {
+		t.Parallel()
+		// A read-only gateway over the test bucket (.ci/services): a key
+		// that may list and read but not write.
+		ep := os.Getenv("ONBOARD_TEST_S3_READONLY_ENDPOINT")
+		switch {
+		case ep == "" && os.Getenv("CI") == "true":
+			t.Fatal("ONBOARD_TEST_S3_READONLY_ENDPOINT is not set: CI must run this test (.ci/services start)")
+		case ep == "":
+			t.Skip("ONBOARD_TEST_S3_READONLY_ENDPOINT is not set: no read-only gateway over the test bucket")
+		}
+		o := good
+		o.Endpoint = ep
+		r := runBinary(t, "config", "check", "--config", writeFile(t, "onboard.toml", s3Table(o)))
+		want := fmt.Sprintf("onboard: s3: no permission to write: the key %q may not write under %q in bucket %q (it needs s3:PutObject): ", o.AccessKeyID, o.Prefix, o.Bucket)
+		if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, want) {
+			t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, and stderr starting %q", r.code, r.stdout, r.stderr, want)
+		}
+	})
+	t.Run("valid", func(t *testing.T) {
+		t.Parallel()
+		config := writeFile(t, "onboard.toml", s3Table(good))
+		r := runBinary(t, "config", "check", "--config", config)
+		wantRun(t, r, 0, r.stdout, `The S3 bucket "`+good.Bucket+`" answers, and the key may list, write, read and delete in it.`+"\nConfiguration "+config+" is valid.\n")
+		if !strings.Contains(r.stdout, `s3_secret_access_key = "********"`) || strings.Contains(r.stdout, good.SecretAccessKey) {
+			t.Errorf("config check shows the S3 secret:\n%s", r.stdout)
+		}
+		if keys := buckettest.Keys(t, good); len(keys) != 0 {
+			t.Errorf("config check left objects in the bucket: %v", keys)
+		}
+	})
+}
+
+// s3Table is the [blobs] table of the bucket o names, keys included.
+func s3Table(o bucket.Options) string {
+	return fmt.Sprintf("[blobs]\nbackend = \"s3\"\ns3_endpoint = %q\ns3_bucket = %q\ns3_region = %q\ns3_prefix = %q\ns3_path_style = %v\ns3_access_key_id = %q\ns3_secret_access_key = %q\n",
+		o.Endpoint, o.Bucket, o.Region, o.Prefix, o.PathStyle, o.AccessKeyID, o.SecretAccessKey)
 }
