@@ -108,10 +108,10 @@ func runShared(t *testing.T, run sharedRun) {
 		t.Fatalf("serve exit code %d\nstderr:\n%s", code, p.stderr.String())
 	}
 
-	// A restart finds everything. On PostgreSQL, with a new data
-	// directory: the keys and secrets are in the database, so the API key
+	// A restart finds everything. On PostgreSQL and S3, with a new data
+	// directory: the records, secrets and files are shared, so the API key
 	// and the links given out before still work.
-	if run.postgres {
+	if run.postgres && run.s3 {
 		data = filepath.Join(dir, "data2")
 	}
 	p = startServeEnv(t, "127.0.0.1:0", "http://127.0.0.1:1", run.env, "--config", config, "--data-dir", data)
