@@ -35,7 +35,11 @@ type app struct {
 	sessions *form.SignedSessions  // the applicant form's sessions, under the session key
 	backup   *backup.Maker         // onboard backup of this data directory
 	sweeper  *onboarding.BlobSweep // removes blobs no record refers to
-	log      *slog.Logger          // serve's, for the background work that has no request to answer
+	// watchDeliveries calls wake whenever another instance sharing the
+	// store queued webhook deliveries, until ctx ends; nil on a store no
+	// other instance shares.
+	watchDeliveries func(ctx context.Context, wake func()) error
+	log             *slog.Logger // serve's, for the background work that has no request to answer
 }
 
 // recordStore is what main wires from the record store, on either
@@ -129,7 +133,7 @@ func buildApp(ctx context.Context, cfg config.Config, st *stores, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	a := &app{store: st.store, badger: st.badger, svc: svc, sessions: sessions, log: log,
+	a := &app{store: st.store, badger: st.badger, svc: svc, sessions: sessions, log: log, watchDeliveries: st.watchDeliveries,
 		sweeper: &onboarding.BlobSweep{Records: st.store, Files: st.files.store, Log: log, Now: time.Now}}
 	if st.badger != nil {
 		a.backup = backup.New(st.badger, st.files.guard, cfg.DataDir, version(), log)

@@ -38,6 +38,9 @@ type records struct {
 	// directory's secrets/, or in the database, where every instance
 	// shares it.
 	secret func(ctx context.Context, name string) ([]byte, error)
+	// watchDeliveries hears of the deliveries other instances queue (see
+	// app); nil on the embedded store.
+	watchDeliveries func(ctx context.Context, wake func()) error
 }
 
 // sharedBackend reports whether cfg keeps records or files outside the

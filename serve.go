@@ -200,7 +200,7 @@ func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api
 	svc := a.svc
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	j.start(jobRegistryDocuments, func() error { return svc.RunRegistryDocuments(jobCtx) })
-	j.start(jobWebhookDelivery, func() error { return notify.RunWebhooks(jobCtx, svc) })
+	j.start(jobWebhookDelivery, func() error { return runDeliveries(jobCtx, a) })
 	j.start(jobRFIExpiry, func() error { return svc.RunRFIExpiry(jobCtx) })
 	j.start(jobBlobSweep, func() error { return a.sweeper.Run(jobCtx) })
 	released := make(chan struct{})
@@ -212,6 +212,25 @@ func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api
 	stopJobs()
 	j.wait()
 	<-released
+	return err
+}
+
+// runDeliveries runs the webhook delivery pool until ctx ends and, on a
+// store shared with other instances, beside it the watch that wakes the
+// pool when another instance queues deliveries.
+func runDeliveries(ctx context.Context, a *app) error {
+	if a.watchDeliveries == nil {
+		return notify.RunWebhooks(ctx, a.svc)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = a.watchDeliveries(ctx, a.svc.WakeDeliveries) // returns only when ctx ends
+	}()
+	err := notify.RunWebhooks(ctx, a.svc)
+	cancel()
+	<-watched
 	return err
 }
 
