@@ -38,6 +38,7 @@ type adminOps interface {
 type localAdmin struct {
 	admin.Local
 	backup *backup.Maker // nil: this backend has no backup
+	shared bool          // the records are in a database other servers may use
 }
 
 // Backup writes a backup archive of the store opened by this process.
@@ -67,5 +68,5 @@ func (e *env) withAdmin(fn func(context.Context, adminOps) error) error {
 		return err
 	}
 	defer a.close(e.stderr)
-	return fn(ctx, localAdmin{admin.Local{Service: a.svc}, a.backup})
+	return fn(ctx, localAdmin{admin.Local{Service: a.svc}, a.backup, a.badger == nil})
 }
