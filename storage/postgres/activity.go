@@ -101,15 +101,6 @@ func (s *Store) chain(subject uuid.UUID, head *onboarding.ActivityHead, log []on
 	return c, nil
 }
 
-// queue queues the insert of c's entries of subject's log into b.
-func (c chainedLog) queue(b *pgx.Batch, subject uuid.UUID) {
-	if len(c.seqs) == 0 {
-		return
-	}
-	b.Queue(`INSERT INTO activity_entries (subject, seq, record)
-		SELECT $1, unnest($2::bytea[]), unnest($3::bytea[])`, subject, c.seqs, c.recs)
-}
-
 // headColumns are head as the log_seq and log_hash columns hold it.
 func headColumns(head *onboarding.ActivityHead) (seq []byte, hash *string) {
 	if head == nil {

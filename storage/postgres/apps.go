@@ -2,10 +2,12 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"onboard/onboarding"
 	"onboard/storage/record"
@@ -24,8 +26,8 @@ func appSlugs(app *onboarding.Application) []string {
 
 // CreateApplication stores app, its slugs, its first activity entries,
 // the outcome of its request with an Idempotency-Key and its first events
-// in one transaction. An id or a link slug already stored is errDuplicate,
-// and nothing is written.
+// in one transaction: without events, one round trip. An id or a link slug
+// already stored is errDuplicate, and nothing is written.
 func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Application, ch onboarding.Changes) error {
 	id, err := uuid.Parse(app.ID)
 	if err != nil {
@@ -35,40 +37,86 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	if err != nil {
 		return err
 	}
-	log, err := s.chain(id, nil, ch.Log)
+	w, err := s.encodeChanges(id, nil, ch)
 	if err != nil {
 		return err
 	}
 	slugs, _ := slugDiff(nil, appSlugs(app))
-	logSeq, logHash := headColumns(log.head)
-	err = s.inBatchTx(ctx, func(b *pgx.Batch) {
-		b.Queue(`INSERT INTO applications (id, org_id, status, seq, registry_documents_pending, log_seq, log_hash, blob_ids, record)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			id, app.OrgID, string(app.Status), seqBytes(app.Seq), app.RegistryDocumentsStatus == onboarding.RegistryDocumentsPending,
-			logSeq, logHash, nullIfEmpty(app.BlobIDs()), rec)
-		if len(slugs) > 0 {
-			b.Queue(`INSERT INTO application_slugs (slug, application_id) SELECT unnest($1::text[]), $2`, slugs, id)
-		}
-	}, func(tx pgx.Tx) error {
-		return s.writeChanges(ctx, tx, &pgx.Batch{}, id, log, ch)
-	})
-	return duplicate("create application "+app.ID, err)
+	logSeq, logHash := headColumns(w.log.head)
+	blobs := nullIfEmpty(app.BlobIDs())
+	err = s.sendAtomically(ctx, func(b *pgx.Batch) {
+		b.Queue(`INSERT INTO applications (id, org_id, status, seq, registry_documents_pending, log_seq, log_hash, blob_ids, record, version)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1)`,
+			id, app.OrgID, string(app.Status), seqBytes(app.Seq), pending(app), logSeq, logHash, blobs, rec)
+		queueSlugs(b, "application_slugs", "application_id", id, slugs, nil)
+		w.queue(b, id)
+	}, ch.Events)
+	if err != nil {
+		return duplicate("create application "+app.ID, err)
+	}
+	s.apps.put(id, 1, app.Clone(), w.log.head, len(rec))
+	return nil
 }
 
-// Application returns the application with id, or onboarding.ErrNotFound.
-func (s *Store) Application(ctx context.Context, id string) (*onboarding.Application, error) {
+// pending is app's registry_documents_pending column.
+func pending(app *onboarding.Application) bool {
+	return app.RegistryDocumentsStatus == onboarding.RegistryDocumentsPending
+}
+
+// readAppSQL reads application $1's version, and its record (and its
+// log's head) unless the version is $2 (the cache's).
+const readAppSQL = `SELECT version, CASE WHEN version = $2 THEN NULL ELSE record END, log_seq, log_hash
+	FROM applications WHERE id = $1`
+
+// sharedApplication returns the application with id as the cache shares
+// it, reading the record only when the cache's version is not the row's.
+func (s *Store) sharedApplication(ctx context.Context, id string) (*onboarding.Application, error) {
 	u, err := parseID(id)
 	if err != nil {
 		return nil, err
 	}
-	return queryRecord[onboarding.Application](ctx, s.pool, `SELECT record FROM applications WHERE id = $1`, u)
+	var cv int64
+	c := s.apps.get(u)
+	if c != nil {
+		cv = c.version
+	}
+	var version int64
+	var rec, hseq []byte
+	var hhash *string
+	if err := s.pool.QueryRow(ctx, readAppSQL, u, cv).Scan(&version, &rec, &hseq, &hhash); err != nil {
+		return nil, notFound(err)
+	}
+	if rec == nil {
+		return c.app, nil
+	}
+	head, err := scanHead(hseq, hhash)
+	if err != nil {
+		return nil, err
+	}
+	app := new(onboarding.Application)
+	if err := record.Decode(rec, app); err != nil {
+		return nil, err
+	}
+	s.apps.put(u, version, app, head, len(rec))
+	return app, nil
 }
 
-// ReadApplication calls read with the application with id, decoded for
-// this call alone (read may not change it all the same, as the contract
-// says), and answers read's error.
+// Application returns the application with id, or onboarding.ErrNotFound:
+// the caller's own copy.
+func (s *Store) Application(ctx context.Context, id string) (*onboarding.Application, error) {
+	app, err := s.sharedApplication(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return app.Clone(), nil
+}
+
+// ReadApplication calls read with the application with id without copying
+// it: it may be the one the cache keeps, shared with every other reader,
+// so read must not change it or keep any part of it once it returns. It
+// answers read's error.
 func (s *Store) ReadApplication(ctx context.Context, id string, read func(*onboarding.Application) error) error {
-	app, err := s.Application(ctx, id)
+	app, err := s.sharedApplication(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -85,81 +133,146 @@ func (s *Store) ApplicationBySlug(ctx context.Context, slug string) (*onboarding
 		JOIN applications a ON a.id = s.application_id WHERE s.slug = $1`, slug)
 }
 
+// updateAppSQL replaces application $1's row ($2 status … $7 record) if
+// its version is still $8, and answers the version it gets; else it fails
+// with record_changed's error, which aborts its transaction.
+const updateAppSQL = `WITH app AS (
+		UPDATE applications SET status = $2, registry_documents_pending = $3, log_seq = $4, log_hash = $5, blob_ids = $6,
+			record = $7, version = version + 1
+		WHERE id = $1 AND version = $8 RETURNING version
+	) SELECT coalesce((SELECT version FROM app), record_changed())`
+
+// recordChanged reports whether err is updateAppSQL's guard failing.
+func recordChanged(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "OB001"
+}
+
+// appWrite is a change of an application, applied and encoded, and what
+// the update answers.
+type appWrite struct {
+	u       uuid.UUID
+	app     *onboarding.Application
+	version int64 // the row's version it was applied to
+	rec     []byte
+	added   []string // slugs
+	removed []string
+	changes changeWrite
+	events  []*onboarding.Event
+	next    int64 // the version written
+}
+
+// applyAppChange runs change on app, which it may change (a copy of the
+// stored application at version, whose log's head is head), and encodes
+// what the update writes.
+func (s *Store) applyAppChange(u uuid.UUID, app *onboarding.Application, version int64, head *onboarding.ActivityHead,
+	change func(*onboarding.Application) (onboarding.Changes, error)) (*appWrite, error) {
+	oldSlugs, oldID, oldOrg, oldSeq := appSlugs(app), app.ID, app.OrgID, app.Seq
+	ch, err := change(app)
+	if err != nil {
+		return nil, err
+	}
+	if app.ID != oldID || app.OrgID != oldOrg || app.Seq != oldSeq {
+		return nil, fmt.Errorf("update application %s: id, organization and sequence are immutable", u)
+	}
+	w := &appWrite{u: u, app: app, version: version, events: ch.Events}
+	if w.rec, err = record.Encode(app); err != nil {
+		return nil, err
+	}
+	if w.changes, err = s.encodeChanges(u, head, ch); err != nil {
+		return nil, err
+	}
+	w.added, w.removed = slugDiff(oldSlugs, appSlugs(app))
+	return w, nil
+}
+
+// queue queues into b the statements that write w: the row, guarded by
+// its version, the slugs that changed, the entries and the outcome.
+func (w *appWrite) queue(b *pgx.Batch) {
+	logSeq, logHash := headColumns(w.changes.log.head)
+	b.Queue(updateAppSQL, w.u, string(w.app.Status), pending(w.app), logSeq, logHash, nullIfEmpty(w.app.BlobIDs()), w.rec, w.version).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&w.next) })
+	queueSlugs(b, "application_slugs", "application_id", w.u, w.added, w.removed)
+	w.changes.queue(b, w.u)
+}
+
 // UpdateApplication applies change to the stored application and writes,
 // in one transaction, its record and columns, the slugs that changed, the
-// activity entries (chained after the head read with the record), the
-// idempotent outcome and the events. The transaction's first round trip
-// begins it and locks the application's row (SELECT … FOR UPDATE), so
-// updates of one application, from any instance, apply one after the
-// other, each on what the one before wrote.
+// activity entries (chained after the head of the version changed), the
+// idempotent outcome and the events.
+//
+// When the cache holds the application, the change is applied to a copy
+// of it and written in one statement that checks the row's version
+// (optimistically: one round trip, and the commit with it when there are
+// no events). When the version has moved on, or the change refused the
+// cached application (a refusal counts only on the stored one), or the
+// cache does not hold it, the update locks the row (lockedUpdate: the
+// round trip that begins the transaction runs SELECT … FOR UPDATE,
+// reading the record only when the cache's version is not the row's),
+// applies the change to what it read and writes. Updates of one
+// application, from any instance, so apply one after the other, each on
+// what the one before wrote, and a hot application's updates queue on
+// its row lock rather than retry.
 func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*onboarding.Application) (onboarding.Changes, error)) (*onboarding.Application, error) {
 	u, err := parseID(id)
 	if err != nil {
 		return nil, err
 	}
+	if c := s.apps.get(u); c != nil {
+		w, err := s.applyAppChange(u, c.app.Clone(), c.version, c.head, change)
+		if err == nil {
+			err = s.sendAtomically(ctx, w.queue, w.events)
+			switch {
+			case err == nil:
+				s.apps.put(u, w.next, w.app.Clone(), w.changes.log.head, len(w.rec))
+				return w.app, nil
+			case !recordChanged(err):
+				return nil, duplicate("update application "+id, err)
+			}
+		}
+	}
 	var (
-		result    *onboarding.Application
+		w         *appWrite
+		c         *cachedApp
+		version   int64
 		rec, hseq []byte
 		hhash     *string
 	)
-	err = s.inBatchTx(ctx, func(b *pgx.Batch) {
-		b.Queue(`SELECT record, log_seq, log_hash FROM applications WHERE id = $1 FOR UPDATE`, u).QueryRow(func(row pgx.Row) error {
-			return notFound(row.Scan(&rec, &hseq, &hhash))
+	err = s.lockedUpdate(ctx, func(b *pgx.Batch) {
+		var cv int64
+		if c = s.apps.get(u); c != nil {
+			cv = c.version
+		}
+		b.Queue(`SELECT version, CASE WHEN version = $2 THEN NULL ELSE record END, log_seq, log_hash
+			FROM applications WHERE id = $1 FOR UPDATE`, u, cv).QueryRow(func(row pgx.Row) error {
+			return notFound(row.Scan(&version, &rec, &hseq, &hhash))
 		})
-	}, func(tx pgx.Tx) error {
+	}, func(pgx.Tx) (*pgx.Batch, []*onboarding.Event, error) {
 		head, err := scanHead(hseq, hhash)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		var app onboarding.Application
-		if err := record.Decode(rec, &app); err != nil {
-			return err
+		var app *onboarding.Application
+		if rec == nil {
+			app = c.app.Clone()
+		} else {
+			app = new(onboarding.Application)
+			if err := record.Decode(rec, app); err != nil {
+				return nil, nil, err
+			}
 		}
-		oldSlugs, oldID, oldOrg, oldSeq := appSlugs(&app), app.ID, app.OrgID, app.Seq
-		ch, err := change(&app)
-		if err != nil {
-			return err
+		if w, err = s.applyAppChange(u, app, version, head, change); err != nil {
+			return nil, nil, err
 		}
-		if app.ID != oldID || app.OrgID != oldOrg || app.Seq != oldSeq {
-			return fmt.Errorf("update application %s: id, organization and sequence are immutable", id)
-		}
-		newRec, err := record.Encode(&app)
-		if err != nil {
-			return err
-		}
-		log, err := s.chain(u, head, ch.Log)
-		if err != nil {
-			return err
-		}
-		logSeq, logHash := headColumns(log.head)
 		b := &pgx.Batch{}
-		b.Queue(`UPDATE applications SET status = $2, registry_documents_pending = $3, log_seq = $4, log_hash = $5, blob_ids = $6, record = $7
-			WHERE id = $1`, u, string(app.Status), app.RegistryDocumentsStatus == onboarding.RegistryDocumentsPending,
-			logSeq, logHash, nullIfEmpty(app.BlobIDs()), newRec)
-		queueSlugChanges(b, "application_slugs", "application_id", u, oldSlugs, appSlugs(&app))
-		if err := s.writeChanges(ctx, tx, b, u, log, ch); err != nil {
-			return duplicate("update application "+id, err)
-		}
-		result = &app
-		return nil
+		w.queue(b)
+		return b, w.events, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, duplicate("update application "+id, err)
 	}
-	return result, nil
-}
-
-// queueSlugChanges queues into b the slug rows (of table, naming their
-// record in column) that an update of record id from before's slugs to
-// after's deletes and inserts.
-func queueSlugChanges(b *pgx.Batch, table, column string, id uuid.UUID, before, after []string) {
-	added, removed := slugDiff(before, after)
-	if len(removed) > 0 {
-		b.Queue(`DELETE FROM `+table+` WHERE slug = ANY($1) AND `+column+` = $2`, removed, id)
-	}
-	if len(added) > 0 {
-		b.Queue(`INSERT INTO `+table+` (slug, `+column+`) SELECT unnest($1::text[]), $2`, added, id)
-	}
+	s.apps.put(u, w.next, w.app.Clone(), w.changes.log.head, len(w.rec))
+	return w.app, nil
 }
 
 // ListApplications returns a page of the organization's applications (of

@@ -294,9 +294,9 @@ func TestListIsAnIndexScan(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{})
 	// Enough rows that a sequential scan is not simply cheapest.
-	if _, err := s.pool.Exec(ctx, `INSERT INTO applications (id, org_id, status, seq, registry_documents_pending, record)
+	if _, err := s.pool.Exec(ctx, `INSERT INTO applications (id, org_id, status, seq, registry_documents_pending, version, record)
 		SELECT gen_random_uuid(), 'org' || (i % 10), CASE WHEN i % 3 = 0 THEN 'sent' ELSE 'created' END,
-			decode(lpad(to_hex(i), 32, '0'), 'hex'), i % 100 = 0, '\x01'
+			decode(lpad(to_hex(i), 32, '0'), 'hex'), i % 100 = 0, 1, '\x01'
 		FROM generate_series(1, 20000) i`); err != nil {
 		t.Fatal(err)
 	}
@@ -562,5 +562,79 @@ func TestConcurrentAPIKeyUpdatesAllApply(t *testing.T) {
 	wg.Wait()
 	if k, err := s.APIKey(ctx, "abc"); err != nil || len(k.Scopes) != n {
 		t.Errorf("after %d concurrent updates: %v, %v", n, k, err)
+	}
+}
+
+// TestCacheFollowsOtherInstances: each instance keeps decoded
+// applications, and never serves one once another instance has updated
+// it; readers of an unchanged application share it, Application's callers
+// get their own copy, and an update starts from the stored version.
+func TestCacheFollowsOtherInstances(t *testing.T) {
+	ctx := context.Background()
+	a, url := openTest(t, Options{})
+	b := openOn(t, url, Options{})
+	app := storedApp(t, a, "acme", 1, onboarding.StatusCreated)
+	shared := func(s *Store) *onboarding.Application {
+		t.Helper()
+		var got *onboarding.Application
+		if err := s.ReadApplication(ctx, app.ID, func(x *onboarding.Application) error { got = x; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	first := shared(a)
+	if again := shared(a); again != first {
+		t.Errorf("two reads of an unchanged application did not share it")
+	}
+	own, err := a.Application(ctx, app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own.Status = onboarding.StatusRejected // the caller's copy
+	if got := shared(a); got != first || got.Status != onboarding.StatusCreated {
+		t.Errorf("a change of Application's answer reached the cache: %s", got.Status)
+	}
+	shared(b) // b caches it too
+	for i, s := range []*Store{b, a, b} {
+		status := []onboarding.Status{onboarding.StatusSent, onboarding.StatusInProgress, onboarding.StatusSubmitted}[i]
+		if _, err := s.UpdateApplication(ctx, app.ID, func(x *onboarding.Application) (onboarding.Changes, error) {
+			x.Status = status
+			x.Data.Fields[string(status)] = json.RawMessage(`true`)
+			return onboarding.Changes{}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, reader := range []*Store{a, b} {
+			got := shared(reader)
+			if got.Status != status || len(got.Data.Fields) != i+2 {
+				t.Errorf("after update %d: status %s with %d fields, want %s with %d", i, got.Status, len(got.Data.Fields), status, i+2)
+			}
+		}
+	}
+	if got := shared(a); got == first {
+		t.Errorf("the application read before the updates is still served")
+	}
+	// A change that refuses the cached application is decided again on
+	// the stored one: a holds the last version it wrote, b moves on.
+	if _, err := b.UpdateApplication(ctx, app.ID, func(x *onboarding.Application) (onboarding.Changes, error) {
+		x.Status = onboarding.StatusReview
+		return onboarding.Changes{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	got, err := a.UpdateApplication(ctx, app.ID, func(x *onboarding.Application) (onboarding.Changes, error) {
+		calls++
+		if x.Status != onboarding.StatusReview {
+			return onboarding.Changes{}, errors.New("not in review")
+		}
+		x.Status = onboarding.StatusApproved
+		return onboarding.Changes{Log: []onboarding.Activity{act("test.approved", t0)}}, nil
+	})
+	if err != nil || got.Status != onboarding.StatusApproved || calls != 2 {
+		t.Errorf("update refused on the cached version: %v, %v after %d calls; want approved after 2", got, err, calls)
+	}
+	if head, log := readLog(t, b, app.ID); len(log) != 1 || head == nil || head.Hash != log[0].Hash {
+		t.Errorf("log after the update = %+v, head %+v", log, head)
 	}
 }

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -10,38 +12,93 @@ import (
 	"onboard/storage/record"
 )
 
-// writeChanges writes, in tx, what a change of subject commits beside its
-// record (onboarding.Changes): its activity entries, chained after the
-// subject's head (log, from chain; the caller writes the head with the
-// subject's row), the outcome of its request with an Idempotency-Key, and
-// its events. b holds the caller's own statements (the record's row and
-// index rows): the entries and the outcome join them in one round trip,
-// and the events follow (writeEvents).
-func (s *Store) writeChanges(ctx context.Context, tx pgx.Tx, b *pgx.Batch, subject uuid.UUID, log chainedLog, ch onboarding.Changes) error {
-	log.queue(b, subject)
-	if err := s.queueOutcome(b, ch.Idempotent); err != nil {
-		return err
+// What a change writes beside its record (onboarding.Changes): its
+// activity entries, chained after the subject's head, the outcome of its
+// request with an Idempotency-Key, and its events. The entries and the
+// outcome are queued on the batch that writes the record (changeWrite's
+// queue), so that a create or an update sends them in the same round
+// trip; the events follow in the same transaction (writeChanges). Each
+// statement is a plain one-row INSERT, whose prepared plan PostgreSQL
+// keeps (a statement over arrays of rows would be planned anew each time).
+
+// changeWrite is a change's activity entries and outcome, encoded, and
+// the head of the subject's log after the entries.
+type changeWrite struct {
+	log chainedLog
+	// The outcome's row; rec is nil without one.
+	clientID, key string
+	rec           []byte
+	expires       time.Time
+}
+
+// encodeChanges chains ch.Log after head, the head of subject's log (nil:
+// none yet), and encodes ch.Idempotent.
+func (s *Store) encodeChanges(subject uuid.UUID, head *onboarding.ActivityHead, ch onboarding.Changes) (changeWrite, error) {
+	log, err := s.chain(subject, head, ch.Log)
+	if err != nil {
+		return changeWrite{}, err
 	}
-	if err := sendBatch(ctx, tx, b); err != nil {
-		return err
+	w := changeWrite{log: log}
+	if o := ch.Idempotent; o != nil {
+		if w.rec, err = record.Encode(o); err != nil {
+			return changeWrite{}, err
+		}
+		w.clientID, w.key, w.expires = o.ClientID, o.Key, s.now().Add(onboarding.IdempotencyTTL)
 	}
+	return w, nil
+}
+
+// queue queues into b the statements that write w's entries of subject's
+// log and its outcome, which replaces what was saved under its key.
+func (w changeWrite) queue(b *pgx.Batch, subject uuid.UUID) {
+	for i := range w.log.seqs {
+		b.Queue(`INSERT INTO activity_entries (subject, seq, record) VALUES ($1, $2, $3)`, subject, w.log.seqs[i], w.log.recs[i])
+	}
+	if w.rec != nil {
+		b.Queue(saveIdempotentSQL, w.clientID, w.key, w.rec, w.expires)
+	}
+}
+
+// queueSlugs queues into b the statements that move record id's slugs in
+// table (whose column names the record): removed ones deleted, added ones
+// inserted (a slug another record holds fails the insert).
+func queueSlugs(b *pgx.Batch, table, column string, id uuid.UUID, added, removed []string) {
+	for _, slug := range removed {
+		b.Queue(`DELETE FROM `+table+` WHERE slug = $1 AND `+column+` = $2`, slug, id)
+	}
+	for _, slug := range added {
+		b.Queue(`INSERT INTO `+table+` (slug, `+column+`) VALUES ($1, $2)`, slug, id)
+	}
+}
+
+// writeChanges writes, in tx, what ch commits beyond the batch that wrote
+// its record, its entries and its outcome: its events.
+func (s *Store) writeChanges(ctx context.Context, tx pgx.Tx, ch onboarding.Changes) error {
 	if len(ch.Events) == 0 {
 		return nil
 	}
 	return s.writeEvents(ctx, tx, ch.Events)
 }
 
-// queueOutcome queues into b the save of o (nothing when nil): it
-// replaces what was saved under its key and expires, as a saved response
-// does, onboarding.IdempotencyTTL from now.
-func (s *Store) queueOutcome(b *pgx.Batch, o *onboarding.IdempotentOutcome) error {
-	if o == nil {
-		return nil
+// sendAtomically sends the statements build queues, which write one
+// change, as one transaction: on their own (PostgreSQL runs a batch's
+// statements as one implicit transaction, so one round trip) when there
+// are no events; else as the first round trip of a transaction that
+// writes the events and commits (inBatchTx). Like inTx, it tries again
+// (build too) when PostgreSQL aborted it for a serialization failure or a
+// deadlock.
+func (s *Store) sendAtomically(ctx context.Context, build func(*pgx.Batch), events []*onboarding.Event) error {
+	if len(events) > 0 {
+		return s.inBatchTx(ctx, build, func(tx pgx.Tx) error { return s.writeEvents(ctx, tx, events) })
 	}
-	rec, err := record.Encode(o)
-	if err != nil {
-		return err
+	var err error
+	for range maxAttempts {
+		b := &pgx.Batch{}
+		build(b)
+		err = s.pool.SendBatch(ctx, b).Close()
+		if !retryable(err) {
+			return err
+		}
 	}
-	b.Queue(saveIdempotentSQL, o.ClientID, o.Key, rec, s.now().Add(onboarding.IdempotencyTTL))
-	return nil
+	return fmt.Errorf("%w: %w", onboarding.ErrWriteConflict, err)
 }

@@ -167,3 +167,6 @@ func everything(t *testing.T, s *Store) []string {
 	}
 	return out
 }
+
+// pgtestURL is pgtest.URL, for benchmarks too.
+func pgtestURL(t testing.TB) string { return pgtest.URL(t) }

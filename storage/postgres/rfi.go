@@ -38,12 +38,12 @@ func dueNanos(t time.Time) int64 {
 }
 
 // queueRequeue queues into b what keeps request id's row of the expiry
-// queue in step with r, the record the transaction writes: an active
-// request has exactly one row, at r.ExpiresAt unless a claim holds it
-// (then at the lease's end, kept as long as ExpiresAt does not change, so
-// that an unrelated update does not end the lease), and a request that is
-// not active has none. The statements lock the row, so an update waits
-// for a claim of the request in flight, and a claim skips a request whose
+// queue in step with r, the record the batch writes: an active request
+// has exactly one row, at r.ExpiresAt unless a claim holds it (then at the
+// lease's end, kept as long as ExpiresAt does not change, so that an
+// unrelated update does not end the lease), and a request that is not
+// active has none. The statements lock the row, so an update waits for a
+// claim of the request in flight, and a claim skips a request whose
 // update is in flight.
 func queueRequeue(b *pgx.Batch, id uuid.UUID, r *onboarding.RFIRequest) {
 	if r.Status != onboarding.RFIActive {
@@ -68,25 +68,22 @@ func (s *Store) CreateRFIRequest(ctx context.Context, r *onboarding.RFIRequest, 
 	if err != nil {
 		return err
 	}
-	log, err := s.chain(id, nil, ch.Log)
+	w, err := s.encodeChanges(id, nil, ch)
 	if err != nil {
 		return err
 	}
 	slugs, _ := slugDiff(nil, rfiSlugs(r))
-	logSeq, logHash := headColumns(log.head)
-	err = s.inBatchTx(ctx, func(b *pgx.Batch) {
+	logSeq, logHash := headColumns(w.log.head)
+	err = s.sendAtomically(ctx, func(b *pgx.Batch) {
 		b.Queue(`INSERT INTO rfi_requests (id, org_id, status, seq, log_seq, log_hash, blob_ids, record)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			id, r.OrgID, string(r.Status), seqBytes(r.Seq), logSeq, logHash, nullIfEmpty(r.BlobIDs()), rec)
-		if len(slugs) > 0 {
-			b.Queue(`INSERT INTO rfi_slugs (slug, rfi_id) SELECT unnest($1::text[]), $2`, slugs, id)
-		}
+		queueSlugs(b, "rfi_slugs", "rfi_id", id, slugs, nil)
 		if r.Status == onboarding.RFIActive {
 			b.Queue(`INSERT INTO rfi_expiry_queue (rfi_id, expires_ns) VALUES ($1, $2)`, id, dueNanos(r.ExpiresAt))
 		}
-	}, func(tx pgx.Tx) error {
-		return s.writeChanges(ctx, tx, &pgx.Batch{}, id, log, ch)
-	})
+		w.queue(b, id)
+	}, ch.Events)
 	return duplicate("create rfi request "+r.ID, err)
 }
 
@@ -111,9 +108,9 @@ func (s *Store) RFIRequestBySlug(ctx context.Context, slug string) (*onboarding.
 
 // UpdateRFIRequest applies change to the stored RFI request and writes, in
 // one transaction, its record and columns, the slugs that changed, its
-// expiry-queue row (queueRequeue), the activity entries, the idempotent
-// outcome and the events. The transaction's first round trip begins it
-// and locks the request's row, as UpdateApplication does.
+// expiry-queue row, the activity entries, the idempotent outcome and the
+// events, as UpdateApplication does (lockedUpdate), locking the request's
+// row first.
 func (s *Store) UpdateRFIRequest(ctx context.Context, id string, change func(*onboarding.RFIRequest) (onboarding.Changes, error)) (*onboarding.RFIRequest, error) {
 	u, err := parseID(id)
 	if err != nil {
@@ -124,49 +121,48 @@ func (s *Store) UpdateRFIRequest(ctx context.Context, id string, change func(*on
 		rec, hseq []byte
 		hhash     *string
 	)
-	err = s.inBatchTx(ctx, func(b *pgx.Batch) {
+	err = s.lockedUpdate(ctx, func(b *pgx.Batch) {
 		b.Queue(`SELECT record, log_seq, log_hash FROM rfi_requests WHERE id = $1 FOR UPDATE`, u).QueryRow(func(row pgx.Row) error {
 			return notFound(row.Scan(&rec, &hseq, &hhash))
 		})
-	}, func(tx pgx.Tx) error {
+	}, func(pgx.Tx) (*pgx.Batch, []*onboarding.Event, error) {
 		head, err := scanHead(hseq, hhash)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		var r onboarding.RFIRequest
 		if err := record.Decode(rec, &r); err != nil {
-			return err
+			return nil, nil, err
 		}
-		oldSlugs, old := rfiSlugs(&r), r
+		oldSlugs, oldID, oldOrg, oldSeq := rfiSlugs(&r), r.ID, r.OrgID, r.Seq
 		ch, err := change(&r)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		if r.ID != old.ID || r.OrgID != old.OrgID || r.Seq != old.Seq {
-			return fmt.Errorf("update rfi request %s: id, organization and sequence are immutable", id)
+		if r.ID != oldID || r.OrgID != oldOrg || r.Seq != oldSeq {
+			return nil, nil, fmt.Errorf("update rfi request %s: id, organization and sequence are immutable", id)
 		}
 		newRec, err := record.Encode(&r)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		log, err := s.chain(u, head, ch.Log)
+		w, err := s.encodeChanges(u, head, ch)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		logSeq, logHash := headColumns(log.head)
+		added, removed := slugDiff(oldSlugs, rfiSlugs(&r))
+		logSeq, logHash := headColumns(w.log.head)
 		b := &pgx.Batch{}
 		b.Queue(`UPDATE rfi_requests SET status = $2, log_seq = $3, log_hash = $4, blob_ids = $5, record = $6 WHERE id = $1`,
 			u, string(r.Status), logSeq, logHash, nullIfEmpty(r.BlobIDs()), newRec)
-		queueSlugChanges(b, "rfi_slugs", "rfi_id", u, oldSlugs, rfiSlugs(&r))
+		queueSlugs(b, "rfi_slugs", "rfi_id", u, added, removed)
 		queueRequeue(b, u, &r)
-		if err := s.writeChanges(ctx, tx, b, u, log, ch); err != nil {
-			return duplicate("update rfi request "+id, err)
-		}
+		w.queue(b, u)
 		result = &r
-		return nil
+		return b, ch.Events, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, duplicate("update rfi request "+id, err)
 	}
 	return result, nil
 }

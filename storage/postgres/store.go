@@ -43,6 +43,10 @@ type Options struct {
 	// (sweep.go); default 10 minutes, negative: never (SweepExpired
 	// still does it when called).
 	SweepInterval time.Duration
+	// CacheBytes is the budget of the cache of decoded applications
+	// (appcache.go), in bytes of their records; default 8 MiB, negative:
+	// no cache.
+	CacheBytes int
 }
 
 // Store is the PostgreSQL onboarding.Store. Its methods return
@@ -54,6 +58,9 @@ type Store struct {
 	log  *slog.Logger
 	now  func() time.Time
 
+	// apps keeps decoded applications by the version of their row
+	// (appcache.go).
+	apps *appCache
 	// ids issues the ULIDs of activity entries (activity.go).
 	ids ulids
 	// stop, closed by Close, ends the background goroutines, which
@@ -86,7 +93,13 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, log: o.Logger, now: o.Now, stop: make(chan struct{})}
+	switch {
+	case o.CacheBytes == 0:
+		o.CacheBytes = defaultCacheBytes
+	case o.CacheBytes < 0:
+		o.CacheBytes = 0
+	}
+	s := &Store{pool: pool, log: o.Logger, now: o.Now, apps: newAppCache(o.CacheBytes), stop: make(chan struct{})}
 	if err := s.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err

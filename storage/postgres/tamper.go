@@ -73,7 +73,11 @@ func (s *Store) TamperWithActivity(ctx context.Context, subjectID string,
 				ON CONFLICT (subject, seq) DO UPDATE SET record = excluded.record`, u, seqBytes(e.Seq), rec)
 		}
 		logSeq, logHash := headColumns(head)
-		b.Queue(`UPDATE `+table+` SET log_seq = $2, log_hash = $3 WHERE id = $1`, u, logSeq, logHash)
+		set := `log_seq = $2, log_hash = $3`
+		if table == "applications" {
+			set += `, version = version + 1` // cached heads are of the last version
+		}
+		b.Queue(`UPDATE `+table+` SET `+set+` WHERE id = $1`, u, logSeq, logHash)
 		return sendBatch(ctx, tx, b)
 	})
 }

@@ -40,6 +40,10 @@
 --                            chains after with the record
 --   blob_ids                 every blob the record names (BlobIDs), for
 --                            the orphan sweep; NULL when none
+--   version                  1 on create, incremented by every update: a
+--                            reader that holds the record decoded at a
+--                            version asks for the record only when the
+--                            row's version differs (appcache.go)
 CREATE TABLE applications (
     id uuid PRIMARY KEY,
     org_id text NOT NULL,
@@ -49,6 +53,7 @@ CREATE TABLE applications (
     log_seq bytea,
     log_hash text,
     blob_ids text[],
+    version bigint NOT NULL DEFAULT 1,
     record bytea NOT NULL
 ) WITH (fillfactor = 80, toast_tuple_target = 8160);
 ALTER TABLE applications ALTER COLUMN record SET STORAGE EXTERNAL;
@@ -150,3 +155,13 @@ CREATE TABLE idempotency (
     PRIMARY KEY (client_id, key)
 );
 CREATE INDEX idempotency_expiry ON idempotency (expires_at);
+
+-- record_changed() raises SQLSTATE OB001: the guard of a write that
+-- replaces a record only if its row is still at the version it was read
+-- at (apps.go), which aborts the write's transaction, and with it the
+-- statements that follow in it, when the row has moved on.
+CREATE FUNCTION record_changed() RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'the record changed since it was read' USING ERRCODE = 'OB001';
+END
+$$;
