@@ -88,3 +88,19 @@ func (c *appCache) put(id uuid.UUID, version int64, app *onboarding.Application,
 		c.bytes -= e.size
 	}
 }
+
+// clear forgets every entry.
+func (c *appCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lru.Init()
+	clear(c.byID)
+	c.bytes = 0
+}
+
+// ForgetCached empties the cache of decoded applications, for a server
+// gone idle to hand its memory back: the next read of each application
+// decodes it again.
+func (s *Store) ForgetCached() {
+	s.apps.clear()
+}

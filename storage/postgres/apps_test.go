@@ -317,6 +317,60 @@ func TestListIsAnIndexScan(t *testing.T) {
 			t.Errorf("%+v: plan is not an index scan with a limit:\n%s", q, plan)
 		}
 	}
+	// The plan PostgreSQL keeps for the prepared statement once it
+	// stops planning each execution: the same.
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, `RESET plan_cache_mode`)
+	for i, q := range []onboarding.ListQuery{
+		{OrgID: "org1", Limit: 50},
+		{OrgID: "org1", Limit: 50, Before: cursor},
+		{OrgID: "org1", Status: onboarding.StatusSent, Limit: 50},
+		{OrgID: "org1", Status: onboarding.StatusSent, Limit: 50, Before: cursor},
+	} {
+		sql, args := listQuery("applications", q.OrgID, string(q.Status), q.Before[:], q.Limit)
+		types := []string{"text", "bigint", "text", "bytea"}[:len(args)]
+		if q.Status == "" && len(args) == 3 {
+			types = []string{"text", "bigint", "bytea"}
+		}
+		name := fmt.Sprintf("list%d", i)
+		if _, err := conn.Exec(ctx, fmt.Sprintf("PREPARE %s(%s) AS %s", name, strings.Join(types, ", "), sql)); err != nil {
+			t.Fatal(err)
+		}
+		var vals []string
+		for _, a := range args {
+			switch v := a.(type) {
+			case []byte:
+				vals = append(vals, fmt.Sprintf(`'\x%x'::bytea`, v))
+			case string:
+				vals = append(vals, "'"+v+"'")
+			default:
+				vals = append(vals, fmt.Sprint(v))
+			}
+		}
+		rs, err := conn.Query(ctx, fmt.Sprintf("EXPLAIN EXECUTE %s(%s)", name, strings.Join(vals, ", ")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan strings.Builder
+		for rs.Next() {
+			var line string
+			if err := rs.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(line + "\n")
+		}
+		rs.Close()
+		if p := plan.String(); !strings.Contains(p, "Index Scan Backward") || strings.Contains(p, "Sort") || strings.Contains(p, "Seq Scan") {
+			t.Errorf("%+v: the generic plan is not an index scan with a limit:\n%s", q, p)
+		}
+	}
 	if plan := explain(t, s, `SELECT id::text FROM applications WHERE registry_documents_pending ORDER BY id`); bytes.Contains([]byte(plan), []byte("Seq Scan")) {
 		t.Errorf("pending registry documents scan the table:\n%s", plan)
 	}
