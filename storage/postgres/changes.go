@@ -17,9 +17,10 @@ import (
 // request with an Idempotency-Key, and its events. The entries and the
 // outcome are queued on the batch that writes the record (changeWrite's
 // queue), so that a create or an update sends them in the same round
-// trip; the events follow in the same transaction (writeChanges). Each
-// statement is a plain one-row INSERT, whose prepared plan PostgreSQL
-// keeps (a statement over arrays of rows would be planned anew each time).
+// trip; the events follow in the same transaction (writeEvents, called by
+// sendAtomically and lockedUpdate). Each statement is a plain one-row
+// INSERT, whose prepared plan PostgreSQL keeps (a statement over arrays
+// of rows would be planned anew each time).
 
 // changeWrite is a change's activity entries and outcome, encoded, and
 // the head of the subject's log after the entries.
@@ -69,15 +70,6 @@ func queueSlugs(b *pgx.Batch, table, column string, id uuid.UUID, added, removed
 	for _, slug := range added {
 		b.Queue(`INSERT INTO `+table+` (slug, `+column+`) VALUES ($1, $2)`, slug, id)
 	}
-}
-
-// writeChanges writes, in tx, what ch commits beyond the batch that wrote
-// its record, its entries and its outcome: its events.
-func (s *Store) writeChanges(ctx context.Context, tx pgx.Tx, ch onboarding.Changes) error {
-	if len(ch.Events) == 0 {
-		return nil
-	}
-	return s.writeEvents(ctx, tx, ch.Events)
 }
 
 // sendAtomically sends the statements build queues, which write one
