@@ -5,8 +5,10 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"github.com/klauspost/compress/s2"
 
 	"onboard/onboarding"
+	"onboard/storage/record"
 )
 
 // The cache of decoded applications. Every application row has a version,
@@ -20,7 +22,8 @@ import (
 // and UpdateApplication start from deep copies.
 
 // defaultCacheBytes is the cache's budget when Options gives none, in
-// bytes of the records it holds.
+// bytes of the JSON of the records it holds (jsonSize), as the embedded
+// store counts its cache's.
 const defaultCacheBytes = 8 << 20
 
 // appCache keeps decoded applications by id, with the version of the row
@@ -41,7 +44,7 @@ type cachedApp struct {
 	version int64
 	app     *onboarding.Application
 	head    *onboarding.ActivityHead // of its log at that version; never changed
-	size    int                      // of its record
+	size    int                      // of its record's JSON
 }
 
 func newAppCache(budget int) *appCache {
@@ -63,7 +66,7 @@ func (c *appCache) get(id uuid.UUID) *cachedApp {
 
 // put keeps app, which nobody may change any more, with head, the head of
 // its log, as version of id's row, unless the cache holds a later
-// version; size is its record's.
+// version; size is its record's JSON's (jsonSize).
 func (c *appCache) put(id uuid.UUID, version int64, app *onboarding.Application, head *onboarding.ActivityHead, size int) {
 	if size > c.budget/8 {
 		return // off, or one record would crowd out the rest
@@ -103,4 +106,16 @@ func (c *appCache) clear() {
 // decodes it again.
 func (s *Store) ForgetCached() {
 	s.apps.clear()
+}
+
+// jsonSize is the length of the JSON a record holds (record.Encode), which
+// the cache counts: what a decoded application weighs, roughly, whether
+// its record is compressed or not.
+func jsonSize(rec []byte) int {
+	if len(rec) > 0 && rec[0] == record.CodecS2JSON {
+		if n, err := s2.DecodedLen(rec[1:]); err == nil {
+			return n
+		}
+	}
+	return len(rec)
 }

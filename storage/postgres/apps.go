@@ -54,7 +54,7 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	if err != nil {
 		return duplicate("create application "+app.ID, err)
 	}
-	s.apps.put(id, 1, app.Clone(), w.log.head, len(rec))
+	s.apps.put(id, 1, app.Clone(), w.log.head, jsonSize(rec))
 	return nil
 }
 
@@ -97,7 +97,7 @@ func (s *Store) sharedApplication(ctx context.Context, id string) (*onboarding.A
 	if err := record.Decode(rec, app); err != nil {
 		return nil, err
 	}
-	s.apps.put(u, version, app, head, len(rec))
+	s.apps.put(u, version, app, head, jsonSize(rec))
 	return app, nil
 }
 
@@ -224,7 +224,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 			err = s.sendAtomically(ctx, w.queue, w.events)
 			switch {
 			case err == nil:
-				s.apps.put(u, w.next, w.app.Clone(), w.changes.log.head, len(w.rec))
+				s.apps.put(u, w.next, w.app.Clone(), w.changes.log.head, jsonSize(w.rec))
 				return w.app, nil
 			case !recordChanged(err):
 				return nil, duplicate("update application "+id, err)
@@ -271,7 +271,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	if err != nil {
 		return nil, duplicate("update application "+id, err)
 	}
-	s.apps.put(u, w.next, w.app.Clone(), w.changes.log.head, len(w.rec))
+	s.apps.put(u, w.next, w.app.Clone(), w.changes.log.head, jsonSize(w.rec))
 	return w.app, nil
 }
 

@@ -44,8 +44,8 @@ type Options struct {
 	// still does it when called).
 	SweepInterval time.Duration
 	// CacheBytes is the budget of the cache of decoded applications
-	// (appcache.go), in bytes of their records; default 8 MiB, negative:
-	// no cache.
+	// (appcache.go), in bytes of their records' JSON; default 8 MiB,
+	// negative: no cache.
 	CacheBytes int
 }
 
