@@ -124,13 +124,33 @@ func (s *Store) ReadApplication(ctx context.Context, id string, read func(*onboa
 }
 
 // ApplicationBySlug returns the application one of whose participants has
-// the link slug, or onboarding.ErrNotFound.
+// the link slug, or onboarding.ErrNotFound: the caller's own copy, of the
+// cached application when the cache holds the row's version.
 func (s *Store) ApplicationBySlug(ctx context.Context, slug string) (*onboarding.Application, error) {
 	if slug == "" || !textKey(slug) {
 		return nil, onboarding.ErrNotFound
 	}
-	return queryRecord[onboarding.Application](ctx, s.pool, `SELECT a.record FROM application_slugs s
-		JOIN applications a ON a.id = s.application_id WHERE s.slug = $1`, slug)
+	var u uuid.UUID
+	var version int64
+	var rec, hseq []byte
+	var hhash *string
+	if err := s.pool.QueryRow(ctx, `SELECT a.id, a.version, a.record, a.log_seq, a.log_hash FROM application_slugs s
+		JOIN applications a ON a.id = s.application_id WHERE s.slug = $1`, slug).Scan(&u, &version, &rec, &hseq, &hhash); err != nil {
+		return nil, notFound(err)
+	}
+	if c := s.apps.get(u); c != nil && c.version == version {
+		return c.app.Clone(), nil
+	}
+	head, err := scanHead(hseq, hhash)
+	if err != nil {
+		return nil, err
+	}
+	app := new(onboarding.Application)
+	if err := record.Decode(rec, app); err != nil {
+		return nil, err
+	}
+	s.apps.put(u, version, app.Clone(), head, jsonSize(rec))
+	return app, nil
 }
 
 // updateAppSQL replaces application $1's row ($2 status … $7 record) if
