@@ -13,8 +13,8 @@ import (
 	"onboard/onboarding"
 )
 
-// event builds an event of org about subject.
-func event(t onboarding.EventType, org, subject string) *onboarding.Event {
+// testEvent builds an event of org about subject.
+func testEvent(t onboarding.EventType, org, subject string) *onboarding.Event {
 	id := "evt_" + ulid.Make().String()
 	return &onboarding.Event{ID: id, Type: t, OrgID: org, Subject: subject, At: t0,
 		Body: json.RawMessage(`{"id":"` + id + `","type":"` + string(t) + `","data":{}}`)}
@@ -31,7 +31,7 @@ func TestWritesWithEvents(t *testing.T) {
 	other := openOn(t, url, Options{CacheBytes: -1})
 	app := newApp(t, "acme", 1, onboarding.StatusCreated)
 	log := []onboarding.Activity{act(onboarding.ActionCreated, t0)}
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log, Events: []*onboarding.Event{event(onboarding.EventApplicationCreated, "acme", app.ID)}}); err != nil {
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log, Events: []*onboarding.Event{testEvent(onboarding.EventApplicationCreated, "acme", app.ID)}}); err != nil {
 		t.Fatal(err)
 	}
 	status := []onboarding.Status{onboarding.StatusSent, onboarding.StatusInProgress, onboarding.StatusSubmitted, onboarding.StatusReview}
@@ -42,7 +42,7 @@ func TestWritesWithEvents(t *testing.T) {
 		entry := act("test."+string(status[i]), t0.Add(time.Duration(i)*time.Second))
 		got, err := st.store.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 			a.Status = status[i]
-			return onboarding.Changes{Log: []onboarding.Activity{entry}, Events: []*onboarding.Event{event(onboarding.EventApplicationSent, "acme", app.ID)},
+			return onboarding.Changes{Log: []onboarding.Activity{entry}, Events: []*onboarding.Event{testEvent(onboarding.EventApplicationSent, "acme", app.ID)},
 				Idempotent: &onboarding.IdempotentOutcome{ClientID: "c", Key: st.name, ID: app.ID}}, nil
 		})
 		if err != nil || got.Status != status[i] {
@@ -57,12 +57,12 @@ func TestWritesWithEvents(t *testing.T) {
 	before := everything(t, s)
 	dup := newApp(t, "acme", 2, onboarding.StatusCreated)
 	dup.Participants[0].LinkSlug = app.Participants[0].LinkSlug
-	if err := s.CreateApplication(ctx, dup, onboarding.Changes{Log: log[:1], Events: []*onboarding.Event{event(onboarding.EventApplicationCreated, "acme", dup.ID)}}); !errors.Is(err, errDuplicate) {
+	if err := s.CreateApplication(ctx, dup, onboarding.Changes{Log: log[:1], Events: []*onboarding.Event{testEvent(onboarding.EventApplicationCreated, "acme", dup.ID)}}); !errors.Is(err, errDuplicate) {
 		t.Errorf("create onto a slug taken = %v, want errDuplicate", err)
 	}
 	boom := errors.New("boom")
 	if _, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
-		return onboarding.Changes{Log: log[:1], Events: []*onboarding.Event{event(onboarding.EventApplicationSent, "acme", app.ID)}}, boom
+		return onboarding.Changes{Log: log[:1], Events: []*onboarding.Event{testEvent(onboarding.EventApplicationSent, "acme", app.ID)}}, boom
 	}); err != boom {
 		t.Errorf("failing change = %v, want boom", err)
 	}
@@ -72,13 +72,13 @@ func TestWritesWithEvents(t *testing.T) {
 
 	r := newRFI(t, "acme", 1, onboarding.RFIActive)
 	rlog := []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}
-	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: rlog, Events: []*onboarding.Event{event(onboarding.EventRFIRequestCreated, "acme", r.ID)}}); err != nil {
+	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: rlog, Events: []*onboarding.Event{testEvent(onboarding.EventRFIRequestCreated, "acme", r.ID)}}); err != nil {
 		t.Fatal(err)
 	}
 	done := act(onboarding.ActionRFICompleted, t0.Add(time.Minute))
 	if _, err := s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
 		x.Status = onboarding.RFICompleted
-		return onboarding.Changes{Log: []onboarding.Activity{done}, Events: []*onboarding.Event{event(onboarding.EventRFIRequestCompleted, "acme", r.ID)}}, nil
+		return onboarding.Changes{Log: []onboarding.Activity{done}, Events: []*onboarding.Event{testEvent(onboarding.EventRFIRequestCompleted, "acme", r.ID)}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
