@@ -129,8 +129,18 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Ping checks that the database answers a query.
+// errClosed answers the calls of a closed Store that say so, as the
+// embedded store's do.
+var errClosed = errors.New("the store is closed")
+
+// Ping checks that the database answers a query; once the Store is
+// closed, it answers errClosed.
 func (s *Store) Ping(ctx context.Context) error {
+	select {
+	case <-s.stop:
+		return errClosed
+	default:
+	}
 	if _, err := s.pool.Exec(ctx, "SELECT 1"); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
