@@ -48,6 +48,9 @@ type Store struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
 	now  func() time.Time
+
+	// stopWebhookSweep stops the webhook sweep's goroutine (webhooksweep.go).
+	stopWebhookSweep func()
 }
 
 // Open connects to the database at url (a postgres:// URL or a libpq
@@ -82,11 +85,13 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	s.stopWebhookSweep = s.startWebhookSweep()
 	return s, nil
 }
 
 // Close closes the pool, waiting for the connections in use to be returned.
 func (s *Store) Close() error {
+	s.stopWebhookSweep()
 	s.pool.Close()
 	return nil
 }
