@@ -136,12 +136,17 @@ func (s *Store) QueuedDeliveries(ctx context.Context) (int, error) {
 // $2, at $3 (now): it locks them, skipping those another transaction
 // holds, takes up to $4 of them one per endpoint a round, earliest first
 // within a round, so that one endpoint's backlog never delays another's,
-// and leases those to $5 until $6. It returns the leased deliveries with
-// their event's record (NULL when the event expired), then, with taken
-// false, the due time of each head it locked and did not take. The
-// endpoints are checked again in the statement's snapshot, so a claim
-// never leases a delivery of an endpoint whose disabling committed before
-// it began.
+// and leases those to $5 until $6. The endpoints are checked again in the
+// statement's snapshot, so a claim never leases a delivery of an endpoint
+// whose disabling committed before it began.
+//
+// It returns the leased deliveries with their event's record (NULL when
+// the event expired), then rows with taken false whose time is when
+// something not taken is due: each head it locked and did not take, and
+// per endpoint the earliest unclaimed head and the earliest claimed one
+// (leases) left. For an endpoint whose in-flight cap held the claim back
+// ($7) a head due by now is left out, and with it those after it of its
+// kind: the caller hears when an attempt in flight to it ends.
 const claimSQL = `WITH candidates AS MATERIALIZED (
 	SELECT d.endpoint_id, d.subject, d.event_id, d.due_at
 	FROM unnest($1::text[], $2::int[]) AS r(endpoint_id, room)
@@ -162,41 +167,42 @@ const claimSQL = `WITH candidates AS MATERIALIZED (
 	FROM picked p
 	WHERE d.endpoint_id = p.endpoint_id AND d.subject = p.subject AND d.event_id = p.event_id
 	RETURNING d.endpoint_id, d.subject, d.event_id, d.event_type, d.attempts, d.next_at
+), left_due AS (
+	SELECT f.t FROM unnest($1::text[], $7::bool[]) AS r(endpoint_id, capped)
+	CROSS JOIN LATERAL (
+		SELECT (SELECT d.due_at FROM deliveries d
+			WHERE d.endpoint_id = r.endpoint_id AND d.head AND d.owner IS NULL AND NOT EXISTS (SELECT 1 FROM picked p
+				WHERE p.endpoint_id = d.endpoint_id AND p.subject = d.subject AND p.event_id = d.event_id)
+			ORDER BY d.due_at LIMIT 1)
+		UNION ALL
+		SELECT (SELECT d.due_at FROM deliveries d
+			WHERE d.endpoint_id = r.endpoint_id AND d.head AND d.owner IS NOT NULL AND NOT EXISTS (SELECT 1 FROM picked p
+				WHERE p.endpoint_id = d.endpoint_id AND p.subject = d.subject AND p.event_id = d.event_id)
+			ORDER BY d.due_at LIMIT 1)
+	) AS f(t)
+	WHERE f.t IS NOT NULL AND (NOT r.capped OR f.t > $3)
 )
 SELECT true, l.endpoint_id, l.subject, l.event_id, l.event_type, l.attempts, l.next_at, e.record
 FROM leased l LEFT JOIN events e ON e.id = l.event_id AND e.expires_at > $3
 UNION ALL
-SELECT false, r.endpoint_id, r.subject, r.event_id, '', 0, r.due_at, NULL
+SELECT false, '', '', '', '', 0, r.due_at, NULL
 FROM ranked r
 WHERE NOT EXISTS (SELECT 1 FROM picked p
-	WHERE p.endpoint_id = r.endpoint_id AND p.subject = r.subject AND p.event_id = r.event_id)`
-
-// nextDueSQL is, after a claim at $1, the earliest due time of the heads
-// of the endpoints $2, unclaimed and claimed apart: for an endpoint whose
-// in-flight cap held the claim back ($3), a head due by now is left out,
-// as are those after it of the same kind (the caller hears when an attempt
-// in flight to the endpoint ends).
-const nextDueSQL = `SELECT min(t) FROM unnest($2::text[], $3::bool[]) AS r(endpoint_id, capped)
-	CROSS JOIN LATERAL (
-		SELECT (SELECT due_at FROM deliveries WHERE endpoint_id = r.endpoint_id AND head AND owner IS NULL
-			ORDER BY due_at LIMIT 1)
-		UNION ALL
-		SELECT (SELECT due_at FROM deliveries WHERE endpoint_id = r.endpoint_id AND head AND owner IS NOT NULL
-			ORDER BY due_at LIMIT 1)
-	) AS f(t)
-	WHERE t IS NOT NULL AND (NOT r.capped OR t > $1)`
+	WHERE p.endpoint_id = r.endpoint_id AND p.subject = r.subject AND p.event_id = r.event_id)
+UNION ALL
+SELECT false, '', '', '', '', 0, t, NULL FROM left_due`
 
 // ClaimDeliveries leases up to c.Limit due queue heads to c.Owner in one
-// transaction: it reads the enabled endpoints, leases with one statement
-// (claimSQL) what each endpoint's room under c.MaxInFlight allows, skipping
-// the heads other transactions hold, and reads when the next head is due
-// with another (nextDueSQL). A claimed head is due again when its lease
-// ends. A delivery whose event expired is dropped instead, with a log
-// line, and the next of its subject becomes the head. next is the earliest
-// of the leases given, the heads locked and not taken, and the heads left
-// (nextDueSQL); c.Now when a delivery was dropped; zero when nothing is
-// queued. Lease times are kept to the microsecond: the LeaseUntil of a
-// claimed delivery is c.Now plus c.Lease truncated to it.
+// transaction of two statements: it reads the enabled endpoints, then
+// leases what each endpoint's room under c.MaxInFlight allows, skipping
+// the heads other transactions hold, and learns when what it leaves is
+// due (claimSQL). A claimed head is due again when its lease ends. A
+// delivery whose event expired is dropped instead, with a log line, and
+// the next of its subject becomes the head. next is the earliest of the
+// leases given and of what claimSQL reports left (a head another claim
+// holds counts as due), c.Now when a delivery was dropped; zero when
+// nothing is queued. Lease times are kept to the microsecond: the
+// LeaseUntil of a claimed delivery is c.Now plus c.Lease truncated to it.
 func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onboarding.Delivery, time.Time, error) {
 	var claimed []*onboarding.Delivery
 	var next time.Time
@@ -236,7 +242,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 		if len(ids) == 0 {
 			return nil
 		}
-		rows, err = tx.Query(ctx, claimSQL, ids, rooms, now, max(c.Limit, 0), c.Owner, leaseUntil)
+		rows, err = tx.Query(ctx, claimSQL, ids, rooms, now, max(c.Limit, 0), c.Owner, leaseUntil, capped)
 		if err != nil {
 			return err
 		}
@@ -276,13 +282,6 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 				return err
 			}
 			earliest(c.Now)
-		}
-		var left *time.Time
-		if err := tx.QueryRow(ctx, nextDueSQL, now, ids, capped).Scan(&left); err != nil {
-			return err
-		}
-		if left != nil {
-			earliest(left.UTC())
 		}
 		return nil
 	})

@@ -102,95 +102,98 @@ type newDelivery struct {
 	at                       time.Time // when it is due
 }
 
-// queueDeliveries queues ds, which are not queued yet, in tx, and
-// notifies deliveriesChannel when there are any. A delivery heads its
-// (endpoint, subject) queue when the queue was empty, and waits behind the
-// head otherwise. Each round locks the heads of the queues it adds to FOR
-// KEY SHARE, so that a head is not finished (FinishDeliveries locks it FOR
-// UPDATE) until tx has committed what it queued behind it, and then
-// inserts; a delivery meant to start a queue that finds, through the
-// unique index, a head committed since, is queued behind that head in the
-// next round. A delivery already queued (a concurrent redelivery) is left
+// queueSQL queues the deliveries $1…$6 (endpoint, subject, event, type,
+// first of its queue among them, due time) in one statement. It locks the
+// heads of the queues it adds to FOR KEY SHARE, so that a head is not
+// finished (FinishDeliveries locks it FOR UPDATE) until the transaction
+// has committed what it queued behind it; the first delivery of a queue
+// without a head is inserted as its head. It returns the deliveries meant
+// to head their queue that the unique index of heads refused: a head
+// committed after the statement's snapshot, which the next round queues
+// them behind. A delivery already queued (a concurrent redelivery) is left
 // as it is.
+const queueSQL = `WITH q AS (
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[])
+		AS q(endpoint_id, subject, event_id, event_type, first, next_at)
+), headed AS MATERIALIZED (
+	SELECT d.endpoint_id, d.subject FROM deliveries d
+	JOIN (SELECT DISTINCT endpoint_id, subject FROM q) k ON d.endpoint_id = k.endpoint_id AND d.subject = k.subject
+	WHERE d.head ORDER BY d.endpoint_id, d.subject FOR KEY SHARE OF d
+), heads AS MATERIALIZED (
+	SELECT q.endpoint_id, q.event_id FROM q
+	WHERE q.first AND NOT EXISTS (SELECT 1 FROM headed h WHERE h.endpoint_id = q.endpoint_id AND h.subject = q.subject)
+), inserted AS (
+	INSERT INTO deliveries (endpoint_id, subject, event_id, event_type, head, next_at)
+	SELECT q.endpoint_id, q.subject, q.event_id, q.event_type,
+		EXISTS (SELECT 1 FROM heads h WHERE h.endpoint_id = q.endpoint_id AND h.event_id = q.event_id), q.next_at
+	FROM q
+	ON CONFLICT DO NOTHING
+	RETURNING endpoint_id, event_id
+)
+SELECT h.endpoint_id, h.event_id FROM heads h
+WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.endpoint_id = h.endpoint_id AND i.event_id = h.event_id)`
+
+// queueDeliveries queues ds, which are not queued yet, in tx, and
+// notifies deliveriesChannel when there are any: each delivery heads its
+// (endpoint, subject) queue when the queue was empty, and waits behind the
+// head otherwise (queueSQL). The notification goes in the same round trip
+// as the first round.
 func queueDeliveries(ctx context.Context, tx pgx.Tx, ds []newDelivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
+	type queueKey struct{ endpoint, subject string }
 	pending := ds
 	for round := 0; len(pending) > 0; round++ {
 		if round == maxAttempts {
 			return fmt.Errorf("queue deliveries: %w: no stable queue head", onboarding.ErrWriteConflict)
 		}
 		n := len(pending)
-		eps, subjects := make([]string, n), make([]string, n)
+		eps, subjects, events, types := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		firsts, ats := make([]bool, n), make([]time.Time, n)
+		first := map[queueKey]int{} // the first of each queue, in event order
 		for i, d := range pending {
-			eps[i], subjects[i] = d.endpoint, d.subject
-		}
-		rows, err := tx.Query(ctx, `SELECT d.endpoint_id, d.subject FROM deliveries d
-			JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[])) AS q(endpoint_id, subject)
-				ON d.endpoint_id = q.endpoint_id AND d.subject = q.subject
-			WHERE d.head ORDER BY d.endpoint_id, d.subject FOR KEY SHARE OF d`, eps, subjects)
-		if err != nil {
-			return err
-		}
-		type queueKey struct{ endpoint, subject string }
-		headed := map[queueKey]bool{}
-		var ep, subject string
-		if _, err := pgx.ForEachRow(rows, []any{&ep, &subject}, func() error {
-			headed[queueKey{ep, subject}] = true
-			return nil
-		}); err != nil {
-			return err
-		}
-		// The first delivery of each queue without a head, in event order,
-		// is to head it.
-		first := map[queueKey]int{}
-		for i, d := range pending {
+			eps[i], subjects[i], events[i], types[i], ats[i] = d.endpoint, d.subject, d.event, string(d.typ), d.at
 			k := queueKey{d.endpoint, d.subject}
-			if headed[k] {
-				continue
-			}
 			if j, ok := first[k]; !ok || d.event < pending[j].event {
 				first[k] = i
 			}
 		}
-		heads := make([]bool, n)
-		events, types, ats := make([]string, n), make([]string, n), make([]time.Time, n)
-		for i, d := range pending {
-			events[i], types[i], ats[i] = d.event, string(d.typ), d.at
-		}
 		for _, i := range first {
-			heads[i] = true
+			firsts[i] = true
 		}
-		rows, err = tx.Query(ctx, `INSERT INTO deliveries (endpoint_id, subject, event_id, event_type, head, next_at)
-			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[])
-			ON CONFLICT DO NOTHING
-			RETURNING endpoint_id, event_id`, eps, subjects, events, types, heads, ats)
+		b := &pgx.Batch{}
+		b.Queue(queueSQL, eps, subjects, events, types, firsts, ats)
+		if round == 0 {
+			b.Queue(`SELECT pg_notify($1, '')`, deliveriesChannel)
+		}
+		br := tx.SendBatch(ctx, b)
+		rows, err := br.Query()
 		if err != nil {
+			br.Close()
 			return err
 		}
-		type deliveryKey struct{ endpoint, event string }
-		inserted := map[deliveryKey]bool{}
-		var event string
+		refused := map[string]bool{}
+		var ep, event string
 		if _, err := pgx.ForEachRow(rows, []any{&ep, &event}, func() error {
-			inserted[deliveryKey{ep, event}] = true
+			refused[ep+" "+event] = true
 			return nil
 		}); err != nil {
+			br.Close()
+			return err
+		}
+		if err := br.Close(); err != nil {
 			return err
 		}
 		var again []newDelivery
-		for i, d := range pending {
-			// A head refused by the unique index of heads goes behind the
-			// head that took its place; anything else refused was queued
-			// already.
-			if heads[i] && !inserted[deliveryKey{d.endpoint, d.event}] {
+		for _, d := range pending {
+			if refused[d.endpoint+" "+d.event] {
 				again = append(again, d)
 			}
 		}
 		pending = again
 	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, deliveriesChannel)
-	return err
+	return nil
 }
 
 // AddEvent stores an event that no application change caused (webhook.test)
