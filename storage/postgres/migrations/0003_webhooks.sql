@@ -85,7 +85,7 @@ CREATE TABLE deliveries (
 -- At most one head per queue.
 CREATE UNIQUE INDEX deliveries_head ON deliveries (endpoint_id, subject) WHERE head;
 -- Claims: each endpoint's heads, earliest due first (a lapsed lease is due).
-CREATE INDEX deliveries_due ON deliveries (endpoint_id, due_at) WHERE head;
+CREATE INDEX deliveries_due ON deliveries (endpoint_id, due_at, event_id) WHERE head;
 
 -- The delivery log: one row per attempt, and per delivery dropped unsent
 -- (its endpoint disabled, its event expired), kept until expires_at (its
