@@ -136,9 +136,12 @@ func (s *Store) QueuedDeliveries(ctx context.Context) (int, error) {
 // $2, at $3 (now): it locks them, skipping those another transaction
 // holds, takes up to $4 of them one per endpoint a round, earliest first
 // within a round, so that one endpoint's backlog never delays another's,
-// and leases those to $5 until $6. The endpoints are checked again in the
-// statement's snapshot, so a claim never leases a delivery of an endpoint
-// whose disabling committed before it began.
+// and leases those to $5 until $6. The endpoints it leases from are
+// locked FOR KEY SHARE, as the transactions that queue lock them: a claim
+// that meets an endpoint being disabled or removed waits for that change
+// and then leases nothing of it, and a change waits for the claims that
+// locked the endpoint first. So no claim that commits after an endpoint's
+// disabling or removal has leased a delivery of it.
 //
 // It returns the leased deliveries with their event's record (NULL when
 // the event expired), then rows with taken false whose time is when
@@ -151,11 +154,11 @@ const claimSQL = `WITH candidates AS MATERIALIZED (
 	SELECT d.endpoint_id, d.subject, d.event_id, d.due_at
 	FROM unnest($1::text[], $2::int[]) AS r(endpoint_id, room)
 	CROSS JOIN LATERAL (
-		SELECT d.endpoint_id, d.subject, d.event_id, d.due_at FROM deliveries d
-		WHERE d.endpoint_id = r.endpoint_id AND d.head AND d.due_at <= $3
-			AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = r.endpoint_id AND e.enabled)
+		SELECT d.endpoint_id, d.subject, d.event_id, d.due_at
+		FROM deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+		WHERE d.endpoint_id = r.endpoint_id AND d.head AND d.due_at <= $3 AND e.enabled
 		ORDER BY d.due_at, d.event_id LIMIT r.room
-		FOR UPDATE OF d SKIP LOCKED) d
+		FOR UPDATE OF d SKIP LOCKED FOR KEY SHARE OF e) d
 ), ranked AS MATERIALIZED (
 	SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.due_at, c.event_id) AS round
 	FROM candidates c
@@ -254,7 +257,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c onboarding.Claim) ([]*onb
 		var eventRec []byte
 		_, err = pgx.ForEachRow(rows, []any{&taken, &endpointID, &subject, &eventID, &eventType, &attempts, &at, &eventRec}, func() error {
 			if !taken {
-				earliest(at)
+				earliest(at.UTC())
 				return nil
 			}
 			d := &onboarding.Delivery{EventID: eventID, EndpointID: endpointID, Subject: subject, Attempts: attempts,

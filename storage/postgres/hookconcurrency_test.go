@@ -317,3 +317,45 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestWebhookClaimWaitsForADisabling makes a claim while an endpoint's
+// disabling is being committed: the claim waits for it and leases nothing
+// of the endpoint, while another endpoint's delivery is leased.
+func TestWebhookClaimWaitsForADisabling(t *testing.T) {
+	ctx := context.Background()
+	h := newHookEnv(t)
+	ep, other := h.endpoint("acme"), h.endpoint("acme2")
+	e, kept := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now), h.event(onboarding.EventApplicationSent, "acme2", "app-2", h.now)
+	h.add(e, kept)
+	disabling, err := h.s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disabling.Rollback(ctx)
+	off := *ep
+	off.Enabled = false
+	if err := writeEndpoint(ctx, disabling, &off); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		claimed []*onboarding.Delivery
+		err     error
+	}
+	done := make(chan result, 1)
+	claimer := h.open()
+	go func() {
+		claimed, _, err := claimer.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w", Now: h.now, Lease: time.Minute, Limit: 10})
+		done <- result{claimed, err}
+	}()
+	h.awaitLockWait()
+	if err := disabling.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if diff := cmp.Diff([]string{hookPair(other.ID, kept.ID)}, hookPairs(r.claimed)); diff != "" {
+		t.Errorf("claimed (-want +got):\n%s", diff)
+	}
+}
