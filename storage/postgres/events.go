@@ -55,7 +55,7 @@ func (s *Store) writeEvents(ctx context.Context, tx pgx.Tx, events []*onboarding
 	br := tx.SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {
 		br.Close()
-		if uniqueViolation(err) {
+		if keyTaken(err) {
 			return fmt.Errorf("store events: %w", errWebhookDuplicate)
 		}
 		return err

@@ -30,9 +30,9 @@ var errWebhookDuplicate = errors.New("the id is taken")
 // still holds deliveries from when it was disabled.
 var errQueueLeft = errors.New("the disabled endpoint still has deliveries queued")
 
-// uniqueViolation reports whether err is PostgreSQL refusing a duplicate
-// key (23505).
-func uniqueViolation(err error) bool {
+// keyTaken reports whether err is PostgreSQL refusing a duplicate key
+// (23505).
+func keyTaken(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
@@ -45,7 +45,7 @@ func (s *Store) CreateEndpoint(ctx context.Context, ep *onboarding.Endpoint) err
 	}
 	_, err = s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (id, org_id, enabled, record) VALUES ($1, $2, $3, $4)`,
 		ep.ID, ep.OrgID, ep.Enabled, rec)
-	if uniqueViolation(err) {
+	if keyTaken(err) {
 		return fmt.Errorf("create endpoint %s: %w", ep.ID, errWebhookDuplicate)
 	}
 	return err

@@ -16,9 +16,9 @@ const webhookSweepEvery = 10 * time.Minute
 // one instance sweep at a time: "hooksweep" in ASCII, less its last byte.
 const webhookSweepLock = 0x686f6f6b7377656
 
-// sweepBatch bounds the rows one statement of the sweep deletes, so that
+// webhookSweepBatch bounds the rows one statement of the sweep deletes, so that
 // a sweep after a long pause does not hold a long transaction.
-const sweepBatch = 10000
+const webhookSweepBatch = 10000
 
 // startWebhookSweep starts the goroutine that sweeps every
 // webhookSweepEvery until the returned stop is called; stop waits for it.
@@ -63,11 +63,11 @@ func (s *Store) sweepWebhooks(ctx context.Context) (swept bool, err error) {
 		for _, table := range []string{"events", "delivery_attempts"} {
 			for {
 				tag, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE ctid IN (
-					SELECT ctid FROM `+table+` WHERE expires_at <= $1 LIMIT $2)`, now, sweepBatch)
+					SELECT ctid FROM `+table+` WHERE expires_at <= $1 LIMIT $2)`, now, webhookSweepBatch)
 				if err != nil {
 					return fmt.Errorf("delete expired %s: %w", table, err)
 				}
-				if tag.RowsAffected() < sweepBatch {
+				if tag.RowsAffected() < webhookSweepBatch {
 					break
 				}
 			}
