@@ -74,12 +74,6 @@ func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*re
 	if err != nil {
 		return nil, postgresProblem(err)
 	}
-	var store any = pg
-	rs, ok := store.(recordStore)
-	if !ok {
-		pg.Close()
-		return nil, errors.New("storage.backend \"postgres\": this build's PostgreSQL store is incomplete")
-	}
 	secret := func(ctx context.Context, name string) ([]byte, error) {
 		text, err := pg.Secret(ctx, name, newKeyText)
 		if err != nil {
@@ -91,7 +85,7 @@ func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*re
 		}
 		return key, nil
 	}
-	return &records{store: rs, secret: secret}, nil
+	return &records{store: pg, secret: secret, watchDeliveries: pg.WatchDeliveries}, nil
 }
 
 // newKeyText is a new generated secret as its file in secrets/ holds it:

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/blobs/bucket/buckettest"
+	"onboard/storage/postgres/pgtest"
 )
 
 // sharedRun is one configuration of the shared backends a black-box run
@@ -37,10 +38,26 @@ func TestServeSharedBackends(t *testing.T) {
 		t.Parallel()
 		runShared(t, sharedRun{config: "[storage]\nbackend = \"badger\"\n"})
 	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		// The URL comes from the environment, as ONBOARD_POSTGRES_URL may.
+		runShared(t, sharedRun{
+			config: "[storage]\nbackend = \"postgres\"\nmax_connections = 4\n",
+			env:    []string{"ONBOARD_POSTGRES_URL=" + pgtest.URL(t)}, postgres: true,
+		})
+	})
 	t.Run("s3", func(t *testing.T) {
 		t.Parallel()
 		blobs, env := s3Config(t)
 		runShared(t, sharedRun{config: blobs, env: env, s3: true})
+	})
+	t.Run("postgres and s3", func(t *testing.T) {
+		t.Parallel()
+		blobs, env := s3Config(t)
+		runShared(t, sharedRun{
+			config: fmt.Sprintf("[storage]\nbackend = \"postgres\"\npostgres_url = %q\n\n", pgtest.URL(t)) + blobs,
+			env:    env, postgres: true, s3: true,
+		})
 	})
 }
 
