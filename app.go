@@ -129,23 +129,16 @@ func buildApp(ctx context.Context, cfg config.Config, st *stores, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	svc, err := newService(cfg, st.store, orgs, sessionKey, st.files.store, st.files.signer, log, m)
+	svc, err := newService(cfg, st.store, orgs, sessionKey, st.files.guard, st.files.signer, log, m)
 	if err != nil {
 		return nil, err
 	}
 	a := &app{store: st.store, badger: st.badger, svc: svc, sessions: sessions, log: log, watchDeliveries: st.watchDeliveries,
-		sweeper: &onboarding.BlobSweep{Records: st.store, Files: st.files.store, Log: log, Now: time.Now}}
+		sweeper: &onboarding.BlobSweep{Records: st.store, Files: st.files.guard, Log: log, Now: time.Now}}
 	if st.badger != nil {
 		a.backup = backup.New(st.badger, st.files.guard, cfg.DataDir, version(), log)
 	}
 	return a, nil
-}
-
-// fileStore is what main wires from the blob store: the Service's files
-// and the orphan sweep's walk.
-type fileStore interface {
-	onboarding.Blobs
-	onboarding.SweptBlobs
 }
 
 // newService builds the Service on store with the configured registry,
@@ -190,8 +183,9 @@ func newWebhooks(cfg config.Config) *notify.Webhooks {
 
 // files are the blob store serve wires, and the signer of its links.
 type files struct {
-	store  fileStore
-	guard  *blobs.Guard // store itself, whose deletions a backup holds off
+	// guard is the local store or the bucket, whose deletions a backup
+	// holds off: the Service's files and the orphan sweep's.
+	guard  *blobs.Guard
 	signer *blobs.Signer
 }
 
@@ -230,8 +224,7 @@ func openBlobs(ctx context.Context, cfg config.Config, recs *records) (*files, e
 		}
 		store = local
 	}
-	guard := blobs.NewGuard(store)
-	return &files{store: guard, guard: guard, signer: signer}, nil
+	return &files{guard: blobs.NewGuard(store), signer: signer}, nil
 }
 
 // registryOptions are the registry options the configuration's [registry]
