@@ -64,6 +64,16 @@ func (c *ServeCmd) Run(e *env) (err error) {
 		if st, err = openStores(openCtx, cfg, log); err != nil {
 			return err
 		}
+		// Records in PostgreSQL: the data directory's own lock stands in
+		// for the embedded store's (lockDataDir).
+		if st.badger == nil {
+			release, err := lockDataDir(cfg.DataDir)
+			if err != nil {
+				st.store.Close()
+				return err
+			}
+			defer release()
+		}
 	}
 	// Without public_url, links follow the address actually listened on
 	// (listen's port may be 0): the Service is built after listening.
@@ -105,14 +115,6 @@ func (c *ServeCmd) Run(e *env) (err error) {
 	// socket comes after the store, or on PostgreSQL after the data
 	// directory's lock: only the holder of the lock may replace a stale
 	// socket.
-	if a.badger == nil {
-		release, err := lockDataDir(cfg.DataDir)
-		if err != nil {
-			api.Close()
-			return err
-		}
-		defer release()
-	}
 	admin, err := listenAdmin(adminSocket(cfg))
 	if err != nil {
 		api.Close()
