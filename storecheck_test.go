@@ -117,6 +117,13 @@ func TestConfigCheckPostgres(t *testing.T) {
 		u.Path = path
 		return u.String()
 	}
+	withSSLMode := func(mode string) string {
+		u := *parsed
+		q := u.Query()
+		q.Set("sslmode", mode)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
 	const secret = "Right-Password-1"
 	pwRole := passwordRole(t, secret)
 	plainRole := testRole(t, "LOGIN")
@@ -137,6 +144,8 @@ func TestConfigCheckPostgres(t *testing.T) {
 			`onboard: storage.postgres_url: PostgreSQL refused the connection: role "onboard_nobody" does not exist` + "\n"},
 		{"unreachable", strings.Replace(db, parsed.Host, unreachable, 1),
 			"onboard: storage.postgres_url: cannot connect to PostgreSQL at " + unreachable + ": connect: connection refused: check the URL's host and port, and that the server runs\n"},
+		{"TLS required of a server without it", withSSLMode("verify-full"),
+			"onboard: storage.postgres_url: cannot connect to PostgreSQL: " + parsed.Host + " (127.0.0.1): tls error: server refused TLS connection\n"},
 		{"no right to create the tables", withUser(t, empty, plainRole, ""),
 			"onboard: storage.postgres_url: the role may not create or change onboard's tables (permission denied for schema public): grant it CREATE on the database and its schema: onboard creates and migrates its tables at start\n"},
 	}
