@@ -68,6 +68,8 @@ type Store struct {
 	stop       chan struct{}
 	background sync.WaitGroup
 	closeOnce  sync.Once
+	// stopWebhookSweep stops the webhook sweep's goroutine (webhooksweep.go).
+	stopWebhookSweep func()
 }
 
 // Open connects to the database at url (a postgres:// URL or a libpq
@@ -114,6 +116,7 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 	if o.SweepInterval > 0 {
 		s.background.Go(func() { s.sweepLoop(o.SweepInterval) })
 	}
+	s.stopWebhookSweep = s.startWebhookSweep()
 	return s, nil
 }
 
@@ -123,6 +126,7 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
+		s.stopWebhookSweep()
 		s.background.Wait()
 		s.pool.Close()
 	})
@@ -181,3 +185,6 @@ func notFound(err error) error {
 	}
 	return err
 }
+
+// The PostgreSQL Store keeps everything the embedded one does.
+var _ onboarding.Store = (*Store)(nil)
