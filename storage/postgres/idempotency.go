@@ -16,7 +16,7 @@ const saveIdempotentSQL = `INSERT INTO idempotency (client_id, key, record, expi
 
 // SavedResponse returns the record saved for an idempotency key of the API
 // key clientID, as the JSON the server saved or, before it saved one, the
-// onboarding.IdempotentOutcome a write committed (queueOutcome); or
+// onboarding.IdempotentOutcome a write committed (changeWrite.queue); or
 // onboarding.ErrNotFound, also once the record has expired.
 func (s *Store) SavedResponse(ctx context.Context, clientID, key string) (json.RawMessage, error) {
 	if !textKey(clientID) || !textKey(key) {
