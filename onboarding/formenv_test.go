@@ -17,7 +17,7 @@ import (
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // This file builds the world of the applicant form's use-case tests: a
@@ -105,7 +105,7 @@ type formOptions struct {
 type formEnv struct {
 	t     *testing.T
 	svc   *onboarding.Service
-	store *storage.Store
+	store storetest.Store
 	files *blobs.Store
 	dir   string // the blob store's directory
 	mail  *recordingMailer
@@ -129,11 +129,8 @@ func newFormEnv(t *testing.T, opts ...formOptions) *formEnv {
 		o = opts[0]
 	}
 	dir := t.TempDir()
-	store, err := storage.Open(filepath.Join(dir, "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
+	var err error
 	e := &formEnv{t: t, store: store, mail: &recordingMailer{}, clock: &formClock{now: formNow}}
 	e.org = &onboarding.Organization{ID: "acme", Name: "Acme Payments", DefaultConfig: configStd, Configs: []*onboarding.Configuration{
 		{ID: configStd, Form: onboarding.StandardForm(), Countries: []string{"FR", "GB"}},
@@ -211,7 +208,7 @@ func (e *formEnv) app(id string) *onboarding.Application {
 // activity returns the application's activity log.
 func (e *formEnv) activity(id string) []onboarding.Activity {
 	e.t.Helper()
-	log, err := e.store.Activity(context.Background(), id)
+	log, err := storetest.Activity(context.Background(), e.store, id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
