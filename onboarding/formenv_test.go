@@ -241,12 +241,14 @@ func (e *formEnv) primary(id string) *onboarding.Visitor {
 	return e.visitor(id, "primary@example.com")
 }
 
-// addCollaborator stores a collaborator with address email directly.
+// addCollaborator stores a collaborator with address email directly, with
+// a link slug no other application has: a slug two applications share is
+// refused by one backend and moved by the other.
 func (e *formEnv) addCollaborator(id, email string) {
 	e.t.Helper()
 	e.seed(id, func(a *onboarding.Application) {
 		a.Participants = append(a.Participants, onboarding.Participant{
-			ID: "collab-" + email, LinkSlug: "slug-of-" + email + "-0123456789", Email: email, Role: onboarding.RoleCollaborator, InvitedBy: a.Participants[0].ID,
+			ID: "collab-" + email, LinkSlug: "slug-of-" + email + "-" + id, Email: email, Role: onboarding.RoleCollaborator, InvitedBy: a.Participants[0].ID,
 		})
 	})
 }
