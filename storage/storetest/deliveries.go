@@ -491,6 +491,16 @@ func testRedeliver(t *testing.T, open Opener) {
 			t.Errorf("after redelivering: %+v, want no attempts, due at %v", d, again)
 		}
 	}
+	// A test addressed to one endpoint is redelivered to it alone.
+	test := h.event(onboarding.EventWebhookTest, "acme", "", again)
+	test.Endpoint = createdOnly.ID
+	h.add(test)
+	if got, err := h.s.Redeliver(ctx, test.ID, "", again); err != nil || !cmp.Equal([]string{createdOnly.ID}, got) {
+		t.Errorf("Redeliver(an addressed test) = %v, %v; want %s alone", got, err, createdOnly.ID)
+	}
+	if claimed, _ := h.claim("w3", again, 10); !cmp.Equal([]string{pair(createdOnly.ID, test.ID)}, pairs(claimed)) {
+		t.Errorf("claimed %v, want the test's delivery alone", pairs(claimed))
+	}
 }
 
 // testRedeliverBehindTheHead redelivers an event older than the one in

@@ -20,6 +20,7 @@ var endpointCases = []suiteCase{
 	{"FanOut", testFanOut},
 	{"DisablingDropsTheQueue", testDisablingDropsTheQueue},
 	{"EnablingResumesNothing", testEnablingResumesNothing},
+	{"DisablingDropsClaimed", testDisablingDropsClaimed},
 	{"Delete", testDeleteEndpoint},
 }
 
@@ -279,5 +280,53 @@ func testDeleteEndpoint(t *testing.T, open Opener) {
 	h.add(h.event(onboarding.EventApplicationSent, "acme", "app-2", h.now))
 	if n := h.queued(); n != 1 {
 		t.Errorf("QueuedDeliveries after an event = %d, want the other endpoint's 1", n)
+	}
+}
+
+// testDisablingDropsClaimed disables and deletes endpoints while their
+// deliveries are claimed: the claims are lost (their attempts still
+// logged), nothing of theirs is claimed again, and the disabling logs the
+// drop of the claimed delivery too.
+func testDisablingDropsClaimed(t *testing.T, open Opener) {
+	ctx := context.Background()
+	h := newHooks(t, open)
+	off, gone := h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme", onboarding.EventApplicationCreated)
+	sent := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
+	created := h.event(onboarding.EventApplicationCreated, "acme", "app-2", h.now)
+	h.add(sent, created)
+	claimed, _ := h.claim("w1", h.now, 10)
+	if diff := cmp.Diff(sorted(pair(off.ID, sent.ID), pair(gone.ID, created.ID)), pairs(claimed)); diff != "" {
+		t.Fatalf("claimed (-want +got):\n%s", diff)
+	}
+	h.disable(off)
+	if err := h.s.DeleteEndpoint(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkQueues(t, h.s)
+	if n := h.queued(); n != 0 {
+		t.Errorf("QueuedDeliveries = %d, want 0", n)
+	}
+	for _, d := range claimed {
+		if err := h.finish(d, h.at(time.Second), onboarding.DeliveryResult{Done: true}); !errors.Is(err, onboarding.ErrLeaseLost) {
+			t.Errorf("finish of a claim whose endpoint went = %v, want ErrLeaseLost", err)
+		}
+	}
+	if got, next := h.claim("w2", h.at(time.Hour), 10); len(got) != 0 || !next.IsZero() {
+		t.Errorf("claim after = %v, next %v; want none", pairs(got), next)
+	}
+	lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: off.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drops, attempts int
+	for _, l := range lines {
+		if l.Attempt == 0 {
+			drops++
+		} else {
+			attempts++
+		}
+	}
+	if drops != 1 || attempts != 1 {
+		t.Errorf("log of the disabled endpoint = %+v, want the drop and the attempt", lines)
 	}
 }
