@@ -66,6 +66,7 @@ func Run(t *testing.T, open Opener) {
 		{"Deliveries", deliveryCases},
 		{"RFI", rfiCases},
 		{"Idempotency", idempotencyCases},
+		{"Lifecycle", lifecycleCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
