@@ -25,6 +25,7 @@ var applicationCases = []suiteCase{
 	{"ListBigNextToSmall", testListBigNextToSmall},
 	{"ConcurrentUpdatesAllApply", testConcurrentUpdatesAllApply},
 	{"ConcurrentUpdatesTwoInstances", testConcurrentUpdatesTwoInstances},
+	{"ReadsNeverGoBack", testReadsNeverGoBack},
 	{"PendingRegistryDocuments", testPendingRegistryDocuments},
 	{"Restart", testRestart},
 }
@@ -383,13 +384,17 @@ func concurrentUpdates(t *testing.T, app *onboarding.Application, stores ...onbo
 		go func() {
 			defer wg.Done()
 			s := stores[i%len(stores)]
+			field := fmt.Sprintf("f%02d", i)
 			for {
-				_, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
-					a.Data.Fields[fmt.Sprintf("f%02d", i)] = json.RawMessage(`true`)
+				got, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+					a.Data.Fields[field] = json.RawMessage(`true`)
 					return onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionFieldsUpdated, t0)}}, nil
 				})
 				if errors.Is(err, onboarding.ErrWriteConflict) {
 					continue // the caller may retry
+				}
+				if err == nil && string(got.Data.Fields[field]) != "true" {
+					err = fmt.Errorf("update %s answered an application without its own change", field)
 				}
 				errs <- err
 				return
@@ -518,4 +523,69 @@ func testRestart(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	verifyChains(t, s, "acme")
+}
+
+// testReadsNeverGoBack: while applications are updated, every read that
+// starts after an update returned finds that update or a later one, and
+// each reader's reads of an application never go back.
+func testReadsNeverGoBack(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := fresh(t, open)
+	const apps, updates, readers = 4, 60, 4
+	ids := make([]string, apps)
+	for i := range ids {
+		ids[i] = storedApp(t, s, "acme", i, onboarding.StatusCreated).ID
+	}
+	// read reads the industry field's number of application id (0: unset).
+	read := func(id string) (int, error) {
+		n := 0
+		err := s.ReadApplication(ctx, id, func(a *onboarding.Application) error {
+			if v, ok := a.Data.Fields["industry"]; ok {
+				return json.Unmarshal(v, &n)
+			}
+			return nil
+		})
+		return n, err
+	}
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 1; n <= updates; n++ {
+				if _, err := s.UpdateApplication(ctx, id, func(a *onboarding.Application) (onboarding.Changes, error) {
+					a.Data.Fields["industry"] = json.RawMessage(fmt.Sprint(n))
+					return onboarding.Changes{}, nil
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+				if got, err := read(id); err != nil || got != n {
+					t.Errorf("app %d: update %d returned, then read %d, %v", i, n, got, err)
+					return
+				}
+			}
+		}()
+	}
+	for r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := make([]int, apps)
+			for k := 0; k < 4*updates; k++ {
+				i := (r + k) % apps
+				n, err := read(ids[i])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if n < last[i] {
+					t.Errorf("reader %d, app %d: read update %d after %d", r, i, n, last[i])
+					return
+				}
+				last[i] = n
+			}
+		}()
+	}
+	wg.Wait()
 }

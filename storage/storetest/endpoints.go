@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +24,7 @@ var endpointCases = []suiteCase{
 	{"DisablingDropsTheQueue", testDisablingDropsTheQueue},
 	{"EnablingResumesNothing", testEnablingResumesNothing},
 	{"DisablingDropsClaimed", testDisablingDropsClaimed},
+	{"StoppingUnderLoad", testStoppingAnEndpointUnderLoad},
 	{"Delete", testDeleteEndpoint},
 }
 
@@ -328,5 +332,143 @@ func testDisablingDropsClaimed(t *testing.T, open Opener) {
 	}
 	if drops != 1 || attempts != 1 {
 		t.Errorf("log of the disabled endpoint = %+v, want the drop and the attempt", lines)
+	}
+}
+
+// testStoppingAnEndpointUnderLoad disables or deletes an endpoint with a
+// backlog while producers queue events for it and workers claim and
+// finish deliveries: no claim that starts after the call returned gets a
+// delivery of the endpoint, and every event queued before the call began
+// was delivered to it or (disabling) dropped with a log line.
+func testStoppingAnEndpointUnderLoad(t *testing.T, open Opener) {
+	tests := []struct {
+		name   string
+		stop   func(s onboarding.Store, id string) error
+		logged bool // dropped deliveries get a log line
+	}{
+		{"disable", func(s onboarding.Store, id string) error {
+			_, err := s.UpdateEndpoint(context.Background(), id, func(ep *onboarding.Endpoint) error {
+				ep.Enabled, ep.DisabledReason = false, onboarding.DisabledByOperator
+				return nil
+			})
+			return err
+		}, true},
+		{"delete", func(s onboarding.Store, id string) error { return s.DeleteEndpoint(context.Background(), id) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			h := newHooks(t, open)
+			ep := h.endpoint("acme")
+			h.endpoint("acme") // another endpoint, whose deliveries go on
+			var mu sync.Mutex  // guards h.event's entropy and what the workers saw
+			event := func(subject string) *onboarding.Event {
+				mu.Lock()
+				defer mu.Unlock()
+				return h.event(onboarding.EventApplicationSent, "acme", subject, h.now)
+			}
+			var before []string // events committed before the call began
+			for i := 0; i < 150; i++ {
+				e := event(fmt.Sprintf("app-%d", i%40))
+				h.add(e)
+				before = append(before, e.ID)
+			}
+			var stopped atomic.Bool
+			delivered := map[string]bool{} // events delivered to ep
+			done := make(chan struct{})
+			var producers, workers sync.WaitGroup
+			for p := range 2 {
+				producers.Add(1)
+				go func() {
+					defer producers.Done()
+					for i := 0; ; i++ {
+						select {
+						case <-done:
+							return
+						default:
+						}
+						if err := h.s.AddEvent(ctx, event(fmt.Sprintf("new-%d-%d", p, i%10))); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			var producing atomic.Bool
+			producing.Store(true)
+			for w := range 3 {
+				workers.Add(1)
+				go func() {
+					defer workers.Done()
+					owner := fmt.Sprintf("w%d", w)
+					for {
+						after := stopped.Load()
+						claimed, next, err := h.s.ClaimDeliveries(ctx, onboarding.Claim{Owner: owner, Now: h.now, Lease: time.Hour, Limit: 5})
+						if errors.Is(err, onboarding.ErrWriteConflict) {
+							continue
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if len(claimed) == 0 && next.IsZero() && !producing.Load() {
+							return
+						}
+						for _, d := range claimed {
+							if after && d.EndpointID == ep.ID {
+								t.Errorf("a claim that started after the stop returned got %s of the stopped endpoint", d.EventID)
+							}
+							r := onboarding.DeliveryResult{Done: true, Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
+								EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: h.now, StatusCode: 200, Success: true}}
+							lost, err := h.s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							if !lost[0] && d.EndpointID == ep.ID {
+								mu.Lock()
+								delivered[d.EventID] = true
+								mu.Unlock()
+							}
+						}
+						if len(claimed) == 0 {
+							runtime.Gosched()
+						}
+					}
+				}()
+			}
+			if err := tt.stop(h.s, ep.ID); err != nil {
+				t.Fatal(err)
+			}
+			stopped.Store(true)
+			close(done)
+			producers.Wait()
+			producing.Store(false)
+			workers.Wait()
+			dropped := map[string]bool{}
+			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 100000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range lines {
+				if l.Attempt == 0 {
+					dropped[l.EventID] = true
+				}
+			}
+			for _, id := range before {
+				switch {
+				case delivered[id] && dropped[id]:
+					t.Errorf("%s was delivered and dropped", id)
+				case !delivered[id] && !dropped[id] && tt.logged:
+					t.Errorf("%s was neither delivered nor dropped with a log line", id)
+				}
+			}
+			if !tt.logged && len(dropped) != 0 {
+				t.Errorf("deleting logged %d drops", len(dropped))
+			}
+			if n := h.queued(); n != 0 {
+				t.Errorf("QueuedDeliveries after the workers = %d, want 0", n)
+			}
+		})
 	}
 }
