@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,7 +117,7 @@ type hooks struct {
 
 func newHooks(t *testing.T, open Opener) *hooks {
 	t.Helper()
-	h := &hooks{t: t, open: open, now: time.Now().UTC().Truncate(time.Millisecond), entropy: ulid.Monotonic(ulid.DefaultEntropy(), 0)}
+	h := &hooks{t: t, open: open, now: time.Now().UTC().Truncate(time.Millisecond), entropy: ulid.Monotonic(rand.Reader, 0)}
 	h.s = open(t, Options{Now: h.clock})
 	if h.s == nil {
 		t.Fatal("the Opener returned no store for fresh data")
