@@ -12,6 +12,8 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage"
+	"onboard/storage/postgres"
+	"onboard/storage/postgres/pgtest"
 )
 
 // EnvStore names the variable that chooses the backend of the stores the
@@ -42,7 +44,8 @@ type Data struct {
 }
 
 // Open returns a store on fresh data for t, on the backend EnvStore names,
-// closed when t ends.
+// closed when t ends. A PostgreSQL store gets a database of its own on the
+// server pgtest names, and skips t without one.
 func Open(t testing.TB) Store {
 	t.Helper()
 	return NewData(t).Open(t)
@@ -59,19 +62,23 @@ func NewData(t testing.TB) Data {
 	return NewDataOn(t, backend)
 }
 
-// NewDataOn returns fresh, empty data for t's stores on backend.
+// NewDataOn returns fresh, empty data for t's stores on backend: a
+// temporary directory, or a new database (pgtest.URL).
 func NewDataOn(t testing.TB, backend string) Data {
 	t.Helper()
 	switch backend {
 	case BackendBadger:
 		return Data{Backend: backend, Location: filepath.Join(t.TempDir(), "db")}
+	case BackendPostgres:
+		return Data{Backend: backend, Location: pgtest.URL(t)}
 	}
-	t.Fatalf("%s=%q: the test stores are %q", EnvStore, backend, []string{BackendBadger})
+	t.Fatalf("%s=%q: the test stores are %q", EnvStore, backend, []string{BackendBadger, BackendPostgres})
 	return Data{}
 }
 
 // Open opens a store on d for t, closed when t ends. Only one store may be
-// open on a Badger directory at a time.
+// open on a Badger directory at a time; any number on a PostgreSQL
+// database.
 func (d Data) Open(t testing.TB) Store {
 	t.Helper()
 	return d.open(t, nil)
@@ -91,6 +98,12 @@ func (d Data) open(t testing.TB, now func() time.Time) Store {
 			t.Fatal(err)
 		}
 		s = b
+	case BackendPostgres:
+		p, err := postgres.Open(context.Background(), d.Location, postgres.Options{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = p
 	default:
 		t.Fatalf("no test store on backend %q", d.Backend)
 	}
@@ -184,4 +197,7 @@ func FinishDelivery(ctx context.Context, s onboarding.Store, d *onboarding.Deliv
 	return nil
 }
 
-var _ Store = (*storage.Store)(nil)
+var (
+	_ Store = (*storage.Store)(nil)
+	_ Store = (*postgres.Store)(nil)
+)
