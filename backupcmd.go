@@ -32,8 +32,8 @@ func (c *BackupCmd) Run(e *env) error {
 		if err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
-		fmt.Fprintf(e.stderr, "Backup written to %s: %d keys (%s of records), %d files (%s), %d secrets.\n",
-			c.Out, m.Counts.Keys, byteSize(m.Counts.RecordBytes), m.Counts.Blobs, byteSize(m.Counts.BlobBytes), m.Counts.Secrets)
+		fmt.Fprintf(e.stderr, "Backup written to %s: %d records (%s), %d files (%s), %d secrets.\n",
+			c.Out, m.Counts.Records, byteSize(m.Counts.RecordBytes), m.Counts.Blobs, byteSize(m.Counts.BlobBytes), m.Counts.Secrets)
 		if len(m.MissingBlobs) > 0 {
 			fmt.Fprintf(e.stderr, "Warning: the data directory had already lost %d of the files the records refer to: %s.\n",
 				len(m.MissingBlobs), strings.Join(m.MissingBlobs, ", "))

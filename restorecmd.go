@@ -36,7 +36,7 @@ func (c *RestoreCmd) Run(e *env) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	defer in.Close()
-	m, keys, err := backup.Restore(bufio.NewReaderSize(in, 1<<20), cfg.DataDir)
+	m, n, err := backup.Restore(bufio.NewReaderSize(in, 1<<20), cfg.DataDir)
 	var ae backup.ArchiveError
 	switch {
 	case errors.As(err, &ae):
@@ -44,7 +44,11 @@ func (c *RestoreCmd) Run(e *env) error {
 	case err != nil:
 		return fmt.Errorf("restore: %w; nothing was restored", err)
 	}
-	fmt.Fprintf(e.stderr, "Restored %s (taken %s by onboard %s) into %s: %d keys, %d files (%s), %d secrets.\n",
-		c.In, m.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), m.OnboardVersion, cfg.DataDir, keys, m.Counts.Blobs, byteSize(m.Counts.BlobBytes), m.Counts.Secrets)
+	unit := "records"
+	if m.FormatVersion == 1 {
+		unit = "keys"
+	}
+	fmt.Fprintf(e.stderr, "Restored %s (taken %s by onboard %s) into %s: %d %s, %d files (%s), %d secrets.\n",
+		c.In, m.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), m.OnboardVersion, cfg.DataDir, n, unit, m.Counts.Blobs, byteSize(m.Counts.BlobBytes), m.Counts.Secrets)
 	return nil
 }

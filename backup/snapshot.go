@@ -10,16 +10,16 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"onboard/blobs"
 	"onboard/onboarding"
-	"onboard/storage"
 )
 
 // spoolPrefix starts the name of the temporary file that holds a backup's
@@ -30,8 +30,8 @@ const spoolPrefix = ".backup-records-"
 // process, through the admin socket, while the server runs; in the CLI's
 // when no server holds the directory. Both run Backup.
 type Maker struct {
-	store   *storage.Store
-	files   *blobs.Guard // the Service's blob store
+	store   Records
+	files   Files // the Service's blob store
 	dataDir string
 	version string // onboard's version, recorded in the manifest
 	log     *slog.Logger
@@ -39,10 +39,21 @@ type Maker struct {
 	mu sync.Mutex // one backup at a time, so that a spool found at the start is stale
 }
 
+// Files is the blob store a Maker copies files from: the Service's,
+// guarded (blobs.Guard) so that a backup can hold deletions off.
+type Files interface {
+	// Open opens blob id; a missing one is an error wrapping
+	// onboarding.ErrNotFound.
+	Open(id string) (onboarding.BlobFile, error)
+	// Hold holds deletions off until release is called, which carries
+	// out those asked for meanwhile.
+	Hold() (release func() error)
+}
+
 // New returns the Maker of the data directory dataDir, whose records are in
 // store and whose files are behind files (the Service's guarded blob
 // store); version is the onboard version the manifests record.
-func New(store *storage.Store, files *blobs.Guard, dataDir, version string, log *slog.Logger) *Maker {
+func New(store Records, files Files, dataDir, version string, log *slog.Logger) *Maker {
 	return &Maker{store: store, files: files, dataDir: dataDir, version: version, log: log}
 }
 
@@ -128,22 +139,23 @@ func (b *Maker) Backup(ctx context.Context, w io.Writer) error {
 	return aw.close()
 }
 
-// snapshot writes the records' snapshot to spool and lists it in m.
+// snapshot writes the records' snapshot to spool, as records.ndjson, and
+// lists it in m; it returns the blobs the records refer to, sorted.
 func (b *Maker) snapshot(ctx context.Context, spool *os.File, m *Manifest) (File, []string, error) {
 	h := sha256.New()
 	counter := &countingWriter{}
-	bw := bufio.NewWriterSize(io.MultiWriter(spool, h, counter), 1<<20)
-	snap, err := b.store.Backup(ctx, bw)
+	rw := newRecordsWriter(io.MultiWriter(spool, h, counter))
+	err := b.store.Dump(ctx, rw.write)
 	if err == nil {
-		err = bw.Flush()
+		err = rw.flush()
 	}
 	if err != nil {
-		return File{}, nil, err
+		return File{}, nil, fmt.Errorf("back up records: %w", err)
 	}
 	f := File{Path: recordsName, Bytes: counter.n, SHA256: fmt.Sprintf("%x", h.Sum(nil))}
 	m.Files = append(m.Files, f)
-	m.Counts.Keys, m.Counts.RecordBytes = snap.Keys, f.Bytes
-	return f, snap.BlobIDs, nil
+	m.Counts.Records, m.Counts.Kinds, m.Counts.RecordBytes = rw.records(), rw.kinds, f.Bytes
+	return f, slices.Sorted(maps.Keys(rw.blobs)), nil
 }
 
 // secrets reads the data directory's generated secrets (small files) and
@@ -161,7 +173,7 @@ func (b *Maker) secrets(m *Manifest) (map[string]io.Reader, error) {
 	out := map[string]io.Reader{}
 	for _, e := range entries {
 		p := path.Join("secrets", e.Name())
-		if !e.Type().IsRegular() || fileKind(p) != "secret" {
+		if !e.Type().IsRegular() || fileKind(archiveVersion, p) != "secret" {
 			continue
 		}
 		content, err := os.ReadFile(filepath.Join(dir, e.Name()))

@@ -254,7 +254,7 @@ func (s *Store) loadLines(ctx context.Context, lines []*dump.Line, first int) er
 				return err
 			}
 			if err != nil {
-				return fmt.Errorf("line %d: %w", first+i, err)
+				return &dump.LineError{Line: first + i, Err: err}
 			}
 			if ep != nil {
 				endpoints = append(endpoints, ep)

@@ -156,3 +156,14 @@ func firstMissing(ms ...member) string {
 
 // Known reports whether kind is a kind of line.
 func Known(kind string) bool { return slices.Contains(Kinds(), kind) }
+
+// LineError is a line a store could not load for what the line holds
+// (not for a failure of the store itself): Line counts from 1.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+func (e *LineError) Unwrap() error { return e.Err }
