@@ -195,7 +195,7 @@ const loadBatch = 256
 // it wrote so far stays, so load into a store made for the purpose and
 // drop it on failure.
 func (s *Store) Load(ctx context.Context, next func() (*dump.Line, error)) error {
-	empty, err := s.empty()
+	empty, err := s.Empty(ctx)
 	if err != nil {
 		return err
 	}
@@ -226,8 +226,9 @@ func (s *Store) Load(ctx context.Context, next func() (*dump.Line, error)) error
 	}
 }
 
-// empty reports whether the store holds no key but its schema version.
-func (s *Store) empty() (bool, error) {
+// Empty reports whether the store holds no record: no key but its schema
+// version.
+func (s *Store) Empty(context.Context) (bool, error) {
 	empty := true
 	err := s.view(func(txn *badger.Txn) error {
 		for item := range scanPrefix(txn, nil, scanOpts{keysOnly: true}) {
