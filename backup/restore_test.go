@@ -26,10 +26,11 @@ import (
 	"onboard/storage/dump"
 )
 
-// fillStore stores, through the Store's own methods, a row of most kinds
+// fillStore stores, through the Store's own methods, a row of every kind
 // a store keeps: an application referring to the blob blobID, with
 // activity, an idempotent outcome and an event queued for an endpoint; an
-// RFI request with activity; an API key. It returns the application's id.
+// RFI request with activity; an API key; and the webhook traffic and
+// leases of fillWebhooks. It returns the application's id.
 func fillStore(t *testing.T, s onboarding.Store, blobID string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -40,6 +41,7 @@ func fillStore(t *testing.T, s onboarding.Store, blobID string) string {
 		t.Fatal(err)
 	}
 	app := backuptest.AppWithFile(blobID)
+	app.Participants[0].LinkSlug = "app-" + strings.ReplaceAll(uuid.NewString(), "-", "")
 	log := []onboarding.Activity{
 		{At: now, Action: "application.created", Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "c1", Name: "ci"}},
 		{At: now, Action: "invite.sent", Actor: onboarding.Actor{Type: onboarding.ActorSystem}},
@@ -68,7 +70,58 @@ func fillStore(t *testing.T, s onboarding.Store, blobID string) string {
 	if err := s.CreateAPIKey(ctx, &onboarding.APIKey{ClientID: "c1", OrgID: "default", Name: "ci", CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
+	fillWebhooks(t, s, ep, app.ID, now)
 	return app.ID
+}
+
+// fillWebhooks has the event queued for ep attempted once (a delivery log
+// line, the delivery due again), then queues a second event of subject
+// behind it and a third of another subject that a worker holds leased.
+// It also leases the expiry of an RFI request already due, and saves an
+// answer for an Idempotency-Key when s keeps those.
+func fillWebhooks(t *testing.T, s onboarding.Store, ep *onboarding.Endpoint, subject string, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	claimed, _, err := s.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w1", Now: now.Add(time.Second), Lease: time.Minute, Limit: 10})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDeliveries: %d, %v; want the one delivery", len(claimed), err)
+	}
+	d := claimed[0]
+	if lost, err := s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: onboarding.DeliveryResult{
+		RetryAt: now.Add(time.Hour), Attempt: onboarding.DeliveryAttempt{
+			EventID: d.EventID, EventType: d.Event.Type, EndpointID: d.EndpointID, OrgID: d.Event.OrgID, Attempt: 1,
+			At: now.Add(time.Second), StatusCode: 503, Error: "HTTP 503", Response: "busy",
+		}}}}); err != nil || lost[0] {
+		t.Fatalf("FinishDeliveries: lost %v, %v", lost, err)
+	}
+	for _, subj := range []string{subject, uuid.NewString()} {
+		id := "evt_" + ulid.Make().String()
+		if err := s.AddEvent(ctx, &onboarding.Event{ID: id, Type: onboarding.EventApplicationSubmitted, OrgID: "default", Subject: subj,
+			At: now.Add(2 * time.Second), Body: json.RawMessage(fmt.Sprintf(`{"id":%q}`, id))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if leased, _, err := s.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w2", Now: now.Add(3 * time.Second), Lease: time.Minute, Limit: 10}); err != nil || len(leased) != 1 {
+		t.Fatalf("ClaimDeliveries: %d, %v; want the head of the new subject", len(leased), err)
+	}
+	due := &onboarding.RFIRequest{ID: uuid.NewString(), Seq: ulid.Make(), OrgID: "default", Status: onboarding.RFIActive,
+		CompanyName: "Due", Country: "GB", Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: "rfi-due", Role: onboarding.RolePrimary}},
+		Documents: map[string]onboarding.Document{}, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(-time.Hour)}
+	if err := s.CreateRFIRequest(ctx, due, onboarding.Changes{}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _, err := s.ClaimRFIExpiries(ctx, onboarding.Claim{Owner: "expirer", Now: now, Lease: time.Minute, Limit: 10}); err != nil || len(ids) != 1 {
+		t.Fatalf("ClaimRFIExpiries: %v, %v; want the request due", ids, err)
+	}
+	if rs, ok := s.(interface {
+		SaveResponse(clientID, key string, response json.RawMessage, ttl time.Duration, done func(error))
+	}); ok {
+		saved := make(chan error, 1)
+		rs.SaveResponse("c1", "k-2", json.RawMessage(`{"status":201,"body":{}}`), time.Hour, func(err error) { saved <- err })
+		if err := <-saved; err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // dumpOf returns the lines r dumps.
@@ -147,8 +200,8 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	want := dumpOf(t, a.store)
 
 	dir, restored, m, n := restoreInto(t, buf.Bytes())
-	if m.FormatVersion != 2 || n != len(want) || m.Counts.Records != len(want) || m.Counts.Kinds[dump.Activity] != 4 {
-		t.Errorf("format version %d, %d records restored, manifest counts %+v; want version 2 and %d records, 4 of activity",
+	if m.FormatVersion != 2 || n != len(want) || m.Counts.Records != len(want) || m.Counts.Kinds[dump.Activity] != 4 || m.Counts.Kinds[dump.Delivery] != 3 {
+		t.Errorf("format version %d, %d records restored, manifest counts %+v; want version 2 and %d records, 4 of activity, 3 deliveries",
 			m.FormatVersion, n, m.Counts, len(want))
 	}
 	if diff := cmp.Diff(want, dumpOf(t, restored)); diff != "" {
