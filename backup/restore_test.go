@@ -289,10 +289,10 @@ func TestRestoreVersionOne(t *testing.T) {
 	}
 }
 
-// recordsArchive is a version 2 archive whose records are lines, with a
-// manifest that matches them (as a forger would make it) except where
-// change alters it.
-func recordsArchive(t *testing.T, lines string, change func(*Manifest)) []byte {
+// recordsArchive is a version 2 archive whose records are lines, then the
+// extra entries, with a manifest that matches the records (as a forger
+// would make it) except where change alters it.
+func recordsArchive(t *testing.T, lines string, change func(*Manifest), extra ...backuptest.Entry) []byte {
 	t.Helper()
 	m := &Manifest{
 		Format: archiveFormat, FormatVersion: archiveVersion, OnboardVersion: "(devel)", CreatedAt: time.Now().UTC(),
@@ -310,7 +310,7 @@ func recordsArchive(t *testing.T, lines string, change func(*Manifest)) []byte {
 	if change != nil {
 		change(m)
 	}
-	return backuptest.TarGz(t, manifestEntry(t, m), backuptest.Entry{Name: recordsName, Content: lines})
+	return backuptest.TarGz(t, append([]backuptest.Entry{manifestEntry(t, m), {Name: recordsName, Content: lines}}, extra...)...)
 }
 
 // TestRestoreRefusesBadRecords restores archives whose records.ndjson

@@ -19,9 +19,12 @@ import (
 // Restoring into a shared backend: records into PostgreSQL, files into
 // its blob store, generated secrets into the database. Nothing is
 // written there until the whole archive has been read and has matched
-// its checksums (it is spooled to a scratch directory meanwhile); then
-// the files and secrets go first and the records last, so that records
-// never refer to files that are not there yet.
+// its checksums (it is spooled to a scratch directory meanwhile) and
+// every line of its records has the shape of its kind; then the files and
+// secrets go first and the records last, so that records never refer to
+// files that are not there yet. A load the database refuses (a row twice)
+// leaves it without records, and the files put before it for the blob
+// sweep to remove.
 
 // Target is a shared backend a restore fills.
 type Target struct {
@@ -90,6 +93,9 @@ func RestoreTo(ctx context.Context, r io.Reader, scratch string, t Target) (*Man
 		return written.write(dir, f.Path, content)
 	})
 	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkLines(filepath.Join(dir, recordsName), m.Counts); err != nil {
 		return nil, 0, err
 	}
 	for _, f := range m.Files[1:] {
@@ -172,4 +178,23 @@ func (root LocalFiles) PutBlob(ctx context.Context, id string, r io.Reader, size
 		return err
 	}
 	return f.Commit()
+}
+
+// checkLines reads the records file at p through, checking every line's
+// shape and their counts (recordsReader).
+func checkLines(p string, want Counts) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rr := newRecordsReader(f, want)
+	for {
+		if _, err := rr.next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"onboard/backup/backuptest"
 	"onboard/storage"
 )
 
@@ -99,6 +100,10 @@ func TestRestoreToRefusals(t *testing.T) {
 				`To move it to PostgreSQL, restore it into a new data directory with storage.backend = "badger", ` +
 				`run onboard backup there to make an archive of the current format, and restore that`)},
 		{"target not empty", current.Bytes(), a.store, ErrNotEmpty},
+		{"a line of an unknown kind", recordsArchive(t, `{"kind":"invoice","record":"AQ=="}`+"\n", func(m *Manifest) {
+			m.Files = append(m.Files, sumOf("secrets/session.key", "c2Vzc2lvbg==\n"))
+			m.Counts.Secrets = 1
+		}, backuptest.Entry{Name: "secrets/session.key", Content: "c2Vzc2lvbg==\n"}), newStore(t), ArchiveError(`not an onboard backup (its records' line 1: unknown kind "invoice")`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
