@@ -3,11 +3,23 @@ package blobs
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"onboard/onboarding"
 )
 
-// Guard is a Store whose deletions a backup can hold off. The Service
+// Guarded is the blob store a Guard wraps: the local Store or the S3
+// bucket store (package blobs/bucket). Everything but Delete passes
+// through the Guard unchanged.
+type Guarded interface {
+	onboarding.Blobs
+	onboarding.BlobBatcher
+	// Walk calls fn with the id and modification time of every stored
+	// blob (onboarding.SweptBlobs).
+	Walk(fn func(id string, modified time.Time) error) error
+}
+
+// Guard is a blob store whose deletions a backup can hold off. The Service
 // deletes a blob right after the record that dropped it commits (a
 // replaced or removed upload); a backup that took its snapshot just before
 // that commit still refers to the blob and copies it later. So a backup
@@ -20,17 +32,22 @@ import (
 // before the Delete was called, so before the hold, so before the snapshot
 // the hold precedes: the snapshot does not refer to the blob.
 type Guard struct {
-	*Store
+	Guarded
 
 	mu       sync.Mutex
 	holds    int      // backups running
 	deferred []string // blobs deleted while held
 }
 
-var _ onboarding.Blobs = (*Guard)(nil)
+var (
+	_ onboarding.Blobs       = (*Guard)(nil)
+	_ onboarding.BlobBatcher = (*Guard)(nil)
+	_ onboarding.SweptBlobs  = (*Guard)(nil)
+	_ Guarded                = (*Store)(nil)
+)
 
 // NewGuard returns a Guard over s.
-func NewGuard(s *Store) *Guard { return &Guard{Store: s} }
+func NewGuard(s Guarded) *Guard { return &Guard{Guarded: s} }
 
 // Delete removes blob id, or, while a hold is on, notes it for the end of
 // the last hold. Removing a missing blob is not an error.
@@ -42,7 +59,7 @@ func (g *Guard) Delete(id string) error {
 		return nil
 	}
 	g.mu.Unlock()
-	return g.Store.Delete(id)
+	return g.Guarded.Delete(id)
 }
 
 // Hold holds off deletions until release is called. Releasing the last
@@ -70,7 +87,7 @@ func (g *Guard) release() error {
 	g.mu.Unlock()
 	var errs []error
 	for _, id := range ids {
-		errs = append(errs, g.Store.Delete(id))
+		errs = append(errs, g.Guarded.Delete(id))
 	}
 	return errors.Join(errs...)
 }

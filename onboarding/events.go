@@ -307,3 +307,9 @@ func (s *Service) wakeWebhooks() {
 	default: // a wake-up is already waiting
 	}
 }
+
+// WakeDeliveries tells a running delivery pool that deliveries were queued
+// by another process sharing the store (an instance on the same database),
+// so that it claims at once instead of at its next due time. It never
+// blocks.
+func (s *Service) WakeDeliveries() { s.wakeWebhooks() }
