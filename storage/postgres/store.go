@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,6 +39,14 @@ type Options struct {
 	// Now is the store's clock for the rows it writes itself and for
 	// expiry; default time.Now.
 	Now func() time.Time
+	// SweepInterval is how often the store deletes expired rows
+	// (sweep.go); default 10 minutes, negative: never (SweepExpired
+	// still does it when called).
+	SweepInterval time.Duration
+	// CacheBytes is the budget of the cache of decoded applications
+	// (appcache.go), in bytes of their records' JSON; default 8 MiB,
+	// negative: no cache.
+	CacheBytes int
 }
 
 // Store is the PostgreSQL onboarding.Store. Its methods return
@@ -48,6 +57,19 @@ type Store struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
 	now  func() time.Time
+
+	// apps keeps decoded applications by the version of their row
+	// (appcache.go).
+	apps *appCache
+	// ids issues the ULIDs of activity entries (activity.go).
+	ids ulids
+	// stop, closed by Close, ends the background goroutines, which
+	// background counts (the sweep, saves under way).
+	stop       chan struct{}
+	background sync.WaitGroup
+	closeOnce  sync.Once
+	// stopWebhookSweep stops the webhook sweep's goroutine (webhooksweep.go).
+	stopWebhookSweep func()
 }
 
 // Open connects to the database at url (a postgres:// URL or a libpq
@@ -73,7 +95,13 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, log: o.Logger, now: o.Now}
+	switch {
+	case o.CacheBytes == 0:
+		o.CacheBytes = defaultCacheBytes
+	case o.CacheBytes < 0:
+		o.CacheBytes = 0
+	}
+	s := &Store{pool: pool, log: o.Logger, now: o.Now, apps: newAppCache(o.CacheBytes), stop: make(chan struct{})}
 	if err := s.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -82,17 +110,41 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	if o.SweepInterval == 0 {
+		o.SweepInterval = defaultSweepInterval
+	}
+	if o.SweepInterval > 0 {
+		s.background.Go(func() { s.sweepLoop(o.SweepInterval) })
+	}
+	s.stopWebhookSweep = s.startWebhookSweep()
 	return s, nil
 }
 
-// Close closes the pool, waiting for the connections in use to be returned.
+// Close stops the background work, waits for the writes under way
+// (SaveResponse's) and closes the pool, waiting for the connections in
+// use to be returned. Calls after the first do nothing.
 func (s *Store) Close() error {
-	s.pool.Close()
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		s.stopWebhookSweep()
+		s.background.Wait()
+		s.pool.Close()
+	})
 	return nil
 }
 
-// Ping checks that the database answers a query.
+// errClosed answers the calls of a closed Store that say so, as the
+// embedded store's do.
+var errClosed = errors.New("the store is closed")
+
+// Ping checks that the database answers a query; once the Store is
+// closed, it answers errClosed.
 func (s *Store) Ping(ctx context.Context) error {
+	select {
+	case <-s.stop:
+		return errClosed
+	default:
+	}
 	if _, err := s.pool.Exec(ctx, "SELECT 1"); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
@@ -133,3 +185,6 @@ func notFound(err error) error {
 	}
 	return err
 }
+
+// The PostgreSQL Store keeps everything the embedded one does.
+var _ onboarding.Store = (*Store)(nil)

@@ -1,0 +1,169 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"onboard/onboarding"
+	"onboard/storage/record"
+)
+
+// The benchmarks run from 32 goroutines at once (parallelism 16 on 2
+// cores), as the API's clients do, over the default pool of 10
+// connections: the ceilings are a raw durable INSERT of a record-sized
+// value and a raw point read of one, the operations the Store's create,
+// get and PATCH are compared with.
+
+const benchParallelism = 16
+
+// benchStore opens a Store on a fresh database for b.
+func benchStore(b *testing.B) *Store {
+	b.Helper()
+	s, err := Open(context.Background(), pgtestURL(b), Options{SweepInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// benchRecord is the record bytes of a typical application.
+func benchRecord(b testing.TB) []byte {
+	b.Helper()
+	rec, err := record.Encode(newApp(b, "acme", 1, onboarding.StatusSent))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rec
+}
+
+// BenchmarkCeilingInsert: one durable single-statement INSERT of a
+// record per operation.
+func BenchmarkCeilingInsert(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE kv (key uuid PRIMARY KEY, value bytea NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	rec := benchRecord(b)
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.pool.Exec(ctx, `INSERT INTO kv (key, value) VALUES ($1, $2)`, uuid.New(), rec); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkCeilingGet: one point read of a record by its key.
+func BenchmarkCeilingGet(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE kv (key uuid PRIMARY KEY, value bytea NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	rec := benchRecord(b)
+	keys := make([]uuid.UUID, 1000)
+	for i := range keys {
+		keys[i] = uuid.New()
+		if _, err := s.pool.Exec(ctx, `INSERT INTO kv (key, value) VALUES ($1, $2)`, keys[i], rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var n atomic.Int64
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		var v []byte
+		for pb.Next() {
+			if err := s.pool.QueryRow(ctx, `SELECT value FROM kv WHERE key = $1`, keys[n.Add(1)%int64(len(keys))]).Scan(&v); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// benchApps creates n applications with their first activity entry.
+func benchApps(b *testing.B, s *Store, n int) []*onboarding.Application {
+	b.Helper()
+	apps := make([]*onboarding.Application, n)
+	for i := range apps {
+		apps[i] = newApp(b, "acme", i, onboarding.StatusSent)
+		if err := s.CreateApplication(context.Background(), apps[i], onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return apps
+}
+
+// BenchmarkCreateApplication: a create with its activity entry.
+func BenchmarkCreateApplication(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			app := newApp(b, "acme", 1, onboarding.StatusSent)
+			app.Participants[0].LinkSlug = rand.Text()
+			if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkGetApplication: a read of an application, decoded.
+func BenchmarkGetApplication(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	apps := benchApps(b, s, 1000)
+	var n atomic.Int64
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := s.ReadApplication(ctx, apps[n.Add(1)%int64(len(apps))].ID, func(*onboarding.Application) error { return nil }); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkPatchApplication: an update of one field with its activity
+// entry, of applications chosen in turn among 1,000.
+func BenchmarkPatchApplication(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	apps := benchApps(b, s, 1000)
+	var n atomic.Int64
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			if _, err := s.UpdateApplication(ctx, apps[i%int64(len(apps))].ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+				a.Data.Fields["website"] = json.RawMessage(fmt.Sprintf(`"https://example.com/%d"`, i))
+				now := time.Now()
+				a.UpdatedAt = now
+				return onboarding.Changes{Log: []onboarding.Activity{{At: now, Action: onboarding.ActionFieldsUpdated, Fields: []string{"website"}}}}, nil
+			}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
