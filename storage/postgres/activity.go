@@ -149,7 +149,7 @@ func (s *Store) ActivityAfter(ctx context.Context, subjectID string, after ulid.
 		from = seqBytes(after)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT seq, record FROM activity_entries
-		WHERE subject = $1 AND seq > $2 ORDER BY seq LIMIT $3`, u, from, pageLimit(limit))
+		WHERE subject = $1 AND seq > $2 ORDER BY seq LIMIT $3`, pgUUID(u), from, pageLimit(limit))
 	if err != nil {
 		return nil, false, err
 	}
@@ -188,7 +188,7 @@ func (s *Store) ActivityLog(ctx context.Context, subjectID string, walk func(*on
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT seq, record FROM activity_entries WHERE subject = $1 ORDER BY seq`, u)
+		rows, err := tx.Query(ctx, `SELECT seq, record FROM activity_entries WHERE subject = $1 ORDER BY seq`, pgUUID(u))
 		if err != nil {
 			return err
 		}
@@ -216,7 +216,7 @@ func (s *Store) activityHead(ctx context.Context, tx pgx.Tx, subject uuid.UUID) 
 	var seq []byte
 	var hash *string
 	err := tx.QueryRow(ctx, `SELECT log_seq, log_hash FROM applications WHERE id = $1
-		UNION ALL SELECT log_seq, log_hash FROM rfi_requests WHERE id = $1`, subject).Scan(&seq, &hash)
+		UNION ALL SELECT log_seq, log_hash FROM rfi_requests WHERE id = $1`, pgUUID(subject)).Scan(&seq, &hash)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, nil
@@ -238,7 +238,7 @@ func (s *Store) Activity(ctx context.Context, subjectID string) ([]onboarding.Ac
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, record FROM activity_entries WHERE subject = $1 ORDER BY seq`, u)
+	rows, err := s.pool.Query(ctx, `SELECT seq, record FROM activity_entries WHERE subject = $1 ORDER BY seq`, pgUUID(u))
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	err = s.sendAtomically(ctx, func(b *pgx.Batch) {
 		b.Queue(`INSERT INTO applications (id, org_id, status, seq, registry_documents_pending, log_seq, log_hash, blob_ids, record, version)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1)`,
-			id, app.OrgID, string(app.Status), seqBytes(app.Seq), pending(app), logSeq, logHash, blobs, rec)
+			pgUUID(id), app.OrgID, string(app.Status), seqBytes(app.Seq), pending(app), logSeq, logHash, blobs, rec)
 		queueSlugs(b, "application_slugs", "application_id", id, slugs, nil)
 		w.queue(b, id)
 	}, ch.Events)
@@ -83,7 +83,7 @@ func (s *Store) sharedApplication(ctx context.Context, id string) (*onboarding.A
 	var version int64
 	var rec, hseq []byte
 	var hhash *string
-	if err := s.pool.QueryRow(ctx, readAppSQL, u, cv).Scan(&version, &rec, &hseq, &hhash); err != nil {
+	if err := s.pool.QueryRow(ctx, readAppSQL, pgUUID(u), cv).Scan(&version, &rec, &hseq, &hhash); err != nil {
 		return nil, notFound(err)
 	}
 	if rec == nil {
@@ -130,14 +130,15 @@ func (s *Store) ApplicationBySlug(ctx context.Context, slug string) (*onboarding
 	if slug == "" || !textKey(slug) {
 		return nil, onboarding.ErrNotFound
 	}
-	var u uuid.UUID
+	var raw [16]byte
 	var version int64
 	var rec, hseq []byte
 	var hhash *string
 	if err := s.pool.QueryRow(ctx, `SELECT a.id, a.version, a.record, a.log_seq, a.log_hash FROM application_slugs s
-		JOIN applications a ON a.id = s.application_id WHERE s.slug = $1`, slug).Scan(&u, &version, &rec, &hseq, &hhash); err != nil {
+		JOIN applications a ON a.id = s.application_id WHERE s.slug = $1`, slug).Scan(&raw, &version, &rec, &hseq, &hhash); err != nil {
 		return nil, notFound(err)
 	}
+	u := uuid.UUID(raw)
 	if c := s.apps.get(u); c != nil && c.version == version {
 		return c.app.Clone(), nil
 	}
@@ -210,7 +211,7 @@ func (s *Store) applyAppChange(u uuid.UUID, app *onboarding.Application, version
 // its version, the slugs that changed, the entries and the outcome.
 func (w *appWrite) queue(b *pgx.Batch) {
 	logSeq, logHash := headColumns(w.changes.log.head)
-	b.Queue(updateAppSQL, w.u, string(w.app.Status), pending(w.app), logSeq, logHash, nullIfEmpty(w.app.BlobIDs()), w.rec, w.version).
+	b.Queue(updateAppSQL, pgUUID(w.u), string(w.app.Status), pending(w.app), logSeq, logHash, nullIfEmpty(w.app.BlobIDs()), w.rec, w.version).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&w.next) })
 	queueSlugs(b, "application_slugs", "application_id", w.u, w.added, w.removed)
 	w.changes.queue(b, w.u)
@@ -264,7 +265,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 			cv = c.version
 		}
 		b.Queue(`SELECT version, CASE WHEN version = $2 THEN NULL ELSE record END, log_seq, log_hash
-			FROM applications WHERE id = $1 FOR UPDATE`, u, cv).QueryRow(func(row pgx.Row) error {
+			FROM applications WHERE id = $1 FOR UPDATE`, pgUUID(u), cv).QueryRow(func(row pgx.Row) error {
 			return notFound(row.Scan(&version, &rec, &hseq, &hhash))
 		})
 	}, func(pgx.Tx) (*pgx.Batch, []*onboarding.Event, error) {

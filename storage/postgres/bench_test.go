@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
 	"onboard/storage/record"
@@ -161,6 +162,32 @@ func BenchmarkPatchApplication(b *testing.B) {
 				a.UpdatedAt = now
 				return onboarding.Changes{Log: []onboarding.Activity{{At: now, Action: onboarding.ActionFieldsUpdated, Fields: []string{"website"}}}}, nil
 			}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkCreateApplicationWithEvent: a create with its activity entry
+// and an application.created event, queued for the organization's one
+// endpoint in the same transaction, as the API's creates are.
+func BenchmarkCreateApplicationWithEvent(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	ep := &onboarding.Endpoint{ID: "we_" + ulid.Make().String(), OrgID: "acme", URL: "https://hooks.example.com/", Enabled: true, CreatedAt: t0}
+	if err := s.CreateEndpoint(ctx, ep); err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			app := newApp(b, "acme", 1, onboarding.StatusSent)
+			app.Participants[0].LinkSlug = rand.Text()
+			ch := onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)},
+				Events: []*onboarding.Event{testEvent(onboarding.EventApplicationCreated, "acme", app.ID)}}
+			if err := s.CreateApplication(ctx, app, ch); err != nil {
 				b.Error(err)
 				return
 			}

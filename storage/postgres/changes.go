@@ -53,7 +53,7 @@ func (s *Store) encodeChanges(subject uuid.UUID, head *onboarding.ActivityHead, 
 // log and its outcome, which replaces what was saved under its key.
 func (w changeWrite) queue(b *pgx.Batch, subject uuid.UUID) {
 	for i := range w.log.seqs {
-		b.Queue(`INSERT INTO activity_entries (subject, seq, record) VALUES ($1, $2, $3)`, subject, w.log.seqs[i], w.log.recs[i])
+		b.Queue(`INSERT INTO activity_entries (subject, seq, record) VALUES ($1, $2, $3)`, pgUUID(subject), w.log.seqs[i], w.log.recs[i])
 	}
 	if w.rec != nil {
 		b.Queue(saveIdempotentSQL, w.clientID, w.key, w.rec, w.expires)
@@ -65,10 +65,10 @@ func (w changeWrite) queue(b *pgx.Batch, subject uuid.UUID) {
 // inserted (a slug another record holds fails the insert).
 func queueSlugs(b *pgx.Batch, table, column string, id uuid.UUID, added, removed []string) {
 	for _, slug := range removed {
-		b.Queue(`DELETE FROM `+table+` WHERE slug = $1 AND `+column+` = $2`, slug, id)
+		b.Queue(`DELETE FROM `+table+` WHERE slug = $1 AND `+column+` = $2`, slug, pgUUID(id))
 	}
 	for _, slug := range added {
-		b.Queue(`INSERT INTO `+table+` (slug, `+column+`) VALUES ($1, $2)`, slug, id)
+		b.Queue(`INSERT INTO `+table+` (slug, `+column+`) VALUES ($1, $2)`, slug, pgUUID(id))
 	}
 }
 

@@ -16,7 +16,7 @@ const saveIdempotentSQL = `INSERT INTO idempotency (client_id, key, record, expi
 
 // SavedResponse returns the record saved for an idempotency key of the API
 // key clientID, as the JSON the server saved or, before it saved one, the
-// onboarding.IdempotentOutcome a write committed (queueOutcome); or
+// onboarding.IdempotentOutcome a write committed (changeWrite.queue); or
 // onboarding.ErrNotFound, also once the record has expired.
 func (s *Store) SavedResponse(ctx context.Context, clientID, key string) (json.RawMessage, error) {
 	if !textKey(clientID) || !textKey(key) {
@@ -38,8 +38,8 @@ func (s *Store) SavedResponse(ctx context.Context, clientID, key string) (json.R
 // SaveResponse starts saving response (JSON) for an idempotency key of the
 // API key clientID, to expire after ttl, and returns without waiting for
 // the commit: done gets its outcome, from another goroutine, once the
-// commit is durable or failed (at once when the record cannot be encoded).
-// Close waits for the saves under way.
+// commit is durable or failed (at once when the record cannot be encoded
+// or the Store is closed). Close waits for the saves under way.
 func (s *Store) SaveResponse(clientID, key string, response json.RawMessage, ttl time.Duration, done func(error)) {
 	b, err := record.Encode(response)
 	if err != nil {
@@ -47,6 +47,12 @@ func (s *Store) SaveResponse(clientID, key string, response json.RawMessage, ttl
 		return
 	}
 	expires := s.now().Add(ttl)
+	s.closing.RLock()
+	defer s.closing.RUnlock()
+	if s.closed {
+		done(errClosed)
+		return
+	}
 	s.background.Go(func() {
 		_, err := s.pool.Exec(context.Background(), saveIdempotentSQL, clientID, key, b, expires)
 		done(err)

@@ -59,15 +59,6 @@ func loadMigrations() ([]migration, error) {
 	return ms, nil
 }
 
-// latestVersion is the schema version the embedded migrations reach.
-func latestVersion() (int, error) {
-	ms, err := loadMigrations()
-	if err != nil {
-		return 0, err
-	}
-	return len(ms), nil
-}
-
 // migrate brings the database's schema to the latest version. It holds a
 // session advisory lock while it works, so that of several instances
 // starting together one migrates and the others, waiting on the lock,

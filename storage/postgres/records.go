@@ -53,6 +53,10 @@ func duplicate(what string, err error) error {
 	return err
 }
 
+// pgUUID is u as pgx encodes a uuid parameter without a detour: a
+// uuid.UUID would go through its driver.Valuer, a string.
+func pgUUID(u uuid.UUID) [16]byte { return u }
+
 // seqBytes is a ULID as its bytea column holds it.
 func seqBytes(u ulid.ULID) []byte { return u[:] }
 

@@ -47,12 +47,12 @@ func dueNanos(t time.Time) int64 {
 // update is in flight.
 func queueRequeue(b *pgx.Batch, id uuid.UUID, r *onboarding.RFIRequest) {
 	if r.Status != onboarding.RFIActive {
-		b.Queue(`DELETE FROM rfi_expiry_queue WHERE rfi_id = $1`, id)
+		b.Queue(`DELETE FROM rfi_expiry_queue WHERE rfi_id = $1`, pgUUID(id))
 		return
 	}
 	b.Queue(`INSERT INTO rfi_expiry_queue (rfi_id, expires_ns) VALUES ($1, $2)
 		ON CONFLICT (rfi_id) DO UPDATE SET expires_ns = excluded.expires_ns, lease_owner = NULL, lease_until_ns = NULL
-		WHERE rfi_expiry_queue.expires_ns <> excluded.expires_ns`, id, dueNanos(r.ExpiresAt))
+		WHERE rfi_expiry_queue.expires_ns <> excluded.expires_ns`, pgUUID(id), dueNanos(r.ExpiresAt))
 }
 
 // CreateRFIRequest stores r, its slugs, its expiry-queue row (when it is
@@ -77,10 +77,10 @@ func (s *Store) CreateRFIRequest(ctx context.Context, r *onboarding.RFIRequest, 
 	err = s.sendAtomically(ctx, func(b *pgx.Batch) {
 		b.Queue(`INSERT INTO rfi_requests (id, org_id, status, seq, log_seq, log_hash, blob_ids, record)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			id, r.OrgID, string(r.Status), seqBytes(r.Seq), logSeq, logHash, nullIfEmpty(r.BlobIDs()), rec)
+			pgUUID(id), r.OrgID, string(r.Status), seqBytes(r.Seq), logSeq, logHash, nullIfEmpty(r.BlobIDs()), rec)
 		queueSlugs(b, "rfi_slugs", "rfi_id", id, slugs, nil)
 		if r.Status == onboarding.RFIActive {
-			b.Queue(`INSERT INTO rfi_expiry_queue (rfi_id, expires_ns) VALUES ($1, $2)`, id, dueNanos(r.ExpiresAt))
+			b.Queue(`INSERT INTO rfi_expiry_queue (rfi_id, expires_ns) VALUES ($1, $2)`, pgUUID(id), dueNanos(r.ExpiresAt))
 		}
 		w.queue(b, id)
 	}, ch.Events)
@@ -93,7 +93,7 @@ func (s *Store) RFIRequest(ctx context.Context, id string) (*onboarding.RFIReque
 	if err != nil {
 		return nil, err
 	}
-	return queryRecord[onboarding.RFIRequest](ctx, s.pool, `SELECT record FROM rfi_requests WHERE id = $1`, u)
+	return queryRecord[onboarding.RFIRequest](ctx, s.pool, `SELECT record FROM rfi_requests WHERE id = $1`, pgUUID(u))
 }
 
 // RFIRequestBySlug returns the RFI request one of whose participants has
@@ -122,7 +122,7 @@ func (s *Store) UpdateRFIRequest(ctx context.Context, id string, change func(*on
 		hhash     *string
 	)
 	err = s.lockedUpdate(ctx, func(b *pgx.Batch) {
-		b.Queue(`SELECT record, log_seq, log_hash FROM rfi_requests WHERE id = $1 FOR UPDATE`, u).QueryRow(func(row pgx.Row) error {
+		b.Queue(`SELECT record, log_seq, log_hash FROM rfi_requests WHERE id = $1 FOR UPDATE`, pgUUID(u)).QueryRow(func(row pgx.Row) error {
 			return notFound(row.Scan(&rec, &hseq, &hhash))
 		})
 	}, func(pgx.Tx) (*pgx.Batch, []*onboarding.Event, error) {
@@ -154,7 +154,7 @@ func (s *Store) UpdateRFIRequest(ctx context.Context, id string, change func(*on
 		logSeq, logHash := headColumns(w.log.head)
 		b := &pgx.Batch{}
 		b.Queue(`UPDATE rfi_requests SET status = $2, log_seq = $3, log_hash = $4, blob_ids = $5, record = $6 WHERE id = $1`,
-			u, string(r.Status), logSeq, logHash, nullIfEmpty(r.BlobIDs()), newRec)
+			pgUUID(u), string(r.Status), logSeq, logHash, nullIfEmpty(r.BlobIDs()), newRec)
 		queueSlugs(b, "rfi_slugs", "rfi_id", u, added, removed)
 		queueRequeue(b, u, &r)
 		w.queue(b, u)

@@ -68,6 +68,11 @@ type Store struct {
 	stop       chan struct{}
 	background sync.WaitGroup
 	closeOnce  sync.Once
+	// closing, held for writing by Close while it marks the Store closed
+	// and for reading by whoever starts background work, orders the
+	// background's Add before Close's Wait; closed is set under it.
+	closing sync.RWMutex
+	closed  bool
 	// stopWebhookSweep stops the webhook sweep's goroutine (webhooksweep.go).
 	stopWebhookSweep func()
 }
@@ -125,6 +130,9 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 // use to be returned. Calls after the first do nothing.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.closing.Lock()
+		s.closed = true
+		s.closing.Unlock()
 		close(s.stop)
 		s.stopWebhookSweep()
 		s.background.Wait()

@@ -32,10 +32,10 @@ func (s *Store) TamperWithActivity(ctx context.Context, subjectID string,
 		table := "applications"
 		var seq []byte
 		var hash *string
-		err := tx.QueryRow(ctx, `SELECT log_seq, log_hash FROM applications WHERE id = $1 FOR UPDATE`, u).Scan(&seq, &hash)
+		err := tx.QueryRow(ctx, `SELECT log_seq, log_hash FROM applications WHERE id = $1 FOR UPDATE`, pgUUID(u)).Scan(&seq, &hash)
 		if errors.Is(err, pgx.ErrNoRows) {
 			table = "rfi_requests"
-			err = tx.QueryRow(ctx, `SELECT log_seq, log_hash FROM rfi_requests WHERE id = $1 FOR UPDATE`, u).Scan(&seq, &hash)
+			err = tx.QueryRow(ctx, `SELECT log_seq, log_hash FROM rfi_requests WHERE id = $1 FOR UPDATE`, pgUUID(u)).Scan(&seq, &hash)
 		}
 		if err != nil {
 			return notFound(err)
@@ -44,7 +44,7 @@ func (s *Store) TamperWithActivity(ctx context.Context, subjectID string,
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `DELETE FROM activity_entries WHERE subject = $1 RETURNING seq, record`, u)
+		rows, err := tx.Query(ctx, `DELETE FROM activity_entries WHERE subject = $1 RETURNING seq, record`, pgUUID(u))
 		if err != nil {
 			return err
 		}
@@ -70,14 +70,14 @@ func (s *Store) TamperWithActivity(ctx context.Context, subjectID string,
 				return err
 			}
 			b.Queue(`INSERT INTO activity_entries (subject, seq, record) VALUES ($1, $2, $3)
-				ON CONFLICT (subject, seq) DO UPDATE SET record = excluded.record`, u, seqBytes(e.Seq), rec)
+				ON CONFLICT (subject, seq) DO UPDATE SET record = excluded.record`, pgUUID(u), seqBytes(e.Seq), rec)
 		}
 		logSeq, logHash := headColumns(head)
 		set := `log_seq = $2, log_hash = $3`
 		if table == "applications" {
 			set += `, version = version + 1` // cached heads are of the last version
 		}
-		b.Queue(`UPDATE `+table+` SET `+set+` WHERE id = $1`, u, logSeq, logHash)
+		b.Queue(`UPDATE `+table+` SET `+set+` WHERE id = $1`, pgUUID(u), logSeq, logHash)
 		return sendBatch(ctx, tx, b)
 	})
 }
