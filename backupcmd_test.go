@@ -152,8 +152,9 @@ type dataState struct {
 }
 
 // readState reads st's resources, events, keys and endpoints from the
-// server p serving data.
-func readState(t *testing.T, p *serveProc, key, data string, paths, events []string) dataState {
+// server p serving the store that the command-line arguments cli name
+// (--data-dir, and --config for a shared backend).
+func readState(t *testing.T, p *serveProc, key string, cli []string, paths, events []string) dataState {
 	t.Helper()
 	st := dataState{Resources: map[string]resourceRead{}, Events: map[string]string{}}
 	for _, path := range paths {
@@ -169,8 +170,8 @@ func readState(t *testing.T, p *serveProc, key, data string, paths, events []str
 	for _, id := range events {
 		st.Events[id] = p.wantStatus(t, http.StatusOK, http.MethodGet, "/api/external/events/"+id, key, "")
 	}
-	st.Keys = listKeys(t, "--data-dir", data)
-	st.Endpoints = listEndpoints(t, "--data-dir", data)
+	st.Keys = listKeys(t, cli...)
+	st.Endpoints = listEndpoints(t, cli...)
 	return st
 }
 
@@ -234,11 +235,11 @@ func seedData(t *testing.T, p *serveProc, key, data string) []string {
 	return paths
 }
 
-// checkState fails the test unless the server p, serving data, answers
-// every read of want as it was read.
-func checkState(t *testing.T, p *serveProc, key, data string, want dataState) {
+// checkState fails the test unless the server p, serving the store cli
+// names (readState), answers every read of want as it was read.
+func checkState(t *testing.T, p *serveProc, key string, cli []string, want dataState) {
 	t.Helper()
-	got := readState(t, p, key, data, slices.Sorted(maps.Keys(want.Resources)), slices.Sorted(maps.Keys(want.Events)))
+	got := readState(t, p, key, cli, slices.Sorted(maps.Keys(want.Resources)), slices.Sorted(maps.Keys(want.Events)))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("restored reads (-original +restored):\n%s", diff)
 	}
@@ -383,7 +384,7 @@ func TestBackupWhileServing(t *testing.T) {
 	p := startServe(t, "--data-dir", data)
 	key := p.waitForKey(t)
 	paths := seedData(t, p, key, data)
-	want := readState(t, p, key, data, paths, eventIDs(t, p, key))
+	want := readState(t, p, key, []string{"--data-dir", data}, paths, eventIDs(t, p, key))
 
 	var started, done atomic.Bool
 	stop := make(chan struct{})
@@ -447,7 +448,7 @@ func TestBackupWhileServing(t *testing.T) {
 	restored := filepath.Join(t.TempDir(), "restored")
 	mustRun(t, "restore", "--in", archive, "--data-dir", restored)
 	p2 := startServe(t, "--data-dir", restored)
-	checkState(t, p2, key, restored, want)
+	checkState(t, p2, key, []string{"--data-dir", restored}, want)
 
 	settled, during, absent := 0, 0, 0
 	for _, w := range workers {
@@ -505,7 +506,7 @@ func TestBackupWithoutServe(t *testing.T) {
 	p := startServe(t, "--data-dir", data)
 	key := p.waitForKey(t)
 	paths := seedData(t, p, key, data)
-	want := readState(t, p, key, data, paths, eventIDs(t, p, key))
+	want := readState(t, p, key, []string{"--data-dir", data}, paths, eventIDs(t, p, key))
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("serve: exit code %d", code)
 	}
@@ -529,7 +530,7 @@ func TestBackupWithoutServe(t *testing.T) {
 		}
 	}
 	p2 := startServe(t, "--data-dir", restored)
-	checkState(t, p2, key, restored, want)
+	checkState(t, p2, key, []string{"--data-dir", restored}, want)
 	if code := p2.stop(t); code != 0 {
 		t.Errorf("serve on the restored directory: exit code %d", code)
 	}
