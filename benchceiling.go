@@ -10,25 +10,47 @@ import (
 	"onboard/bench"
 	"onboard/server"
 	"onboard/storage"
+	"onboard/storage/postgres"
 )
 
 // ceilingStore is the raw database of onboard bench's ceilings, served on
 // loopback through echo as the API is: a point read of a stored value and
 // a durable insert of a new one.
 type ceilingStore struct {
-	kv     *storage.RawKV
+	kv     rawKV
 	hs     *http.Server
 	served chan error
 	base   string // http://127.0.0.1:port/kv/
 }
 
-// startCeilingStore opens a raw database in dir and serves it on
+// rawKV is the raw database of the ceilings, on either backend.
+type rawKV interface {
+	server.CeilingKV
+	Close() error
+}
+
+// startCeilingStore opens a raw Badger database in dir and serves it on
 // 127.0.0.1.
 func startCeilingStore(dir string) (bench.CeilingStore, error) {
 	kv, err := storage.OpenRawKV(dir, nil)
 	if err != nil {
 		return nil, err
 	}
+	return serveCeilingStore(kv)
+}
+
+// startPostgresCeilingStore opens a raw table in the PostgreSQL database
+// at url, with a pool of maxConns, and serves it on 127.0.0.1.
+func startPostgresCeilingStore(url string, maxConns int) (bench.CeilingStore, error) {
+	kv, err := postgres.OpenRawKV(context.Background(), url, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	return serveCeilingStore(kv)
+}
+
+// serveCeilingStore serves kv on 127.0.0.1 through echo, as the API is.
+func serveCeilingStore(kv rawKV) (bench.CeilingStore, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		kv.Close()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"regexp"
@@ -9,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"onboard/bench"
+	"onboard/storage/postgres/pgtest"
 )
 
 // benchOperations are the rows of onboard bench, in order.
@@ -155,5 +158,44 @@ func checkBackground(t *testing.T, report bench.Report) {
 	}
 	if b.Deliveries != deliveries || b.RegistryFetched != fetched || b.CreatedDelivered > b.Deliveries || b.BusyCreates <= 0 {
 		t.Errorf("background %+v: not the sums of its rounds", b)
+	}
+}
+
+// TestBenchPostgres runs a short bench with --postgres-url: every
+// operation runs without a failure on PostgreSQL, the database's size is
+// counted, and the temporary database is dropped at the end.
+func TestBenchPostgres(t *testing.T) {
+	t.Parallel()
+	server := pgtest.Server(t)
+	r := mustRun(t, "bench", "-n", "50", "--duration", "300ms", "--concurrency", "4", "--json", "--postgres-url", server)
+	var report bench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+		t.Fatalf("stdout is not the JSON report: %v\n%s", err, r.stdout)
+	}
+	var names []string
+	for _, op := range report.Operations {
+		names = append(names, op.Name)
+		if op.Requests <= 0 || op.Failures != 0 {
+			t.Errorf("%s: %d requests, %d failed; want requests and no failure", op.Name, op.Requests, op.Failures)
+		}
+	}
+	if diff := cmp.Diff(benchOperations, names); diff != "" {
+		t.Errorf("operations (-want +got):\n%s", diff)
+	}
+	if report.DataDirParts["postgres"] <= 0 || report.DataDirParts["badger"] != 0 {
+		t.Errorf("data directory parts %v; want the database's size and no Badger directory", report.DataDirParts)
+	}
+	m := regexp.MustCompile(`database (onboard_bench_[a-z2-7]+)`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("stderr names no temporary database:\n%s", r.stderr)
+	}
+	conn, err := pgx.Connect(context.Background(), server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var left int
+	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM pg_database WHERE datname = $1", m[1]).Scan(&left); err != nil || left != 0 {
+		t.Errorf("database %s left after the bench (%d, %v)", m[1], left, err)
 	}
 }

@@ -40,10 +40,14 @@ func (b *benchServer) Key() string { return b.key }
 
 // benchConfig is the configuration of the bench server: the embedded
 // sandbox defaults (fixtures registry, sandbox outbox, test helpers) on
-// dataDir, listening at addr, without the API's rate limit.
-func benchConfig(dataDir, addr string) (config.Config, error) {
+// dataDir, listening at addr, without the API's rate limit; its records
+// are in the PostgreSQL database at postgresURL when that is not empty.
+func benchConfig(dataDir, addr, postgresURL string) (config.Config, error) {
 	cfg := config.Default()
 	cfg.DataDir = dataDir
+	if postgresURL != "" {
+		cfg.Storage.Backend, cfg.Storage.PostgresURL = config.StoragePostgres, postgresURL
+	}
 	cfg.Listen = addr
 	cfg.PublicURL = "http://" + addr
 	cfg.Limits.RatePerSecond = 0
@@ -62,13 +66,14 @@ func benchConfig(dataDir, addr string) (config.Config, error) {
 
 // startBenchServer starts the server as serve does (background jobs
 // included; no admin socket) and creates its API key. Its request log is
-// formatted as serve's and discarded.
-func startBenchServer(dataDir string) (*benchServer, error) {
+// formatted as serve's and discarded. postgresURL, when not empty, is the
+// database of its records.
+func startBenchServer(dataDir, postgresURL string) (*benchServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := benchConfig(dataDir, ln.Addr().String())
+	cfg, err := benchConfig(dataDir, ln.Addr().String(), postgresURL)
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -120,7 +125,7 @@ func (b *benchServer) Settle(limit time.Duration) (time.Duration, bool, error) {
 		if err != nil {
 			return time.Since(start), false, err
 		}
-		if len(pending) == 0 && !b.app.badger.CompactionDue() {
+		if len(pending) == 0 && (b.app.badger == nil || !b.app.badger.CompactionDue()) {
 			return time.Since(start), true, nil
 		}
 		if time.Since(start) > limit {
@@ -183,3 +188,15 @@ func (b *benchServer) RemoveEndpoint(id string) error {
 
 // removeLimit bounds the attempts to remove a webhook endpoint.
 const removeLimit = time.Minute
+
+// DatabaseBytes is the size of the server's PostgreSQL database; 0 on the
+// embedded store, whose records are in the data directory.
+func (b *benchServer) DatabaseBytes() (int64, error) {
+	db, ok := b.app.store.(interface {
+		DatabaseBytes(ctx context.Context) (int64, error)
+	})
+	if !ok {
+		return 0, nil
+	}
+	return db.DatabaseBytes(context.Background())
+}

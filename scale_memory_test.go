@@ -153,7 +153,7 @@ func TestScaleMemoryProfile(t *testing.T) {
 	}
 	before := debug.SetMemoryLimit(defaultMemoryLimit)
 	t.Cleanup(func() { debug.SetMemoryLimit(before) })
-	b, err := startBenchServer(t.TempDir())
+	b, err := startBenchServer(t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

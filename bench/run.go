@@ -8,6 +8,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -61,6 +62,14 @@ type Server interface {
 	// Stop shuts the server down and closes its store; calls after the
 	// first return the first's error.
 	Stop() error
+}
+
+// databaseServer is a Server whose records are in a database outside its
+// data directory.
+type databaseServer interface {
+	// DatabaseBytes is the disk space the database takes, counted in the
+	// data directory's size.
+	DatabaseBytes() (int64, error)
 }
 
 // QuietConfig is the id of the server's configuration without registry
@@ -128,12 +137,22 @@ func Run(o Options) (*Report, error) {
 	rss := resident(ceilings.dir)
 	report.RSSBytes, report.RSSAnonymousBytes, report.RSSCeilingBytes = rss.total-rss.under, rss.anonymous, rss.under
 	client.CloseIdleConnections()
+	var dbBytes int64
+	if db, ok := srv.(databaseServer); ok {
+		if dbBytes, err = db.DatabaseBytes(); err != nil {
+			return nil, errors.Join(err, srv.Stop())
+		}
+	}
 	if err := srv.Stop(); err != nil {
 		return nil, err
 	}
 	report.StoredApplications = int(api.creates.Load())
 	if report.DataDirBytes, report.DataDirParts, err = diskUsage(dataDir); err != nil {
 		return nil, err
+	}
+	if dbBytes > 0 {
+		report.DataDirParts["postgres"] = dbBytes
+		report.DataDirBytes += dbBytes
 	}
 	report.BytesPerApp = float64(report.DataDirBytes) / float64(report.StoredApplications)
 	report.compare()

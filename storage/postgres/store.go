@@ -196,3 +196,11 @@ func notFound(err error) error {
 
 // The PostgreSQL Store keeps everything the embedded one does.
 var _ onboarding.Store = (*Store)(nil)
+
+// DatabaseBytes is the disk space the store's database takes
+// (pg_database_size), tables, indexes and TOAST included.
+func (s *Store) DatabaseBytes(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n)
+	return n, err
+}
