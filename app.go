@@ -135,9 +135,7 @@ func buildApp(ctx context.Context, cfg config.Config, st *stores, log *slog.Logg
 	}
 	a := &app{store: st.store, badger: st.badger, svc: svc, sessions: sessions, log: log, watchDeliveries: st.watchDeliveries,
 		sweeper: &onboarding.BlobSweep{Records: st.store, Files: st.files.guard, Log: log, Now: time.Now}}
-	if st.badger != nil {
-		a.backup = backup.New(st.badger, st.files.guard, cfg.DataDir, version(), log)
-	}
+	a.backup = backupMaker(cfg, st, log)
 	return a, nil
 }
 

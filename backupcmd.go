@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"onboard/backup"
+	"onboard/config"
 	"onboard/outfile"
 )
 
@@ -32,8 +34,8 @@ func (c *BackupCmd) Run(e *env) error {
 		if err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
-		fmt.Fprintf(e.stderr, "Backup written to %s: %d keys (%s of records), %d files (%s), %d secrets.\n",
-			c.Out, m.Counts.Keys, byteSize(m.Counts.RecordBytes), m.Counts.Blobs, byteSize(m.Counts.BlobBytes), m.Counts.Secrets)
+		fmt.Fprintf(e.stderr, "Backup written to %s: %d records (%s), %d files (%s), %d secrets.\n",
+			c.Out, m.Counts.Records, byteSize(m.Counts.RecordBytes), m.Counts.Blobs, byteSize(m.Counts.BlobBytes), m.Counts.Secrets)
 		if len(m.MissingBlobs) > 0 {
 			fmt.Fprintf(e.stderr, "Warning: the data directory had already lost %d of the files the records refer to: %s.\n",
 				len(m.MissingBlobs), strings.Join(m.MissingBlobs, ", "))
@@ -54,4 +56,23 @@ func byteSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// sharedRecords is the PostgreSQL store as a backup reads it: its records
+// and its generated secrets.
+type sharedRecords interface {
+	backup.Records
+	backup.SecretSource
+}
+
+// backupMaker returns the Maker of the stores st: the data directory's on
+// the embedded store, the database's and the blob store's on PostgreSQL.
+func backupMaker(cfg config.Config, st *stores, log *slog.Logger) *backup.Maker {
+	if st.badger != nil {
+		return backup.New(st.badger, st.files.guard, cfg.DataDir, version(), log)
+	}
+	if pg, ok := st.store.(sharedRecords); ok {
+		return backup.NewShared(pg, st.files.guard, pg, version(), log)
+	}
+	return nil
 }

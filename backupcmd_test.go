@@ -152,8 +152,9 @@ type dataState struct {
 }
 
 // readState reads st's resources, events, keys and endpoints from the
-// server p serving data.
-func readState(t *testing.T, p *serveProc, key, data string, paths, events []string) dataState {
+// server p serving the store that the command-line arguments cli name
+// (--data-dir, and --config for a shared backend).
+func readState(t *testing.T, p *serveProc, key string, cli []string, paths, events []string) dataState {
 	t.Helper()
 	st := dataState{Resources: map[string]resourceRead{}, Events: map[string]string{}}
 	for _, path := range paths {
@@ -169,8 +170,8 @@ func readState(t *testing.T, p *serveProc, key, data string, paths, events []str
 	for _, id := range events {
 		st.Events[id] = p.wantStatus(t, http.StatusOK, http.MethodGet, "/api/external/events/"+id, key, "")
 	}
-	st.Keys = listKeys(t, "--data-dir", data)
-	st.Endpoints = listEndpoints(t, "--data-dir", data)
+	st.Keys = listKeys(t, cli...)
+	st.Endpoints = listEndpoints(t, cli...)
 	return st
 }
 
@@ -234,11 +235,11 @@ func seedData(t *testing.T, p *serveProc, key, data string) []string {
 	return paths
 }
 
-// checkState fails the test unless the server p, serving data, answers
-// every read of want as it was read.
-func checkState(t *testing.T, p *serveProc, key, data string, want dataState) {
+// checkState fails the test unless the server p, serving the store cli
+// names (readState), answers every read of want as it was read.
+func checkState(t *testing.T, p *serveProc, key string, cli []string, want dataState) {
 	t.Helper()
-	got := readState(t, p, key, data, slices.Sorted(maps.Keys(want.Resources)), slices.Sorted(maps.Keys(want.Events)))
+	got := readState(t, p, key, cli, slices.Sorted(maps.Keys(want.Resources)), slices.Sorted(maps.Keys(want.Events)))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("restored reads (-original +restored):\n%s", diff)
 	}
@@ -367,7 +368,7 @@ func dirEntries(t *testing.T, dir string) []string {
 	return names
 }
 
-var backupSummary = regexp.MustCompile(`^Backup written to (\S+): (\d+) keys \(.+ of records\), (\d+) files \(.+\), 2 secrets\.\n$`)
+var backupSummary = regexp.MustCompile(`^Backup written to (\S+): (\d+) records \(.+\), (\d+) files \(.+\), 2 secrets\.\n$`)
 
 // TestBackupWhileServing takes a backup through the admin socket while
 // two workers keep creating, submitting and changing applications (which
@@ -383,7 +384,7 @@ func TestBackupWhileServing(t *testing.T) {
 	p := startServe(t, "--data-dir", data)
 	key := p.waitForKey(t)
 	paths := seedData(t, p, key, data)
-	want := readState(t, p, key, data, paths, eventIDs(t, p, key))
+	want := readState(t, p, key, []string{"--data-dir", data}, paths, eventIDs(t, p, key))
 
 	var started, done atomic.Bool
 	stop := make(chan struct{})
@@ -447,7 +448,7 @@ func TestBackupWhileServing(t *testing.T) {
 	restored := filepath.Join(t.TempDir(), "restored")
 	mustRun(t, "restore", "--in", archive, "--data-dir", restored)
 	p2 := startServe(t, "--data-dir", restored)
-	checkState(t, p2, key, restored, want)
+	checkState(t, p2, key, []string{"--data-dir", restored}, want)
 
 	settled, during, absent := 0, 0, 0
 	for _, w := range workers {
@@ -505,7 +506,7 @@ func TestBackupWithoutServe(t *testing.T) {
 	p := startServe(t, "--data-dir", data)
 	key := p.waitForKey(t)
 	paths := seedData(t, p, key, data)
-	want := readState(t, p, key, data, paths, eventIDs(t, p, key))
+	want := readState(t, p, key, []string{"--data-dir", data}, paths, eventIDs(t, p, key))
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("serve: exit code %d", code)
 	}
@@ -529,7 +530,7 @@ func TestBackupWithoutServe(t *testing.T) {
 		}
 	}
 	p2 := startServe(t, "--data-dir", restored)
-	checkState(t, p2, key, restored, want)
+	checkState(t, p2, key, []string{"--data-dir", restored}, want)
 	if code := p2.stop(t); code != 0 {
 		t.Errorf("serve on the restored directory: exit code %d", code)
 	}
@@ -622,18 +623,18 @@ func TestRestoreRefusals(t *testing.T) {
 			regexp.MustCompile(`^onboard: restore: ` + regexp.QuoteMeta(filepath.Join(work, "flipped.tar.gz")) + ` is (damaged: .+|truncated); nothing was restored\n$`)},
 		{"not a backup", write("notes.txt", []byte("not an archive\n")), "",
 			exactly("onboard: restore: " + filepath.Join(work, "notes.txt") + " is not an onboard backup (not gzip-compressed); nothing was restored\n")},
-		{"newer format", write("v2.tar.gz", rewriteArchive(t, raw, func(name string, b []byte) []byte {
+		{"newer format", write("v3.tar.gz", rewriteArchive(t, raw, func(name string, b []byte) []byte {
 			if name == "manifest.json" {
-				return []byte(strings.Replace(string(b), `"format_version": 1`, `"format_version": 2`, 1))
+				return []byte(strings.Replace(string(b), `"format_version": 2`, `"format_version": 3`, 1))
 			}
 			return b
-		})), "", exactly("onboard: restore: " + filepath.Join(work, "v2.tar.gz") + " is a backup of format version 2; this onboard reads version 1; nothing was restored\n")},
+		})), "", exactly("onboard: restore: " + filepath.Join(work, "v3.tar.gz") + " is a backup of format version 3; this onboard reads versions 1 to 2; nothing was restored\n")},
 		{"records forged, checksums matching", write("forged.tar.gz", forgeRecords(t, raw, []byte("these are not the records of a database\n"))), "",
-			exactly("onboard: restore: " + filepath.Join(work, "forged.tar.gz") + " is not an onboard backup (its records are not in Badger's backup format: list 1 claims 8241904413164529780 bytes); nothing was restored\n")},
-		{"records of length -1, checksums matching", write("forged-length.tar.gz", forgeRecords(t, raw, bytes.Repeat([]byte{0xff}, 64))), "",
-			exactly("onboard: restore: " + filepath.Join(work, "forged-length.tar.gz") + " is not an onboard backup (its records are not in Badger's backup format: list 1 claims 18446744073709551615 bytes); nothing was restored\n")},
+			exactly("onboard: restore: " + filepath.Join(work, "forged.tar.gz") + " is not an onboard backup (its records' line 1: not a JSON object: invalid character 'h' in literal true (expecting 'r')); nothing was restored\n")},
+		{"records of an unknown kind, checksums matching", write("forged-kind.tar.gz", forgeRecords(t, raw, []byte(`{"kind":"invoice","record":"AQ=="}`+"\n"))), "",
+			exactly("onboard: restore: " + filepath.Join(work, "forged-kind.tar.gz") + ` is not an onboard backup (its records' line 1: unknown kind "invoice"); nothing was restored` + "\n")},
 		{"records empty, checksums matching", write("forged-empty.tar.gz", forgeRecords(t, raw, []byte{})), "",
-			exactly("onboard: restore: " + filepath.Join(work, "forged-empty.tar.gz") + " is not an onboard backup (its records hold no schema version, so they are not onboard's); nothing was restored\n")},
+			regexp.MustCompile(`^onboard: restore: ` + regexp.QuoteMeta(filepath.Join(work, "forged-empty.tar.gz")) + ` is damaged: its records hold 0 lines of kind application; its manifest says [1-9]\d*; nothing was restored\n$`)},
 		{"no such file", filepath.Join(work, "absent.tar.gz"), "",
 			exactly("onboard: restore: open " + filepath.Join(work, "absent.tar.gz") + ": no such file or directory\n")},
 		{"no parent", good, filepath.Join(work, "absent", "restored"),
@@ -679,7 +680,7 @@ func forgeRecords(t *testing.T, archive, records []byte) []byte {
 	sum := sha256.Sum256(records)
 	return rewriteArchive(t, archive, func(name string, b []byte) []byte {
 		switch name {
-		case "records.badger":
+		case "records.ndjson":
 			return records
 		case "manifest.json":
 			var m backup.Manifest

@@ -25,8 +25,8 @@ type CLI struct {
 	Docs       DocsCmd       `cmd:"" help:"Force or skip an application's document requirement."`
 	Webhooks   WebhooksCmd   `cmd:"" help:"Register webhook endpoints, see their deliveries, redeliver events."`
 	Registry   RegistryCmd   `cmd:"" help:"Work with the company registries."`
-	Backup     BackupCmd     `cmd:"" help:"Write a backup archive of the data directory, also while serve runs."`
-	Restore    RestoreCmd    `cmd:"" help:"Restore a backup archive into a new, empty data directory."`
+	Backup     BackupCmd     `cmd:"" help:"Write a backup archive of the records and files (the data directory, or PostgreSQL), also while serve runs."`
+	Restore    RestoreCmd    `cmd:"" help:"Restore a backup archive into a new, empty data directory, or an empty PostgreSQL database."`
 	Blobs      BlobsCmd      `cmd:"" help:"Remove stored files that no record refers to."`
 	Bench      BenchCmd      `cmd:"" help:"Measure the server's throughput and latency over loopback against Badger's ceilings."`
 	ConfigCmd  ConfigCmd     `cmd:"" name:"config" help:"Check a configuration file."`

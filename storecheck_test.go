@@ -185,13 +185,21 @@ func TestConfigCheckPostgres(t *testing.T) {
 }
 
 // TestRestoreRefusesSharedBackends: restore fills a data directory of the
-// embedded backend; with PostgreSQL or S3 configured it refuses rather
-// than fill one that serve would not read.
+// embedded store with its files in it, or a PostgreSQL database; it
+// refuses the embedded store with files in a bucket, and says what to fix
+// of a database it cannot reach, before it reads the archive.
 func TestRestoreRefusesSharedBackends(t *testing.T) {
 	t.Parallel()
-	config := postgresConfig(t, "postgres://onboard@127.0.0.1:1/onboard")
-	r := runBinary(t, "--config", config, "restore", "--in", "backup.tar.gz")
-	wantRun(t, r, 1, "", "onboard: restore: onboard restore fills a new data directory of the embedded backend only: use a configuration with storage.backend = \"badger\" and blobs.backend = \"local\"\n")
+	archive := writeFile(t, "backup.tar.gz", "not read")
+	config := writeFile(t, "s3.toml", "[blobs]\nbackend = \"s3\"\ns3_endpoint = \"http://127.0.0.1:1\"\ns3_bucket = \"b\"\n"+
+		"s3_access_key_id = \"k\"\ns3_secret_access_key = \"s\"\n")
+	r := runBinary(t, "--config", config, "restore", "--in", archive)
+	wantRun(t, r, 1, "", `onboard: restore: onboard restore fills a new data directory of the embedded store with its files, or a PostgreSQL database: with storage.backend = "badger", use blobs.backend = "local"`+"\n")
+	config = postgresConfig(t, "postgres://onboard@127.0.0.1:1/onboard")
+	r = runBinary(t, "--config", config, "restore", "--in", archive)
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "onboard: restore: storage.postgres_url: cannot connect to PostgreSQL at 127.0.0.1:1") {
+		t.Errorf("restore into an unreachable database: exit %d, stderr %q", r.code, r.stderr)
+	}
 }
 
 // TestConfigCheckS3: config check reaches the bucket as serve does (it

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"onboard/blobs"
+	"onboard/storage/dump"
 )
 
 // The backup archive (onboard backup and restore, docs/operations.md) is a
@@ -28,21 +29,37 @@ import (
 // dependency, and any system lists it (tar tzf).
 //
 // Its first entry is manifest.json (manifest); then come the entries the
-// manifest's files list, in that order: the records (records.badger, the
-// storage package's snapshot in Badger's backup format), the data
+// manifest's files list, in that order: the records, the data
 // directory's generated secrets (secrets/NAME), and every blob the records
 // refer to (blobs/ab/cd/ID, as the blob store lays them out). Each file's
 // size and SHA-256 checksum are in the manifest, so a reader checks every
 // byte against it, and nothing else may be in the archive.
+//
+// The records of format version 2 are records.ndjson: one JSON object per
+// line, a dump.Line each (records.go), which either store backend loads,
+// so a backup of one restores into the other. Those of version 1 were
+// records.badger, the embedded store's snapshot in Badger's backup format,
+// which only that backend restores; this onboard still reads them.
 const (
 	archiveFormat  = "onboard-backup"
-	archiveVersion = 1
+	archiveVersion = 2
 	manifestName   = "manifest.json"
-	recordsName    = "records.badger"
+	recordsName    = "records.ndjson"
+	// badgerRecordsName is the records of a version 1 archive.
+	badgerRecordsName = "records.badger"
 	// maxManifest bounds the manifest a reader accepts: an entry is about
 	// 150 bytes, so this admits well over a million blobs.
 	maxManifest = 256 << 20
 )
+
+// recordsFile is the name of the records of an archive of format version
+// v.
+func recordsFile(v int) string {
+	if v == 1 {
+		return badgerRecordsName
+	}
+	return recordsName
+}
 
 // Manifest describes a backup archive.
 type Manifest struct {
@@ -61,11 +78,15 @@ type Manifest struct {
 
 // Counts sums up what an archive holds.
 type Counts struct {
-	Keys        int   `json:"keys"`         // live keys in the records
-	RecordBytes int64 `json:"record_bytes"` // size of records.badger
-	Blobs       int   `json:"blobs"`
-	BlobBytes   int64 `json:"blob_bytes"`
-	Secrets     int   `json:"secrets"`
+	Keys int `json:"keys,omitempty"` // version 1: live keys in records.badger
+	// Records is the number of lines of records.ndjson (version 2), and
+	// Kinds their number per kind.
+	Records     int            `json:"records,omitempty"`
+	Kinds       map[string]int `json:"kinds,omitempty"`
+	RecordBytes int64          `json:"record_bytes"` // size of the records file
+	Blobs       int            `json:"blobs"`
+	BlobBytes   int64          `json:"blob_bytes"`
+	Secrets     int            `json:"secrets"`
 }
 
 // File is one entry of an archive after the manifest.
@@ -82,11 +103,11 @@ var secretName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`)
 // blobPath is where blob id is in an archive and in a data directory.
 func blobPath(id string) string { return path.Join("blobs", id[0:2], id[2:4], id) }
 
-// fileKind says what an archive path is: "records", "secret" or "blob";
-// "" for a path no archive may hold.
-func fileKind(p string) string {
+// fileKind says what a path of an archive of format version v is:
+// "records", "secret" or "blob"; "" for a path no archive may hold.
+func fileKind(v int, p string) string {
 	switch {
-	case p == recordsName:
+	case p == recordsFile(v):
 		return "records"
 	case strings.HasPrefix(p, "secrets/"):
 		if secretName.MatchString(strings.TrimPrefix(p, "secrets/")) {
@@ -305,8 +326,8 @@ func readManifest(tr *tar.Reader, src *sourceReader) (*Manifest, error) {
 	if m.Format != archiveFormat {
 		return nil, notBackup(fmt.Sprintf("its manifest's format is %q", m.Format))
 	}
-	if m.FormatVersion != archiveVersion {
-		return nil, ArchiveError(fmt.Sprintf("a backup of format version %d; this onboard reads version %d", m.FormatVersion, archiveVersion))
+	if m.FormatVersion < 1 || m.FormatVersion > archiveVersion {
+		return nil, ArchiveError(fmt.Sprintf("a backup of format version %d; this onboard reads versions 1 to %d", m.FormatVersion, archiveVersion))
 	}
 	return &m, checkManifest(&m)
 }
@@ -315,13 +336,14 @@ func readManifest(tr *tar.Reader, src *sourceReader) (*Manifest, error) {
 // secrets and blobs under valid, distinct paths with plausible sizes and
 // checksums, and that its counts add up.
 func checkManifest(m *Manifest) error {
-	if len(m.Files) == 0 || m.Files[0].Path != recordsName {
-		return damaged("its manifest does not list %s first", recordsName)
+	records := recordsFile(m.FormatVersion)
+	if len(m.Files) == 0 || m.Files[0].Path != records {
+		return damaged("its manifest does not list %s first", records)
 	}
-	var c Counts
+	c := Counts{Keys: m.Counts.Keys, Records: m.Counts.Records}
 	seen := make(map[string]bool, len(m.Files))
 	for i, f := range m.Files {
-		kind := fileKind(f.Path)
+		kind := fileKind(m.FormatVersion, f.Path)
 		if kind == "" || kind == "records" && i > 0 || seen[f.Path] {
 			return damaged("its manifest lists an invalid or repeated path %q", f.Path)
 		}
@@ -339,8 +361,15 @@ func checkManifest(m *Manifest) error {
 			c.BlobBytes += f.Bytes
 		}
 	}
-	c.Keys = m.Counts.Keys
-	if c != m.Counts {
+	sum := 0
+	for kind, n := range m.Counts.Kinds {
+		if !dump.Known(kind) || n < 0 {
+			return damaged("its manifest counts %d records of the unknown kind %q", n, kind)
+		}
+		sum += n
+	}
+	if c.RecordBytes != m.Counts.RecordBytes || c.Secrets != m.Counts.Secrets || c.Blobs != m.Counts.Blobs ||
+		c.BlobBytes != m.Counts.BlobBytes || sum != m.Counts.Records {
 		return damaged("its manifest's counts do not match its files")
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/backup/backuptest"
+	"onboard/storage/dump"
 )
 
 // sumOf is the archive entry of content at p.
@@ -34,7 +35,8 @@ func validManifest() *Manifest {
 	return &Manifest{
 		Format: archiveFormat, FormatVersion: archiveVersion, OnboardVersion: "(devel)",
 		CreatedAt: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC),
-		Counts:    Counts{Keys: 3, RecordBytes: int64(len(testRecords)), Blobs: 1, BlobBytes: int64(len(testBlob)), Secrets: 1},
+		Counts: Counts{Records: 3, Kinds: map[string]int{dump.Application: 3}, RecordBytes: int64(len(testRecords)),
+			Blobs: 1, BlobBytes: int64(len(testBlob)), Secrets: 1},
 		Files: []File{
 			sumOf(recordsName, testRecords), sumOf("secrets/session.key", testSecret), sumOf(blobPath(testBlobID), testBlob),
 		},
@@ -103,8 +105,8 @@ func TestArchiveWriterRefusesShortContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = aw.add(recordsName, 10, strings.NewReader("short"))
-	if err == nil || !strings.HasPrefix(err.Error(), "write records.badger: ") {
-		t.Errorf("add: %v, want a failure to write records.badger", err)
+	if err == nil || !strings.HasPrefix(err.Error(), "write records.ndjson: ") {
+		t.Errorf("add: %v, want a failure to write records.ndjson", err)
 	}
 }
 
@@ -135,11 +137,15 @@ func TestReadArchiveRefusals(t *testing.T) {
 		{"manifest not first", backuptest.TarGz(t, entries...), "not an onboard backup (its first entry is not manifest.json)"},
 		{"another format", withManifest(valid(func(m *Manifest) { m.Format = "tarball" }), entries...),
 			`not an onboard backup (its manifest's format is "tarball")`},
-		{"newer version", withManifest(valid(func(m *Manifest) { m.FormatVersion = 2 }), entries...),
-			"a backup of format version 2; this onboard reads version 1"},
+		{"newer version", withManifest(valid(func(m *Manifest) { m.FormatVersion = 3 }), entries...),
+			"a backup of format version 3; this onboard reads versions 1 to 2"},
+		{"version 0", withManifest(valid(func(m *Manifest) { m.FormatVersion = 0 }), entries...),
+			"a backup of format version 0; this onboard reads versions 1 to 2"},
+		{"version 1 with version 2 records", withManifest(valid(func(m *Manifest) { m.FormatVersion = 1 }), entries...),
+			"damaged: its manifest does not list records.badger first"},
 		{"manifest not JSON", backuptest.TarGz(t, backuptest.Entry{Name: manifestName, Content: "{"}), "damaged: its manifest is not valid JSON: unexpected end of JSON input"},
 		{"records not first", withManifest(valid(func(m *Manifest) { m.Files[0], m.Files[1] = m.Files[1], m.Files[0] })),
-			"damaged: its manifest does not list records.badger first"},
+			"damaged: its manifest does not list records.ndjson first"},
 		{"path outside", withManifest(valid(func(m *Manifest) { m.Files[1].Path = "secrets/../../etc/passwd" })),
 			`damaged: its manifest lists an invalid or repeated path "secrets/../../etc/passwd"`},
 		{"blob in the wrong shard", withManifest(valid(func(m *Manifest) { m.Files[2].Path = "blobs/00/00/" + testBlobID })),
@@ -150,6 +156,10 @@ func TestReadArchiveRefusals(t *testing.T) {
 			"damaged: its manifest has an invalid size or checksum for " + blobPath(testBlobID)},
 		{"counts", withManifest(valid(func(m *Manifest) { m.Counts.Blobs = 2 }), entries...),
 			"damaged: its manifest's counts do not match its files"},
+		{"record counts", withManifest(valid(func(m *Manifest) { m.Counts.Records = 4 }), entries...),
+			"damaged: its manifest's counts do not match its files"},
+		{"unknown kind counted", withManifest(valid(func(m *Manifest) { m.Counts.Kinds["invoice"] = 0 }), entries...),
+			`damaged: its manifest counts 0 records of the unknown kind "invoice"`},
 		{"entry missing", withManifest(valid(nil), entries[:2]...), "damaged: " + blobPath(testBlobID) + " is missing"},
 		{"entries out of order", withManifest(valid(nil), entries[0], entries[2], entries[1]),
 			"damaged: found " + blobPath(testBlobID) + " where the manifest names secrets/session.key"},

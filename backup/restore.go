@@ -2,6 +2,7 @@ package backup
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,8 @@ import (
 // loaded, so a failure leaves target as it was and nothing beside it. A
 // restore killed midway leaves that directory, which RemoveInterrupted
 // removes.
-// It returns the manifest and the number of keys restored.
+// It returns the manifest and the number of records restored (of keys,
+// for an archive of format version 1).
 func Restore(r io.Reader, target string) (*Manifest, int, error) {
 	target = filepath.Clean(target)
 	if err := checkEmptyTarget(target); err != nil {
@@ -46,7 +48,12 @@ func Restore(r io.Reader, target string) (*Manifest, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	keys, err := loadRecords(tmp)
+	var keys int
+	if m.FormatVersion == 1 {
+		keys, err = loadRecords(tmp)
+	} else {
+		keys, err = loadDump(tmp, m.Counts)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -162,7 +169,7 @@ func (l *syncList) write(root, p string, content io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if p != recordsName { // loaded into badger/, then removed
+	if p != recordsName && p != badgerRecordsName { // loaded into badger/, then removed
 		l.files = append(l.files, name)
 	}
 	if _, err := io.Copy(f, content); err != nil {
@@ -214,12 +221,13 @@ func (l *syncList) syncAll() error {
 	return nil
 }
 
-// loadRecords loads the restored records file of dir into dir/badger and
+// loadRecords loads the restored records.badger of dir (an archive of
+// format version 1) into dir/badger and
 // removes the file, returning the number of keys loaded. Records that are
 // not a store's (a forged archive whose checksums match) make the archive
 // not a backup.
 func loadRecords(dir string) (int, error) {
-	p := filepath.Join(dir, recordsName)
+	p := filepath.Join(dir, badgerRecordsName)
 	f, err := os.Open(p)
 	if err != nil {
 		return 0, err
@@ -234,4 +242,29 @@ func loadRecords(dir string) (int, error) {
 		return 0, err
 	}
 	return keys, os.Remove(p)
+}
+
+// loadDump loads the restored records.ndjson of dir into a new embedded
+// store in dir/badger and removes the file, returning the number of
+// records loaded; want is the manifest's count of them.
+func loadDump(dir string, want Counts) (int, error) {
+	p := filepath.Join(dir, recordsName)
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	s, err := storage.Open(filepath.Join(dir, "badger"), storage.Options{})
+	if err != nil {
+		return 0, err
+	}
+	rr := newRecordsReader(f, want)
+	err = lineError(s.Load(context.Background(), rr.next))
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return rr.n, os.Remove(p)
 }

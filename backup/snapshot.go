@@ -10,16 +10,16 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"onboard/blobs"
 	"onboard/onboarding"
-	"onboard/storage"
 )
 
 // spoolPrefix starts the name of the temporary file that holds a backup's
@@ -30,20 +30,54 @@ const spoolPrefix = ".backup-records-"
 // process, through the admin socket, while the server runs; in the CLI's
 // when no server holds the directory. Both run Backup.
 type Maker struct {
-	store   *storage.Store
-	files   *blobs.Guard // the Service's blob store
+	store   Records
+	files   Files // the Service's blob store
 	dataDir string
-	version string // onboard's version, recorded in the manifest
-	log     *slog.Logger
+	// spoolDir is where the records are spooled: the data directory, or
+	// the system's temporary directory for a shared backend.
+	spoolDir string
+	// readSecrets reads the generated secrets, name → content: the data
+	// directory's secrets/, or the shared backend's (NewShared).
+	readSecrets func(ctx context.Context) (map[string][]byte, error)
+	version     string // onboard's version, recorded in the manifest
+	log         *slog.Logger
 
 	mu sync.Mutex // one backup at a time, so that a spool found at the start is stale
+}
+
+// Files is the blob store a Maker copies files from: the Service's,
+// guarded (blobs.Guard) so that a backup can hold deletions off.
+type Files interface {
+	// Open opens blob id; a missing one is an error wrapping
+	// onboarding.ErrNotFound.
+	Open(id string) (onboarding.BlobFile, error)
+	// Hold holds deletions off until release is called, which carries
+	// out those asked for meanwhile.
+	Hold() (release func() error)
 }
 
 // New returns the Maker of the data directory dataDir, whose records are in
 // store and whose files are behind files (the Service's guarded blob
 // store); version is the onboard version the manifests record.
-func New(store *storage.Store, files *blobs.Guard, dataDir, version string, log *slog.Logger) *Maker {
-	return &Maker{store: store, files: files, dataDir: dataDir, version: version, log: log}
+func New(store Records, files Files, dataDir, version string, log *slog.Logger) *Maker {
+	b := &Maker{store: store, files: files, dataDir: dataDir, spoolDir: dataDir, version: version, log: log}
+	b.readSecrets = b.dirSecrets
+	return b
+}
+
+// SecretSource is a shared backend's store of generated secrets.
+type SecretSource interface {
+	// Secrets returns every generated secret, name → value: the same
+	// bytes as the file secrets/NAME of a data directory holds.
+	Secrets(ctx context.Context) (map[string][]byte, error)
+}
+
+// NewShared returns the Maker of a shared backend (PostgreSQL records,
+// files in a bucket or a local blob store): its records in store, its
+// files behind files, its generated secrets in secrets. It spools in the
+// system's temporary directory, as the data directory may not exist.
+func NewShared(store Records, files Files, secrets SecretSource, version string, log *slog.Logger) *Maker {
+	return &Maker{store: store, files: files, spoolDir: os.TempDir(), readSecrets: secrets.Secrets, version: version, log: log}
 }
 
 // Backup writes an archive (archive.go) of the data directory to w:
@@ -82,7 +116,7 @@ func (b *Maker) Backup(ctx context.Context, w io.Writer) error {
 		Format: archiveFormat, FormatVersion: archiveVersion, OnboardVersion: b.version,
 		CreatedAt: time.Now().UTC().Truncate(time.Millisecond), MissingBlobs: []string{},
 	}
-	spool, err := os.CreateTemp(b.dataDir, spoolPrefix+"*")
+	spool, err := os.CreateTemp(b.spoolDir, spoolPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("spool records: %w", err)
 	}
@@ -94,7 +128,7 @@ func (b *Maker) Backup(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	secrets, err := b.secrets(m)
+	secrets, err := b.secrets(ctx, m)
 	if err != nil {
 		return err
 	}
@@ -128,53 +162,69 @@ func (b *Maker) Backup(ctx context.Context, w io.Writer) error {
 	return aw.close()
 }
 
-// snapshot writes the records' snapshot to spool and lists it in m.
+// snapshot writes the records' snapshot to spool, as records.ndjson, and
+// lists it in m; it returns the blobs the records refer to, sorted.
 func (b *Maker) snapshot(ctx context.Context, spool *os.File, m *Manifest) (File, []string, error) {
 	h := sha256.New()
 	counter := &countingWriter{}
-	bw := bufio.NewWriterSize(io.MultiWriter(spool, h, counter), 1<<20)
-	snap, err := b.store.Backup(ctx, bw)
+	rw := newRecordsWriter(io.MultiWriter(spool, h, counter))
+	err := b.store.Dump(ctx, rw.write)
 	if err == nil {
-		err = bw.Flush()
+		err = rw.flush()
 	}
 	if err != nil {
-		return File{}, nil, err
+		return File{}, nil, fmt.Errorf("back up records: %w", err)
 	}
 	f := File{Path: recordsName, Bytes: counter.n, SHA256: fmt.Sprintf("%x", h.Sum(nil))}
 	m.Files = append(m.Files, f)
-	m.Counts.Keys, m.Counts.RecordBytes = snap.Keys, f.Bytes
-	return f, snap.BlobIDs, nil
+	m.Counts.Records, m.Counts.Kinds, m.Counts.RecordBytes = rw.records(), rw.kinds, f.Bytes
+	return f, slices.Sorted(maps.Keys(rw.blobs)), nil
 }
 
-// secrets reads the data directory's generated secrets (small files) and
-// lists them in m; a secret's file whose name could not be restored is
-// left out.
-func (b *Maker) secrets(m *Manifest) (map[string]io.Reader, error) {
+// secrets reads the generated secrets (small) and lists them in m, in
+// name order; a secret whose name could not be restored is left out.
+func (b *Maker) secrets(ctx context.Context, m *Manifest) (map[string]io.Reader, error) {
+	all, err := b.readSecrets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read secrets: %w", err)
+	}
+	out := map[string]io.Reader{}
+	for _, name := range slices.Sorted(maps.Keys(all)) {
+		p := path.Join("secrets", name)
+		if fileKind(archiveVersion, p) != "secret" {
+			continue
+		}
+		f, err := fileSum(p, bytes.NewReader(all[name]), sha256.New(), nil)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = bytes.NewReader(all[name])
+		m.Files = append(m.Files, f)
+		m.Counts.Secrets++
+	}
+	return out, nil
+}
+
+// dirSecrets reads the data directory's secrets/: its regular files.
+func (b *Maker) dirSecrets(context.Context) (map[string][]byte, error) {
 	dir := filepath.Join(b.dataDir, "secrets")
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read secrets: %w", err)
+		return nil, err
 	}
-	out := map[string]io.Reader{}
+	out := map[string][]byte{}
 	for _, e := range entries {
-		p := path.Join("secrets", e.Name())
-		if !e.Type().IsRegular() || fileKind(p) != "secret" {
+		if !e.Type().IsRegular() {
 			continue
 		}
 		content, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
-			return nil, fmt.Errorf("read secrets: %w", err)
-		}
-		f, err := fileSum(p, bytes.NewReader(content), sha256.New(), nil)
-		if err != nil {
 			return nil, err
 		}
-		out[p] = bytes.NewReader(content)
-		m.Files = append(m.Files, f)
-		m.Counts.Secrets++
+		out[e.Name()] = content
 	}
 	return out, nil
 }
@@ -223,6 +273,9 @@ func (b *Maker) addBlob(aw *archiveWriter, f File) error {
 // interrupted: b.mu is held, and only the process holding the data
 // directory makes backups, so no spool present now is in use.
 func (b *Maker) removeStaleSpools() {
+	if b.dataDir == "" {
+		return // a shared backend's, in the temporary directory other processes share
+	}
 	entries, _ := os.ReadDir(b.dataDir)
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), spoolPrefix) {

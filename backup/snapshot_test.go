@@ -25,6 +25,7 @@ import (
 type testBackup struct {
 	*Maker
 	store *storage.Store
+	files *blobs.Guard
 }
 
 // openTestApp opens a new data directory's store and blob store and
@@ -41,8 +42,9 @@ func openTestApp(t *testing.T) (testBackup, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(store, blobs.NewGuard(files), dir, "(devel)", slog.New(slog.DiscardHandler))
-	return testBackup{Maker: m, store: store}, dir
+	guard := blobs.NewGuard(files)
+	m := New(store, guard, dir, "(devel)", slog.New(slog.DiscardHandler))
+	return testBackup{Maker: m, store: store, files: guard}, dir
 }
 
 // storeAppWithFile stores backuptest.AppWithFile(id) and returns its id.

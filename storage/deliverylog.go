@@ -29,7 +29,13 @@ func (s *Store) writeAttempt(txn *badger.Txn, a *onboarding.DeliveryAttempt) err
 	if err != nil {
 		return err
 	}
-	id := s.nextULID(line.At)
+	return writeAttemptRecord(txn, s.nextULID(line.At), &line, rec)
+}
+
+// writeAttemptRecord stores the log line, encoded as rec, under id, with
+// its index entries, all expiring onboarding.DeliveryLogRetention after
+// line.At.
+func writeAttemptRecord(txn *badger.Txn, id ulid.ULID, line *onboarding.DeliveryAttempt, rec []byte) error {
 	exp := expiresAt(line.At, onboarding.DeliveryLogRetention)
 	for _, ent := range []*badger.Entry{
 		badger.NewEntry(attemptKey(id), rec),
