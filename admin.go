@@ -37,14 +37,14 @@ type adminOps interface {
 // localAdmin runs the admin commands on a store opened by this process.
 type localAdmin struct {
 	admin.Local
-	backup *backup.Maker // nil: this backend has no backup
+	backup *backup.Maker // nil: the store cannot be backed up (backupMaker)
 	shared bool          // the records are in a database other servers may use
 }
 
 // Backup writes a backup archive of the store opened by this process.
 func (l localAdmin) Backup(ctx context.Context, w io.Writer) error {
 	if l.backup == nil {
-		return errors.New("onboard backup covers the embedded store (storage.backend = \"badger\" with blobs.backend = \"local\") only")
+		return errors.New("this record store cannot be backed up")
 	}
 	return l.backup.Backup(ctx, w)
 }
