@@ -79,11 +79,19 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("postgres: take the migration lock: %w", err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock)
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
-		version integer PRIMARY KEY,
-		name text NOT NULL,
-		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return fmt.Errorf("postgres: create schema_version: %w", err)
+	// A database already migrated needs no CREATE right: a role that may
+	// only read and write its tables runs onboard on it.
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass('schema_version') IS NOT NULL").Scan(&exists); err != nil {
+		return fmt.Errorf("postgres: look for schema_version: %w", err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+			version integer PRIMARY KEY,
+			name text NOT NULL,
+			applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+			return fmt.Errorf("postgres: create schema_version: %w", err)
+		}
 	}
 	var current int
 	if err := conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_version").Scan(&current); err != nil {

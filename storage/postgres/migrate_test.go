@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	neturl "net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -116,4 +119,50 @@ func TestSecretSharedOnce(t *testing.T) {
 			t.Fatalf("instance %d got %x, instance 0 %x", i, got[i], got[0])
 		}
 	}
+}
+
+// TestMigratedDatabaseNeedsNoCreateRight: once the schema is up to date,
+// a role that may only read and write the tables opens the database.
+func TestMigratedDatabaseNeedsNoCreateRight(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	s, err := Open(ctx, url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := "onboard_rw_" + strings.ToLower(rand.Text()[:8])
+	for _, sql := range []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"REVOKE CREATE ON SCHEMA public FROM PUBLIC",
+		"GRANT USAGE ON SCHEMA public TO " + role,
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + role,
+	} {
+		if _, err := s.pool.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	s.Close()
+	t.Cleanup(func() {
+		for _, c := range []struct{ url, sql string }{{url, "DROP OWNED BY " + role}, {pgtest.Server(t), "DROP ROLE " + role}} {
+			conn, err := pgx.Connect(ctx, c.url)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := conn.Exec(ctx, c.sql); err != nil {
+				t.Errorf("%s: %v", c.sql, err)
+			}
+			conn.Close(ctx)
+		}
+	})
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.User(role)
+	rw, err := Open(ctx, u.String(), Options{})
+	if err != nil {
+		t.Fatalf("open as a role without CREATE: %v", err)
+	}
+	rw.Close()
 }
