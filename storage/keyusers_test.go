@@ -66,18 +66,21 @@ func TestRecordKeyUsers(t *testing.T) {
 		// Writers: CreateApplication, and applyCombined, UpdateApplication's
 		// leader, under the lock, between beginWrite and endWrite (which
 		// also hands the key to the group loop, to read its new version:
-		// readVersions). The other reads.
-		"appKey": {"CreateApplication", "applyCombined", "readSharedApplication"},
+		// readVersions), and loadApplication (a restore's Load, into an
+		// empty store before it serves anything). The other reads.
+		"appKey": {"CreateApplication", "applyCombined", "loadApplication", "readSharedApplication"},
 		// All read; indexPendingDocuments is the schema 2 migration, at
-		// open.
-		"prefixApp": {"BlobReferences", "appKey", "indexPendingDocuments", "noteBlobRefs"},
+		// open, and dumpFamilies a backup's Dump.
+		"prefixApp": {"BlobReferences", "appKey", "dumpFamilies", "indexPendingDocuments", "noteBlobRefs"},
 		// Writers: appendActivityAfter (in CreateApplication's and
 		// UpdateApplication's transactions, and the RFI requests' own
 		// logs), finishLog (the schema 5 migration, at open, before the
-		// cache holds anything) and TamperWithActivity (tests: under the
-		// lock, dropping the entry).
-		"activityHeadKey":    {"TamperWithActivity", "activityHead", "appendActivityAfter", "finishLog"},
-		"prefixActivityHead": {"activityHeadKey"},
+		// cache holds anything), loadActivityHead (a restore's Load, into
+		// an empty store before it serves anything) and TamperWithActivity
+		// (tests: under the lock, dropping the entry).
+		"activityHeadKey":    {"TamperWithActivity", "activityHead", "appendActivityAfter", "finishLog", "loadActivityHead"},
+		// A backup's Dump reads them.
+		"prefixActivityHead": {"activityHeadKey", "dumpActivityHead", "dumpFamilies"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("functions naming application record and log head keys (-want +got):\n%s", d)
