@@ -61,6 +61,9 @@ type Store struct {
 	// apps keeps decoded applications by the version of their row
 	// (appcache.go).
 	apps *appCache
+	// endpoints keeps organizations' enabled endpoints for the fan-out of
+	// their events (fanout.go).
+	endpoints *endpointCache
 	// ids issues the ULIDs of activity entries (activity.go).
 	ids ulids
 	// stop, closed by Close, ends the background goroutines, which
@@ -106,7 +109,7 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 	case o.CacheBytes < 0:
 		o.CacheBytes = 0
 	}
-	s := &Store{pool: pool, log: o.Logger, now: o.Now, apps: newAppCache(o.CacheBytes), stop: make(chan struct{})}
+	s := &Store{pool: pool, log: o.Logger, now: o.Now, apps: newAppCache(o.CacheBytes), endpoints: newEndpointCache(), stop: make(chan struct{})}
 	if err := s.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err
