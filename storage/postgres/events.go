@@ -68,17 +68,17 @@ type newDelivery struct {
 	at                       time.Time // when it is due
 }
 
-// queueWithSQL queues the deliveries $1…$6 (endpoint, subject, event, type,
-// first of its queue among them, due time) in one statement, up to its
-// final SELECT. It locks the heads of the queues it adds to FOR KEY
-// SHARE, so that a head is not finished (FinishDeliveries locks it FOR
-// UPDATE) until the transaction has committed what it queued behind it;
-// the first delivery of a queue without a head is inserted as its head.
-// refused is the deliveries meant to head their queue that the unique
-// index of heads refused: a head committed after the statement's
-// snapshot, which a next statement queues them behind. A delivery already
-// queued (a concurrent redelivery) is left as it is.
-const queueWithSQL = `WITH q AS (
+// queueSQL queues the deliveries $1…$6 (endpoint, subject, event, type,
+// first of its queue among them, due time) in one statement. It locks the
+// heads of the queues it adds to FOR KEY SHARE, so that a head is not
+// finished (FinishDeliveries locks it FOR UPDATE) until the transaction
+// has committed what it queued behind it; the first delivery of a queue
+// without a head is inserted as its head. It returns the deliveries meant
+// to head their queue that the unique index of heads refused: a head
+// committed after the statement's snapshot, which the next round queues
+// them behind. A delivery already queued (a concurrent redelivery) is left
+// as it is.
+const queueSQL = `WITH q AS (
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[])
 		AS q(endpoint_id, subject, event_id, event_type, first, next_at)
 ), headed AS MATERIALIZED (
@@ -95,18 +95,9 @@ const queueWithSQL = `WITH q AS (
 	FROM q
 	ON CONFLICT DO NOTHING
 	RETURNING endpoint_id, event_id
-), refused AS (
-	SELECT h.endpoint_id, h.event_id FROM heads h
-	WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.endpoint_id = h.endpoint_id AND i.event_id = h.event_id)
 )
-`
-
-// queueSQL is queueWithSQL answering the refused deliveries.
-const queueSQL = queueWithSQL + `SELECT endpoint_id, event_id FROM refused`
-
-// queueGuardedSQL is queueWithSQL failing with record_changed's error when
-// it refused any delivery, which aborts its transaction.
-const queueGuardedSQL = queueWithSQL + `SELECT CASE WHEN EXISTS (SELECT 1 FROM refused) THEN record_changed() ELSE 0 END`
+SELECT h.endpoint_id, h.event_id FROM heads h
+WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.endpoint_id = h.endpoint_id AND i.event_id = h.event_id)`
 
 // queueDeliveries queues ds, which are not queued yet, in tx, and
 // notifies deliveriesChannel when there are any: each delivery heads its
@@ -117,13 +108,28 @@ func queueDeliveries(ctx context.Context, tx pgx.Tx, ds []newDelivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
+	type queueKey struct{ endpoint, subject string }
 	pending := ds
 	for round := 0; len(pending) > 0; round++ {
 		if round == maxAttempts {
 			return fmt.Errorf("queue deliveries: %w: no stable queue head", onboarding.ErrWriteConflict)
 		}
+		n := len(pending)
+		eps, subjects, events, types := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		firsts, ats := make([]bool, n), make([]time.Time, n)
+		first := map[queueKey]int{} // the first of each queue, in event order
+		for i, d := range pending {
+			eps[i], subjects[i], events[i], types[i], ats[i] = d.endpoint, d.subject, d.event, string(d.typ), d.at
+			k := queueKey{d.endpoint, d.subject}
+			if j, ok := first[k]; !ok || d.event < pending[j].event {
+				first[k] = i
+			}
+		}
+		for _, i := range first {
+			firsts[i] = true
+		}
 		b := &pgx.Batch{}
-		b.Queue(queueSQL, deliveryArgs(pending)...)
+		b.Queue(queueSQL, eps, subjects, events, types, firsts, ats)
 		if round == 0 {
 			b.Queue(`SELECT pg_notify($1, '')`, deliveriesChannel)
 		}

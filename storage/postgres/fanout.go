@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -166,7 +165,7 @@ func (s *Store) planFanOut(r eventRows) (f fanOut, ok bool) {
 }
 
 // queueOneSQL queues delivery $3 (event type $4, due at $5) in the queue
-// of endpoint $1 and subject $2, as queueWithSQL does one delivery: as
+// of endpoint $1 and subject $2, as queueSQL does one delivery: as
 // the queue's head when it has none (the head it finds is locked FOR KEY
 // SHARE), else behind it. When a head committed after its snapshot made
 // the unique index of heads refuse it, it fails with record_changed's
@@ -220,26 +219,4 @@ func (s *Store) cacheEndpoints(orgs []string, eps []*onboarding.Endpoint, recs [
 		}
 		s.endpoints.put(org, e)
 	}
-}
-
-// deliveryArgs is the arguments $1…$6 of queueSQL for ds, of which none
-// is queued yet: the first of each queue among them (in event order) is
-// marked to head it.
-func deliveryArgs(ds []newDelivery) []any {
-	type queueKey struct{ endpoint, subject string }
-	n := len(ds)
-	eps, subjects, events, types := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	firsts, ats := make([]bool, n), make([]time.Time, n)
-	first := map[queueKey]int{}
-	for i, d := range ds {
-		eps[i], subjects[i], events[i], types[i], ats[i] = d.endpoint, d.subject, d.event, string(d.typ), d.at
-		k := queueKey{d.endpoint, d.subject}
-		if j, ok := first[k]; !ok || d.event < ds[j].event {
-			first[k] = i
-		}
-	}
-	for _, i := range first {
-		firsts[i] = true
-	}
-	return []any{eps, subjects, events, types, firsts, ats}
 }
