@@ -77,9 +77,8 @@ func queueSlugs(b *pgx.Batch, table, column string, id uuid.UUID, added, removed
 // sendAtomically sends the statements build queues, which write one
 // change, as one transaction. Without events, or with events whose
 // endpoints the cache knows (fanOut), that is one round trip: PostgreSQL
-// runs a batch's statements as one implicit transaction, and when
-// deliveries are queued the batch begins and commits the transaction
-// itself, to notify after the commit (queueCommit). Else, or when the
+// runs a batch's statements as one implicit transaction; the Store's
+// notifier then notifies of the deliveries it queued. Else, or when the
 // fan-out's guard finds the cache out of date, the statements are the
 // first round trip of a transaction that writes the events with
 // writeEvents and commits (inBatchTx). Like inTx, it tries again (build
@@ -100,21 +99,18 @@ func (s *Store) sendAtomically(ctx context.Context, build func(*pgx.Batch), even
 	var err error
 	for range maxAttempts {
 		b := &pgx.Batch{}
-		if len(f.deliveries) == 0 {
-			build(b)
-			f.queue(b)
-			err = s.pool.SendBatch(ctx, b).Close()
-		} else {
-			b.BeginTx(pgx.TxOptions{})
-			build(b)
-			f.queue(b)
-			committed := queueCommit(b, true)
-			err = s.sendTx(ctx, b, committed)
-		}
-		if errors.Is(err, errFanOutStale) {
+		build(b)
+		f.queue(b)
+		err = s.pool.SendBatch(ctx, b).Close()
+		switch {
+		case err == nil:
+			if len(f.deliveries) > 0 {
+				s.notifyDeliveries()
+			}
+			return nil
+		case errors.Is(err, errFanOutStale):
 			return s.writeChangeAndEvents(ctx, build, events)
-		}
-		if !retryable(err) {
+		case !retryable(err):
 			return err
 		}
 	}

@@ -130,11 +130,9 @@ func (s *Store) lockedUpdateOnce(ctx context.Context, read func(*pgx.Batch), wri
 	if inBatch {
 		// The commit rides with the writes; the transaction object is
 		// left behind, its connection idle again.
-		committed := queueCommit(wb, notify)
-		err = tx.SendBatch(ctx, wb).Close()
-		if err != nil && committed() {
-			s.log.Warn("postgres: notify of queued deliveries", "err", err)
-			err = nil
+		wb.Queue("COMMIT")
+		if err = tx.SendBatch(ctx, wb).Close(); err == nil && notify {
+			s.notifyDeliveries()
 		}
 		return err
 	}
@@ -145,65 +143,4 @@ func (s *Store) lockedUpdateOnce(ctx context.Context, read func(*pgx.Batch), wri
 		return err
 	}
 	return tx.Commit(ctx)
-}
-
-// queueCommit queues into b, whose statements run in a transaction begun
-// before them, the COMMIT and, when notify is set, the notification of
-// deliveriesChannel after it, in a transaction of its own. PostgreSQL
-// serializes the commits of transactions that notify (a database-wide
-// lock held until their commit is on disk), so that writes that queue
-// deliveries, notifying as they commit, would commit one at a time; a
-// transaction that only notifies writes nothing to wait for, and the
-// writes before it commit together. Listeners hear it once the
-// deliveries are visible, as before; should the connection fail between
-// the two, the other instances' delivery pools find the deliveries at
-// their next rescan. committed reports, once b was sent, whether the
-// COMMIT ran: then an error is the notification's, which the caller
-// logs, the writes being done.
-func queueCommit(b *pgx.Batch, notify bool) (committed func() bool) {
-	var done bool
-	b.Queue("COMMIT").Fn = func(br pgx.BatchResults) error {
-		_, err := br.Exec()
-		done = err == nil
-		return err
-	}
-	if notify {
-		b.Queue(`SELECT pg_notify($1, '')`, deliveriesChannel)
-	}
-	return func() bool { return done }
-}
-
-// sendTx sends b, which begins a transaction (Batch.BeginTx) and ends
-// with queueCommit's statements, on a connection of its own, rolling the
-// transaction back when a statement before the COMMIT failed.
-func (s *Store) sendTx(ctx context.Context, b *pgx.Batch, committed func() bool) error {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	defer conn.Release()
-	br := conn.Conn().SendBatch(ctx, b)
-	tx := br.Tx()
-	err = br.Close()
-	return s.afterCommit(ctx, tx, conn.Conn().PgConn().TxStatus(), committed, err)
-}
-
-// afterCommit is the outcome of a batch that ended with queueCommit's
-// statements in tx, whose connection's status is now txStatus, given the
-// batch's error: nil once the COMMIT ran (an error of the notification is
-// logged), else err, after rolling back what is left of tx.
-func (s *Store) afterCommit(ctx context.Context, tx pgx.Tx, txStatus byte, committed func() bool, err error) error {
-	if err == nil {
-		return nil
-	}
-	if committed() {
-		s.log.Warn("postgres: notify of queued deliveries", "err", err)
-		return nil
-	}
-	if txStatus != 'I' {
-		if rerr := tx.Rollback(context.WithoutCancel(ctx)); rerr != nil && !errors.Is(rerr, pgx.ErrTxClosed) {
-			s.log.Warn("postgres: roll back", "err", rerr)
-		}
-	}
-	return err
 }
