@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
@@ -36,12 +37,23 @@ type adminOps interface {
 // localAdmin runs the admin commands on a store opened by this process.
 type localAdmin struct {
 	admin.Local
-	*backup.Maker
+	backup *backup.Maker // nil: this backend has no backup
+	shared bool          // the records are in a database other servers may use
 }
 
-// withAdmin runs fn against the running server when one holds the data
-// directory, else against the store opened directly; both run the same
-// Service code. The data directory must exist (see existingConfig).
+// Backup writes a backup archive of the store opened by this process.
+func (l localAdmin) Backup(ctx context.Context, w io.Writer) error {
+	if l.backup == nil {
+		return errors.New("onboard backup covers the embedded store (storage.backend = \"badger\" with blobs.backend = \"local\") only")
+	}
+	return l.backup.Backup(ctx, w)
+}
+
+// withAdmin runs fn against the running server when one listens on the
+// data directory's admin socket, else against the stores opened directly;
+// both run the same Service code. The data directory must exist (see
+// existingConfig), unless the records and files are shared (PostgreSQL
+// and S3): a command then needs no server and no socket.
 func (e *env) withAdmin(fn func(context.Context, adminOps) error) error {
 	cfg, err := e.existingConfig()
 	if err != nil {
@@ -56,5 +68,5 @@ func (e *env) withAdmin(fn func(context.Context, adminOps) error) error {
 		return err
 	}
 	defer a.close(e.stderr)
-	return fn(ctx, localAdmin{admin.Local{Service: a.svc}, a.backup})
+	return fn(ctx, localAdmin{admin.Local{Service: a.svc}, a.backup, a.badger == nil})
 }

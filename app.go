@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -26,12 +26,34 @@ import (
 
 // app is the wired application: store, registry, mailer and service.
 type app struct {
-	store    *storage.Store
+	store recordStore
+	// badger is the embedded store when the configuration names it, for
+	// what only it has (the free-space gate, memory release, compaction);
+	// nil on PostgreSQL, where none of that is wired.
+	badger   *storage.Store
 	svc      *onboarding.Service
 	sessions *form.SignedSessions  // the applicant form's sessions, under the session key
 	backup   *backup.Maker         // onboard backup of this data directory
 	sweeper  *onboarding.BlobSweep // removes blobs no record refers to
-	log      *slog.Logger          // serve's, for the background work that has no request to answer
+	// watchDeliveries calls wake whenever another instance sharing the
+	// store queued webhook deliveries, until ctx ends; nil on a store no
+	// other instance shares.
+	watchDeliveries func(ctx context.Context, wake func()) error
+	log             *slog.Logger // serve's, for the background work that has no request to answer
+}
+
+// recordStore is what main wires from the record store, on either
+// backend: the Service's store, the API's saved responses, the blob
+// sweep's references, readiness and shutdown.
+type recordStore interface {
+	onboarding.Store
+	server.ResponseStore
+	onboarding.BlobReferrer
+	// Ping checks that the store answers: GET /readyz's "store" check.
+	Ping(ctx context.Context) error
+	// Close releases the store; an error means what was written may not
+	// all be durable (the embedded store could not flush in time).
+	Close() error
 }
 
 // close closes the store, reporting a failure on stderr.
@@ -41,70 +63,102 @@ func (a *app) close(stderr io.Writer) {
 	}
 }
 
-// openApp opens the data directory and builds the Service.
+// openApp opens the configured stores and builds the Service.
 func openApp(cfg config.Config, log *slog.Logger) (*app, error) { return openMeteredApp(cfg, log, nil) }
 
 // openMeteredApp is openApp with the Service's transports counted on m
 // (nil: not counted).
 func openMeteredApp(cfg config.Config, log *slog.Logger, m *metrics.Collectors) (*app, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	st, err := openStores(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	return newApp(ctx, cfg, st, log, m)
+}
+
+// stores are the record store and the blob store the configuration
+// names, opened.
+type stores struct {
+	*records
+	files *files
+}
+
+// openStores creates the data directory when missing (with PostgreSQL and
+// S3 too: it keeps what is local to this instance) and opens the stores:
+// an unreachable database or bucket fails here, saying what to fix.
+func openStores(ctx context.Context, cfg config.Config, log *slog.Logger) (*stores, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	recs, err := openRecords(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	files, err := openBlobs(ctx, cfg, recs)
+	if err != nil {
+		recs.store.Close()
+		return nil, err
+	}
+	return &stores{records: recs, files: files}, nil
+}
+
+// newApp builds the Service, and what serve runs beside it, on st; it
+// closes st when it fails.
+func newApp(ctx context.Context, cfg config.Config, st *stores, log *slog.Logger, m *metrics.Collectors) (*app, error) {
+	a, err := buildApp(ctx, cfg, st, log, m)
+	if err != nil {
+		st.store.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// buildApp is newApp without the closing.
+func buildApp(ctx context.Context, cfg config.Config, st *stores, log *slog.Logger, m *metrics.Collectors) (*app, error) {
 	orgs, err := cfg.DomainOrganizations()
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
-	}
-	store, err := storage.Open(filepath.Join(cfg.DataDir, "badger"), storage.Options{Logger: log})
-	if errors.Is(err, storage.ErrLocked) {
-		return nil, fmt.Errorf("data directory %s is in use by another onboard process", cfg.DataDir)
-	}
+	sessionKey, err := st.secret(ctx, sessionKeyName)
 	if err != nil {
-		return nil, err
-	}
-	sessionKey, err := blobs.LoadOrCreateKey(filepath.Join(cfg.DataDir, "secrets", "session.key"))
-	if err != nil {
-		store.Close()
 		return nil, err
 	}
 	sessions, err := form.NewSignedSessions(sessionKey)
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
-	svc, files, err := newService(cfg, store, orgs, sessionKey, log, m)
+	svc, err := newService(cfg, st.store, orgs, sessionKey, st.files.guard, st.files.signer, log, m)
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
-	backup := backup.New(store, files, cfg.DataDir, version(), log)
-	sweeper := &onboarding.BlobSweep{Records: store, Files: files, Log: log, Now: time.Now}
-	return &app{store: store, svc: svc, sessions: sessions, backup: backup, sweeper: sweeper, log: log}, nil
+	a := &app{store: st.store, badger: st.badger, svc: svc, sessions: sessions, log: log, watchDeliveries: st.watchDeliveries,
+		sweeper: &onboarding.BlobSweep{Records: st.store, Files: st.files.guard, Log: log, Now: time.Now}}
+	if st.badger != nil {
+		a.backup = backup.New(st.badger, st.files.guard, cfg.DataDir, version(), log)
+	}
+	return a, nil
 }
 
 // newService builds the Service on store with the configured registry,
-// mailer, blob store and webhook transport, and the session key of
-// applicant access; m (may be nil) counts what the transports do. It
-// returns the blob store too, guarded so that a backup can hold its
-// deletions off.
-func newService(cfg config.Config, store *storage.Store, orgs []*onboarding.Organization, sessionKey []byte, log *slog.Logger, m *metrics.Collectors) (*onboarding.Service, *blobs.Guard, error) {
+// mailer and webhook transport, the blob store files and the signer of
+// its links, and the session key of applicant access; m (may be nil)
+// counts what the transports do.
+func newService(cfg config.Config, store onboarding.Store, orgs []*onboarding.Organization, sessionKey []byte, files onboarding.Blobs, signer *blobs.Signer, log *slog.Logger, m *metrics.Collectors) (*onboarding.Service, error) {
 	reg, err := newRegistry(cfg, m.RegistryCounter())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	mailer, err := newMailer(cfg, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	blobStore, signer, err := openBlobs(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	files := blobs.NewGuard(blobStore.WithSpace(store))
 	schedule := make([]time.Duration, len(cfg.Webhooks.RetrySchedule))
 	for i, d := range cfg.Webhooks.RetrySchedule {
 		schedule[i] = d.Duration
 	}
-	svc, err := onboarding.New(onboarding.Options{
+	return onboarding.New(onboarding.Options{
 		Store: store, Registry: reg, Mailer: m.Mailer(mailer), Organizations: orgs,
 		PublicURL: cfg.PublicURL, Environment: cfg.Environment, Logger: log, Blobs: files, Links: signer,
 		SessionKey: sessionKey, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
@@ -112,7 +166,6 @@ func newService(cfg config.Config, store *storage.Store, orgs []*onboarding.Orga
 		RetrySchedule: schedule, WebhookTimeout: cfg.Webhooks.Timeout.Duration,
 		AppendView: server.AppendView,
 	})
-	return svc, files, err
 }
 
 // newWebhooks returns the webhook transport: https to public addresses
@@ -128,28 +181,50 @@ func newWebhooks(cfg config.Config) *notify.Webhooks {
 	})
 }
 
-// openBlobs opens the data directory's blob store and the signer of its
-// download links, with the configured key or the one generated into
-// secrets/ on the first start.
-func openBlobs(cfg config.Config) (*blobs.Store, *blobs.Signer, error) {
-	files, err := blobs.Open(filepath.Join(cfg.DataDir, "blobs"))
-	if err != nil {
-		return nil, nil, err
-	}
+// files are the blob store serve wires, and the signer of its links.
+type files struct {
+	// guard is the local store or the bucket, whose deletions a backup
+	// holds off: the Service's files and the orphan sweep's.
+	guard  *blobs.Guard
+	signer *blobs.Signer
+}
+
+// openBlobs opens the blob store of blobs.backend and the signer of its
+// download links, with the configured key or the one generated with the
+// records on the first start. The store is guarded, so that a backup can
+// hold its deletions off; the local one, on Badger, asks the database's
+// free-space gate before each chunk it writes.
+func openBlobs(ctx context.Context, cfg config.Config, recs *records) (*files, error) {
 	var key []byte
+	var err error
 	if cfg.Blobs.SigningKey != "" {
 		key, err = blobs.DecodeKey(cfg.Blobs.SigningKey)
 	} else {
-		key, err = blobs.LoadOrCreateKey(filepath.Join(cfg.DataDir, "secrets", "download-signing.key"))
+		key, err = recs.secret(ctx, downloadSigningKeyName)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	signer, err := blobs.NewSigner(key, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return files, signer, nil
+	var store blobs.Guarded
+	if cfg.Blobs.Backend == config.BlobsS3 {
+		if store, err = openBucket(ctx, cfg); err != nil {
+			return nil, err
+		}
+	} else {
+		local, err := blobs.Open(filepath.Join(cfg.DataDir, "blobs"))
+		if err != nil {
+			return nil, err
+		}
+		if recs.badger != nil {
+			local.WithSpace(recs.badger)
+		}
+		store = local
+	}
+	return &files{guard: blobs.NewGuard(store), signer: signer}, nil
 }
 
 // registryOptions are the registry options the configuration's [registry]

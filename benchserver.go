@@ -120,7 +120,7 @@ func (b *benchServer) Settle(limit time.Duration) (time.Duration, bool, error) {
 		if err != nil {
 			return time.Since(start), false, err
 		}
-		if len(pending) == 0 && !b.app.store.CompactionDue() {
+		if len(pending) == 0 && !b.app.badger.CompactionDue() {
 			return time.Since(start), true, nil
 		}
 		if time.Since(start) > limit {

@@ -16,7 +16,7 @@ import (
 // CLI is onboard's command line (docs/cli.md).
 type CLI struct {
 	Config  string           `help:"Configuration file (TOML). Without one, the embedded sandbox defaults are used." env:"ONBOARD_CONFIG" placeholder:"FILE"`
-	DataDir string           `help:"Data directory; overrides data_dir of the configuration. Every command but serve and restore needs it to exist." placeholder:"DIR"`
+	DataDir string           `help:"Data directory; overrides data_dir of the configuration. Every command but serve and restore needs it to exist, unless the records and files are in PostgreSQL and S3." placeholder:"DIR"`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
 	Serve      ServeCmd      `cmd:"" help:"Run the API server."`
@@ -48,14 +48,16 @@ type env struct {
 type usageError struct{ error }
 
 // loadConfig is how every command gets its configuration: the file (or the
-// sandbox defaults), then the command line's overrides, --data-dir first
-// and then the command's own flags through override (nil when it has none),
-// validated as a whole. An empty public_url stays empty: see config.
+// sandbox defaults), then the environment's overrides (ONBOARD_POSTGRES_URL
+// and the AWS keys), then the command line's, --data-dir first and then the
+// command's own flags through override (nil when it has none), validated as
+// a whole. An empty public_url stays empty: see config.
 func (e *env) loadConfig(override func(*config.Config)) (config.Config, error) {
 	cfg, err := config.Load(e.cli.Config)
 	if err != nil {
 		return config.Config{}, err
 	}
+	cfg.ApplyEnv(os.LookupEnv)
 	if e.cli.DataDir != "" {
 		cfg.DataDir = e.cli.DataDir
 	}
@@ -86,10 +88,15 @@ func (e *env) config(override func(*config.Config)) (config.Config, error) {
 // that must already exist: every one but serve (which creates it on its
 // first start) and restore (which creates it). A mistyped --data-dir or
 // data_dir is refused instead of silently starting a new, empty store.
+// With PostgreSQL and S3 the data directory holds nothing a command reads
+// (the records and files are shared), so it need not exist.
 func (e *env) existingConfig() (config.Config, error) {
 	cfg, err := e.config(nil)
 	if err != nil {
 		return config.Config{}, err
+	}
+	if cfg.Storage.Backend == config.StoragePostgres && cfg.Blobs.Backend == config.BlobsS3 {
+		return cfg, nil
 	}
 	fi, err := os.Stat(cfg.DataDir)
 	switch {
@@ -100,25 +107,31 @@ func (e *env) existingConfig() (config.Config, error) {
 	case !fi.IsDir():
 		return config.Config{}, fmt.Errorf("data directory %s is not a directory", cfg.DataDir)
 	}
-	if foreign, err := foreignDirectory(cfg.DataDir); err != nil {
+	// What a data directory that serve used holds: the database, or with
+	// PostgreSQL the local blob store.
+	marker, what := "badger", "no database (badger/)"
+	if cfg.Storage.Backend == config.StoragePostgres {
+		marker, what = "blobs", "no stored files (blobs/)"
+	}
+	if foreign, err := foreignDirectory(cfg.DataDir, marker); err != nil {
 		return config.Config{}, fmt.Errorf("data directory: %w", err)
 	} else if foreign {
-		return config.Config{}, fmt.Errorf("data directory %s is not onboard's: it holds files but no database (badger/); check --data-dir or data_dir", cfg.DataDir)
+		return config.Config{}, fmt.Errorf("data directory %s is not onboard's: it holds files but %s; check --data-dir or data_dir", cfg.DataDir, what)
 	}
 	return cfg, nil
 }
 
-// foreignDirectory reports whether dir holds something but no database: a
-// mistyped --data-dir naming some other directory, which a command would
-// otherwise fill with a new, empty store. An empty directory is a data
-// directory yet to be used.
-func foreignDirectory(dir string) (bool, error) {
+// foreignDirectory reports whether dir holds something but not marker (the
+// database): a mistyped --data-dir naming some other directory, which a
+// command would otherwise fill with a new, empty store. An empty directory
+// is a data directory yet to be used.
+func foreignDirectory(dir, marker string) (bool, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return false, err
 	}
 	for _, e := range entries {
-		if e.Name() == "badger" {
+		if e.Name() == marker {
 			return false, nil
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"onboard/config"
 )
 
 // binary is the onboard binary that TestMain builds once, for the tests that
@@ -42,11 +44,15 @@ func testMain(m *testing.M) int {
 }
 
 // childEnv is the environment of the binaries the tests run: the test's own,
-// without ONBOARD_CONFIG, so that the operator's setting cannot leak in.
+// without ONBOARD_CONFIG and the variables that override settings of the
+// configuration, so that the operator's settings cannot leak in.
 func childEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ONBOARD_CONFIG=") {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "ONBOARD_CONFIG", config.EnvPostgresURL, config.EnvAWSAccessKeyID, config.EnvAWSSecretAccessKey:
+		default:
 			env = append(env, kv)
 		}
 	}
@@ -68,10 +74,17 @@ const runBinaryGuard = 3 * time.Minute
 // temporary working directory.
 func runBinary(t *testing.T, args ...string) result {
 	t.Helper()
+	return runBinaryEnv(t, nil, args...)
+}
+
+// runBinaryEnv is runBinary with the variables env (NAME=value) added to
+// the child's environment.
+func runBinaryEnv(t *testing.T, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runBinaryGuard)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = childEnv()
+	cmd.Env = append(childEnv(), env...)
 	cmd.Dir = t.TempDir()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

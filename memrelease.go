@@ -9,12 +9,16 @@ import (
 	"onboard/storage"
 )
 
-// releaseMemory runs memrelease on svc and store until ctx ends:
-// forgetRendered drops the API's rendered answers, maxMapped is
-// limits.max_mapped_bytes.
-func releaseMemory(ctx context.Context, svc *onboarding.Service, forgetRendered func(), store *storage.Store, log *slog.Logger, maxMapped int64) {
-	memrelease.Run(ctx, memrelease.Options{
-		Requests: svc.Requests, Forget: func() { store.ForgetCached(); forgetRendered() },
-		PageOut: store.PageOut, Trim: store.Trim, MaxMapped: maxMapped, Log: log,
-	})
+// releaseMemory runs memrelease on svc until ctx ends: forgetRendered
+// drops the API's rendered answers. badger is the embedded store, whose
+// cache and mapped files it also releases, within maxMapped
+// (limits.max_mapped_bytes); nil on PostgreSQL, whose memory is another
+// process's.
+func releaseMemory(ctx context.Context, svc *onboarding.Service, forgetRendered func(), badger *storage.Store, log *slog.Logger, maxMapped int64) {
+	o := memrelease.Options{Requests: svc.Requests, Forget: forgetRendered, Log: log}
+	if badger != nil {
+		o.Forget = func() { badger.ForgetCached(); forgetRendered() }
+		o.PageOut, o.Trim, o.MaxMapped = badger.PageOut, badger.Trim, maxMapped
+	}
+	memrelease.Run(ctx, o)
 }

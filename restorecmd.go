@@ -24,6 +24,9 @@ func (c *RestoreCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if sharedBackend(cfg) {
+		return errors.New("restore: onboard restore fills a new data directory of the embedded backend only: use a configuration with storage.backend = \"badger\" and blobs.backend = \"local\"")
+	}
 	removed, err := backup.RemoveInterrupted(cfg.DataDir)
 	for _, p := range removed {
 		fmt.Fprintf(e.stderr, "Removed a partial restore left by an interrupted run: %s\n", p)

@@ -53,21 +53,52 @@ func (c *ServeCmd) Run(e *env) (err error) {
 	ctx, stop := notifyShutdown()
 	defer stop()
 
-	// Listen first: without public_url, links follow the address actually
-	// listened on (listen's port may be 0). A start that fails here (port
-	// taken) touches no data directory.
+	// A shared backend (PostgreSQL, S3) is opened before listening, so that
+	// a database or bucket that cannot be used stops the start before
+	// anything is served. The embedded one is opened after: a start that
+	// fails to listen (port taken) touches no data directory.
+	openCtx, cancelOpen := context.WithTimeout(ctx, openTimeout)
+	defer cancelOpen()
+	var st *stores
+	if sharedBackend(cfg) {
+		if st, err = openStores(openCtx, cfg, log); err != nil {
+			return err
+		}
+		// Records in PostgreSQL: the data directory's own lock stands in
+		// for the embedded store's (lockDataDir).
+		if st.badger == nil {
+			release, err := lockDataDir(cfg.DataDir)
+			if err != nil {
+				st.store.Close()
+				return err
+			}
+			defer release()
+		}
+	}
+	// Without public_url, links follow the address actually listened on
+	// (listen's port may be 0): the Service is built after listening.
 	api, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		if st != nil {
+			st.store.Close()
+		}
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	cfg.PublicURL = cfg.LinkBase(listenedAt(cfg.Listen, api.Addr()))
+	if st == nil {
+		if st, err = openStores(openCtx, cfg, log); err != nil {
+			api.Close()
+			return err
+		}
+	}
 
 	metrics := metrics.New()
-	a, err := openMeteredApp(cfg, log, metrics)
+	a, err := newApp(openCtx, cfg, st, log, metrics)
 	if err != nil {
 		api.Close()
 		return err
 	}
+	cancelOpen()
 	defer func() {
 		if cerr := a.store.Close(); cerr != nil {
 			log.Error("onboard stopped without closing the database", "err", cerr)
@@ -75,12 +106,15 @@ func (c *ServeCmd) Run(e *env) (err error) {
 		}
 	}()
 	metrics.WatchStore(a.store)
-	metrics.WatchSpace(a.store)
+	if a.badger != nil {
+		metrics.WatchSpace(a.badger)
+	}
 
 	// Listen before creating the sandbox key, so that a start that fails
 	// (metrics port taken) does not use up the one-time key. The admin
-	// socket comes after the store: only the holder of its lock may
-	// replace a stale socket.
+	// socket comes after the store, or on PostgreSQL after the data
+	// directory's lock: only the holder of the lock may replace a stale
+	// socket.
 	admin, err := listenAdmin(adminSocket(cfg))
 	if err != nil {
 		api.Close()
@@ -105,7 +139,8 @@ func (c *ServeCmd) Run(e *env) (err error) {
 	workers := newJobs(log)
 	srv := newAPIServer(cfg, a, log, metrics, metricsLn, workers)
 	log.Info("onboard serving", "environment", cfg.Environment, "listen", api.Addr().String(),
-		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "registry", cfg.Registry.Mode, metricsAddr(metricsLn))
+		"public_url", cfg.PublicURL, "data_dir", cfg.DataDir, "storage", cfg.Storage.Backend, "blobs", cfg.Blobs.Backend,
+		"registry", cfg.Registry.Mode, metricsAddr(metricsLn))
 	err = serveWithJobs(ctx, srv, a, workers, api, admin, cfg.Limits.MaxMappedBytes)
 	log.Info("onboard stopped")
 	return err
@@ -116,21 +151,31 @@ func (c *ServeCmd) Run(e *env) (err error) {
 // nil) and the readiness of the store and of the background jobs.
 func newAPIServer(cfg config.Config, a *app, log *slog.Logger, metrics *metrics.Collectors, metricsLn net.Listener, workers *jobs) *server.Server {
 	proxies, _ := cfg.ProxyPrefixes() // valid: Validate checked them
-	return server.New(server.Options{
+	readiness := []server.Probe{{Name: "store", Check: a.store.Ping}}
+	var writes server.WriteGate
+	if a.badger != nil {
+		// The embedded store's disk: PostgreSQL and S3 watch their own.
+		readiness = append(readiness, server.Probe{Name: "disk", Check: func(context.Context) error { return a.badger.Writable() }})
+		writes = a.badger
+	}
+	readiness = append(readiness,
+		workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry), workers.probe(jobBlobSweep))
+	opts := server.Options{
 		TrustedProxies: proxies,
 		Service:        a.svc, Responses: a.store, Logger: log,
 		Pages: form.New(form.Options{Service: a.svc, Sessions: a.sessions, SessionTimeout: cfg.Limits.SessionTimeout.Duration,
 			Logger: log, PublicURL: cfg.PublicURL}),
 		RatePerSecond: cfg.Limits.RatePerSecond, Burst: cfg.Limits.Burst, MaxJSONBytes: cfg.Limits.MaxJSONBytes,
 		Sandbox: cfg.Environment == "sandbox",
-		Metrics: metrics.Registry(), MetricsListener: metricsLn, Readiness: []server.Probe{
-			{Name: "store", Check: a.store.Ping},
-			{Name: "disk", Check: func(context.Context) error { return a.store.Writable() }},
-			workers.probe(jobRegistryDocuments), workers.probe(jobWebhookDelivery), workers.probe(jobRFIExpiry), workers.probe(jobBlobSweep),
-		},
-		Writes: a.store,
-		Admin:  admin.NewHandler(admin.Options{Service: a.svc, Backup: a.backup, Answer: web.ErrorAnswer, Logger: log}),
-	})
+		Metrics: metrics.Registry(), MetricsListener: metricsLn, Readiness: readiness,
+		Writes: writes,
+	}
+	adminOpts := admin.Options{Service: a.svc, Answer: web.ErrorAnswer, Logger: log}
+	if a.backup != nil {
+		adminOpts.Backup = a.backup
+	}
+	opts.Admin = admin.NewHandler(adminOpts)
+	return server.New(opts)
 }
 
 // listenedAt is the address links follow without public_url: the host of
@@ -157,18 +202,37 @@ func serveWithJobs(ctx context.Context, srv *server.Server, a *app, j *jobs, api
 	svc := a.svc
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	j.start(jobRegistryDocuments, func() error { return svc.RunRegistryDocuments(jobCtx) })
-	j.start(jobWebhookDelivery, func() error { return notify.RunWebhooks(jobCtx, svc) })
+	j.start(jobWebhookDelivery, func() error { return runDeliveries(jobCtx, a) })
 	j.start(jobRFIExpiry, func() error { return svc.RunRFIExpiry(jobCtx) })
 	j.start(jobBlobSweep, func() error { return a.sweeper.Run(jobCtx) })
 	released := make(chan struct{})
 	go func() {
 		defer close(released)
-		releaseMemory(jobCtx, svc, srv.ForgetRendered, a.store, a.log, maxMapped)
+		releaseMemory(jobCtx, svc, srv.ForgetRendered, a.badger, a.log, maxMapped)
 	}()
 	err := srv.Run(ctx, api, admin, 30*time.Second)
 	stopJobs()
 	j.wait()
 	<-released
+	return err
+}
+
+// runDeliveries runs the webhook delivery pool until ctx ends and, on a
+// store shared with other instances, beside it the watch that wakes the
+// pool when another instance queues deliveries.
+func runDeliveries(ctx context.Context, a *app) error {
+	if a.watchDeliveries == nil {
+		return notify.RunWebhooks(ctx, a.svc)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = a.watchDeliveries(ctx, a.svc.WakeDeliveries) // returns only when ctx ends
+	}()
+	err := notify.RunWebhooks(ctx, a.svc)
+	cancel()
+	<-watched
 	return err
 }
 

@@ -48,10 +48,17 @@ func startServe(t *testing.T, args ...string) *serveProc {
 // startServeOn is startServe with the listen address and public URL given.
 func startServeOn(t *testing.T, listen, publicURL string, args ...string) *serveProc {
 	t.Helper()
+	return startServeEnv(t, listen, publicURL, nil, args...)
+}
+
+// startServeEnv is startServeOn with the variables env (NAME=value) added
+// to the child's environment.
+func startServeEnv(t *testing.T, listen, publicURL string, env []string, args ...string) *serveProc {
+	t.Helper()
 	p := &serveProc{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	args = append([]string{"serve", "--listen", listen, "--public-url", publicURL}, args...)
 	p.cmd = exec.Command(binary, args...)
-	p.cmd.Env = childEnv()
+	p.cmd.Env = append(childEnv(), env...)
 	p.cmd.Dir = t.TempDir()
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {

@@ -29,15 +29,18 @@ type WebhooksCmd struct {
 	Redeliver    WebhooksRedeliverCmd    `cmd:"" help:"Queue an event for delivery again."`
 }
 
-// notDelivering is said on stderr when a command queued a delivery with no
-// server running: only serve delivers.
-const notDelivering = "No onboard server is running on this data directory: the delivery happens when `onboard serve` runs.\n"
-
-// isDirect reports whether a is the store opened by this process rather
-// than a running server.
-func isDirect(a adminOps) bool {
-	_, ok := a.(localAdmin)
-	return ok
+// notDelivering is what a command that queued a delivery through a says
+// on stderr: nothing through a running server, which delivers it; on the
+// store opened by this process, that only a server delivers.
+func notDelivering(a adminOps) string {
+	l, direct := a.(localAdmin)
+	switch {
+	case !direct:
+		return ""
+	case l.shared:
+		return "No onboard server is running on this data directory: a server on the same database delivers it at once, or when `onboard serve` runs.\n"
+	}
+	return "No onboard server is running on this data directory: the delivery happens when `onboard serve` runs.\n"
 }
 
 // WebhooksAddCmd registers an endpoint. Its --event values reach the
@@ -209,9 +212,7 @@ func (c *WebhooksTestCmd) Run(e *env) error {
 		fmt.Fprintln(e.stdout, queued.EventID)
 		fmt.Fprintf(e.stderr, "Queued a %s event for webhook endpoint %s; follow it with `onboard webhooks deliveries --event %s`.\n",
 			onboarding.EventWebhookTest, queued.EndpointID, queued.EventID)
-		if isDirect(a) {
-			fmt.Fprint(e.stderr, notDelivering)
-		}
+		fmt.Fprint(e.stderr, notDelivering(a))
 		return nil
 	})
 }
@@ -302,9 +303,7 @@ func (c *WebhooksRedeliverCmd) Run(e *env) error {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "Queued event %s for delivery to %s.\n", queued.EventID, strings.Join(queued.Endpoints, ", "))
-		if isDirect(a) {
-			fmt.Fprint(e.stderr, notDelivering)
-		}
+		fmt.Fprint(e.stderr, notDelivering(a))
 		return nil
 	})
 }

@@ -34,6 +34,7 @@ type Config struct {
 	Mail           Mail           `toml:"mail"`
 	Limits         Limits         `toml:"limits"`
 	Webhooks       Webhooks       `toml:"webhooks"`
+	Storage        Storage        `toml:"storage"`
 	Blobs          Blobs          `toml:"blobs"`
 	Metrics        Metrics        `toml:"metrics"`
 	Organizations  []Organization `toml:"organizations"`
@@ -74,10 +75,50 @@ type Limits struct {
 	SessionTimeout Duration `toml:"session_timeout"`
 }
 
+// Storage is the [storage] table: where the records are kept.
+type Storage struct {
+	// Backend is StorageBadger (the embedded store in data_dir/badger) or
+	// StoragePostgres (every record in the database at PostgresURL).
+	Backend string `toml:"backend"`
+	// PostgresURL is the database's postgres:// URL; ONBOARD_POSTGRES_URL
+	// overrides it (ApplyEnv).
+	PostgresURL string `toml:"postgres_url"`
+	// MaxConnections bounds this instance's pool of database connections.
+	MaxConnections int `toml:"max_connections"`
+}
+
+// The values of storage.backend and blobs.backend.
+const (
+	StorageBadger   = "badger"
+	StoragePostgres = "postgres"
+	BlobsLocal      = "local"
+	BlobsS3         = "s3"
+)
+
 // Blobs is the [blobs] table: stored files and their download links.
 type Blobs struct {
+	// Backend is BlobsLocal (files under data_dir/blobs) or BlobsS3
+	// (objects in the bucket S3Bucket at S3Endpoint).
+	Backend string `toml:"backend"`
+	// S3Endpoint is the S3 API's base URL, such as
+	// https://s3.eu-west-2.amazonaws.com.
+	S3Endpoint string `toml:"s3_endpoint"`
+	// S3Bucket is the bucket, which must exist: onboard creates none.
+	S3Bucket string `toml:"s3_bucket"`
+	// S3Region is the region requests are signed for.
+	S3Region string `toml:"s3_region"`
+	// S3Prefix starts the key of every object onboard writes; optional.
+	S3Prefix string `toml:"s3_prefix"`
+	// S3PathStyle puts the bucket in the URL's path rather than in its
+	// host name, as most self-hosted S3-compatible servers need.
+	S3PathStyle bool `toml:"s3_path_style"`
+	// S3AccessKeyID and S3SecretAccessKey sign the requests;
+	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY override them (ApplyEnv).
+	S3AccessKeyID     string `toml:"s3_access_key_id"`
+	S3SecretAccessKey string `toml:"s3_secret_access_key"`
 	// SigningKey signs download links (base64, at least 32 bytes); empty
-	// means a key generated into the data directory's secrets/.
+	// means a key generated on the first start and kept with the records:
+	// in the data directory's secrets/, or in the PostgreSQL database.
 	SigningKey string `toml:"signing_key"`
 }
 
@@ -177,6 +218,8 @@ func Default() Config {
 			RetrySchedule: []Duration{{0}, {5 * time.Second}, {5 * time.Minute}, {30 * time.Minute}, {2 * time.Hour}, {5 * time.Hour}, {10 * time.Hour}, {10 * time.Hour}},
 			Timeout:       Duration{15 * time.Second},
 		},
+		Storage: Storage{Backend: StorageBadger, MaxConnections: 10},
+		Blobs:   Blobs{Backend: BlobsLocal, S3Region: "us-east-1"},
 		Organizations: []Organization{{
 			ID:            "default",
 			Name:          "Sandbox",

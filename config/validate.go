@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"onboard/blobs"
 	"onboard/notify"
 	"onboard/onboarding"
 )
@@ -39,6 +38,7 @@ func (c *Config) Validate() error {
 	c.Mail.validate(c.Environment, &p)
 	c.Limits.validate(&p)
 	c.Webhooks.validate(&p)
+	c.Storage.validate(&p)
 	c.Blobs.validate(&p)
 	c.Metrics.validate(c.Listen, &p)
 	validateOrganizations(c.Organizations, c.Environment, c.formProblem, &p)
@@ -208,15 +208,6 @@ func (w *Webhooks) validate(p *onboarding.Problems) {
 	}
 	if w.Timeout.check("webhooks.timeout", p) && w.Timeout.Duration <= 0 {
 		p.Note("webhooks", "webhooks.timeout must be positive")
-	}
-}
-
-// validate checks the [blobs] table.
-func (b *Blobs) validate(p *onboarding.Problems) {
-	if b.SigningKey != "" {
-		if _, err := blobs.DecodeKey(b.SigningKey); err != nil {
-			p.Note("blobs", "blobs.signing_key: %v", err)
-		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,24 +13,20 @@ import (
 
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // logEnv is a Service on a real store with two organizations, and makers
 // of applications and RFI requests with activity logs.
 type logEnv struct {
 	svc   *onboarding.Service
-	store *storage.Store
+	store storetest.Store
 	now   time.Time
 }
 
 func newLogEnv(t testing.TB) *logEnv {
 	t.Helper()
-	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
 	form := onboarding.StandardForm()
 	svc, err := onboarding.New(onboarding.Options{
 		Store: store, PageCounter: pdf.PageCount,
@@ -243,7 +238,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			whole := []string{e.app(t, "acme", 3), e.rfi(t, "acme", 2), e.app(t, "other", 1)}
 			app := e.app(t, "acme", 5)
 			var want []onboarding.LogBreak
-			if err := e.store.TamperWithActivity(context.Background(), app, func(h *head, log entries) (*head, entries) {
+			if err := storetest.TamperWithActivity(t, e.store, app, func(h *head, log entries) (*head, entries) {
 				h, log, entry, problem := tt.tamper(h, log)
 				if problem != "" {
 					want = []onboarding.LogBreak{{Subject: onboarding.SubjectApplication, SubjectID: app, EntryID: entry, Problem: problem}}
@@ -319,7 +314,7 @@ func TestVerifyReport(t *testing.T) {
 	}
 
 	// broken's error stops the walk and is returned.
-	if err := e.store.TamperWithActivity(context.Background(), a1, func(h *head, log entries) (*head, entries) { return nil, log }); err != nil {
+	if err := storetest.TamperWithActivity(t, e.store, a1, func(h *head, log entries) (*head, entries) { return nil, log }); err != nil {
 		t.Fatal(err)
 	}
 	stop := errors.New("stop")

@@ -16,7 +16,7 @@ import (
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // registryParties are the register's officers and owners of the company
@@ -283,11 +283,7 @@ func (r *companiesRegistry) OpenFiling(_ context.Context, _ string, f onboarding
 // the second company's documents are fetched.
 func TestChangeCompanyWhileFetchingDocuments(t *testing.T) {
 	dir := t.TempDir()
-	store, err := storage.Open(filepath.Join(dir, "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
 	files, err := blobs.Open(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)

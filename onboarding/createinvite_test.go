@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,13 +12,13 @@ import (
 
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // storeCheckingMailer sends by looking at the store first: it records how
 // many events the organization had when the invite went out.
 type storeCheckingMailer struct {
-	store        *storage.Store
+	store        storetest.Store
 	fail         error
 	eventsAtSend int
 	sends        int
@@ -61,11 +60,7 @@ func TestCreateStoresInviteOutcomeInOneCommit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
+			store := storetest.Open(t)
 			mailer := &storeCheckingMailer{store: store, fail: tc.fail}
 			svc, err := onboarding.New(onboarding.Options{
 				Store: store, Mailer: mailer, PageCounter: pdf.PageCount,

@@ -2,7 +2,6 @@ package onboarding_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,14 +10,14 @@ import (
 
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // racingStore is the real store with one seam: then runs once, right after
 // the next UpdateApplication returns, as another request's change that
 // commits at that moment would.
 type racingStore struct {
-	*storage.Store
+	storetest.Store
 	mu   sync.Mutex
 	then func()
 }
@@ -40,11 +39,7 @@ func (s *racingStore) UpdateApplication(ctx context.Context, id string, change f
 // later change left it.
 func TestRepeatedDecisionAnswersTheDecidedState(t *testing.T) {
 	ctx := context.Background()
-	inner, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { inner.Close() })
+	inner := storetest.Open(t)
 	store := &racingStore{Store: inner}
 	clock := &formClock{now: formNow}
 	svc, err := onboarding.New(onboarding.Options{

@@ -23,7 +23,7 @@ import (
 	"onboard/onboarding"
 	"onboard/onboarding/onboardingtest"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // exportEnv is a Service on a real store and blob directory, for an
@@ -31,18 +31,14 @@ import (
 // and bank_account_iban not sensitive there), and a second organization.
 type exportEnv struct {
 	svc   *onboarding.Service
-	store *storage.Store
+	store storetest.Store
 	files *blobs.Store
 }
 
 func newExportEnv(t *testing.T) *exportEnv {
 	t.Helper()
 	dir := t.TempDir()
-	store, err := storage.Open(filepath.Join(dir, "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
 	files, err := blobs.Open(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)

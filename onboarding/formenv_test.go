@@ -17,7 +17,7 @@ import (
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // This file builds the world of the applicant form's use-case tests: a
@@ -105,7 +105,7 @@ type formOptions struct {
 type formEnv struct {
 	t     *testing.T
 	svc   *onboarding.Service
-	store *storage.Store
+	store storetest.Store
 	files *blobs.Store
 	dir   string // the blob store's directory
 	mail  *recordingMailer
@@ -129,11 +129,8 @@ func newFormEnv(t *testing.T, opts ...formOptions) *formEnv {
 		o = opts[0]
 	}
 	dir := t.TempDir()
-	store, err := storage.Open(filepath.Join(dir, "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
+	var err error
 	e := &formEnv{t: t, store: store, mail: &recordingMailer{}, clock: &formClock{now: formNow}}
 	e.org = &onboarding.Organization{ID: "acme", Name: "Acme Payments", DefaultConfig: configStd, Configs: []*onboarding.Configuration{
 		{ID: configStd, Form: onboarding.StandardForm(), Countries: []string{"FR", "GB"}},
@@ -211,7 +208,7 @@ func (e *formEnv) app(id string) *onboarding.Application {
 // activity returns the application's activity log.
 func (e *formEnv) activity(id string) []onboarding.Activity {
 	e.t.Helper()
-	log, err := e.store.Activity(context.Background(), id)
+	log, err := storetest.Activity(context.Background(), e.store, id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -244,12 +241,14 @@ func (e *formEnv) primary(id string) *onboarding.Visitor {
 	return e.visitor(id, "primary@example.com")
 }
 
-// addCollaborator stores a collaborator with address email directly.
+// addCollaborator stores a collaborator with address email directly, with
+// a link slug no other application has: a slug two applications share is
+// refused by one backend and moved by the other.
 func (e *formEnv) addCollaborator(id, email string) {
 	e.t.Helper()
 	e.seed(id, func(a *onboarding.Application) {
 		a.Participants = append(a.Participants, onboarding.Participant{
-			ID: "collab-" + email, LinkSlug: "slug-of-" + email + "-0123456789", Email: email, Role: onboarding.RoleCollaborator, InvitedBy: a.Participants[0].ID,
+			ID: "collab-" + email, LinkSlug: "slug-of-" + email + "-" + id, Email: email, Role: onboarding.RoleCollaborator, InvitedBy: a.Participants[0].ID,
 		})
 	})
 }

@@ -16,7 +16,7 @@ import (
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // overrideNow is the clock of the override tests.
@@ -39,7 +39,7 @@ func (b *watchedBlobs) Delete(id string) error {
 
 type overrideEnv struct {
 	svc   *onboarding.Service
-	store *storage.Store
+	store storetest.Store
 	blobs *watchedBlobs
 }
 
@@ -48,11 +48,7 @@ type overrideEnv struct {
 func newOverrideEnv(t *testing.T) *overrideEnv {
 	t.Helper()
 	dir := t.TempDir()
-	store, err := storage.Open(filepath.Join(dir, "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
 	files, err := blobs.Open(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +122,7 @@ func (e *overrideEnv) app(t *testing.T, id string) *onboarding.Application {
 
 func (e *overrideEnv) activity(t *testing.T, id string) []onboarding.Activity {
 	t.Helper()
-	log, err := e.store.Activity(context.Background(), id)
+	log, err := storetest.Activity(context.Background(), e.store, id)
 	if err != nil {
 		t.Fatal(err)
 	}

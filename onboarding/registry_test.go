@@ -17,7 +17,7 @@ import (
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // fakeRegistry is a GB registry whose answers each test sets. It verifies
@@ -85,13 +85,9 @@ var (
 // registryService is a Service over a real store with reg and a blob store,
 // an acme key, and a channel that receives a value each time the registry
 // documents job has worked through its queue (one unread value is kept).
-func registryService(t *testing.T, reg onboarding.Registry, budget time.Duration, now ...func() time.Time) (*onboarding.Service, *storage.Store, *onboarding.APIKey, <-chan struct{}) {
+func registryService(t *testing.T, reg onboarding.Registry, budget time.Duration, now ...func() time.Time) (*onboarding.Service, storetest.Store, *onboarding.APIKey, <-chan struct{}) {
 	t.Helper()
-	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
 	files, err := blobs.Open(filepath.Join(t.TempDir(), "blobs"))
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +185,7 @@ func TestCreateRegistryBudget(t *testing.T) {
 			if len(res.Application.Data.People) != tt.wantPeople {
 				t.Errorf("people = %+v, want %d", res.Application.Data.People, tt.wantPeople)
 			}
-			acts, err := store.Activity(context.Background(), res.Application.ID)
+			acts, err := storetest.Activity(context.Background(), store, res.Application.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

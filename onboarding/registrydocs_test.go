@@ -18,13 +18,13 @@ import (
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // countingStore is the real store counting the UpdateApplication calls
 // (each one Badger commit) per application.
 type countingStore struct {
-	*storage.Store
+	storetest.Store
 	mu      sync.Mutex
 	updates map[string]int
 }
@@ -61,11 +61,7 @@ type docsEnv struct {
 func newDocsEnv(tb testing.TB, reg onboarding.Registry, now func() time.Time, options ...func(*onboarding.Options)) *docsEnv {
 	tb.Helper()
 	dir := tb.TempDir()
-	inner, err := storage.Open(filepath.Join(dir, "db"), storage.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { inner.Close() })
+	inner := storetest.Open(tb)
 	e := &docsEnv{store: &countingStore{Store: inner}, blobs: filepath.Join(dir, "blobs"), idle: make(chan struct{}, 1)}
 	files, err := blobs.Open(e.blobs)
 	if err != nil {
@@ -246,7 +242,7 @@ func TestRegistryDocumentsOneCommit(t *testing.T) {
 			if !app.UpdatedAt.After(res.Application.UpdatedAt) {
 				t.Errorf("updated_at %v, not after the create's %v", app.UpdatedAt, res.Application.UpdatedAt)
 			}
-			acts, err := e.store.Activity(ctx, id)
+			acts, err := storetest.Activity(ctx, e.store, id)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@ package onboarding_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,16 +10,12 @@ import (
 
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
-func newService(t *testing.T, now func() time.Time) (*onboarding.Service, *storage.Store) {
+func newService(t *testing.T, now func() time.Time) (*onboarding.Service, storetest.Store) {
 	t.Helper()
-	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
 	svc, err := onboarding.New(onboarding.Options{
 		Store: store, Now: now, PageCounter: pdf.PageCount,
 		Organizations: []*onboarding.Organization{{ID: "acme", DefaultConfig: "std", Configs: []*onboarding.Configuration{
@@ -34,11 +29,7 @@ func newService(t *testing.T, now func() time.Time) (*onboarding.Service, *stora
 }
 
 func TestNewRejectsInconsistentOrganizations(t *testing.T) {
-	store, err := storage.Open(t.TempDir(), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := storetest.Open(t)
 	form := onboarding.StandardForm()
 	for name, orgs := range map[string][]*onboarding.Organization{
 		"duplicate organization": {{ID: "a"}, {ID: "a"}},
@@ -131,11 +122,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 // had an environment works in either.
 func TestAPIKeysStayInTheirEnvironment(t *testing.T) {
 	ctx := context.Background()
-	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
 	service := func(env string) *onboarding.Service {
 		svc, err := onboarding.New(onboarding.Options{
 			Store: store, PageCounter: pdf.PageCount, Environment: env,

@@ -12,14 +12,14 @@ import (
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // submittingStore is a Store on which the applicant submits the
 // application right after the test helper's first entry is stored: the
 // helper then finds the form frozen at its next step.
 type submittingStore struct {
-	*storage.Store
+	storetest.Store
 }
 
 func (s submittingStore) UpdateApplication(ctx context.Context, id string, change func(*onboarding.Application) (onboarding.Changes, error)) (*onboarding.Application, error) {
@@ -42,11 +42,7 @@ func (s submittingStore) UpdateApplication(ctx context.Context, id string, chang
 // answers the helper's status error, not the form's.
 func TestSubmitForTestRace(t *testing.T) {
 	dir := t.TempDir()
-	store, err := storage.Open(filepath.Join(dir, "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
 	files, err := blobs.Open(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)

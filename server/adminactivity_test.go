@@ -16,6 +16,7 @@ import (
 	"onboard/admin/admintest"
 	"onboard/onboarding"
 	"onboard/server/web"
+	"onboard/storage/storetest"
 )
 
 // dropLast removes the last entry of application id's log behind the
@@ -23,7 +24,7 @@ import (
 func dropLast(t *testing.T, e *env, id string) admin.LogBreak {
 	t.Helper()
 	brk := admin.LogBreak{Subject: onboarding.SubjectApplication, SubjectID: id}
-	if err := e.store.TamperWithActivity(context.Background(), id, func(h *onboarding.ActivityHead, log []onboarding.LoggedActivity) (*onboarding.ActivityHead, []onboarding.LoggedActivity) {
+	if err := storetest.TamperWithActivity(t, e.store, id, func(h *onboarding.ActivityHead, log []onboarding.LoggedActivity) (*onboarding.ActivityHead, []onboarding.LoggedActivity) {
 		n := len(log) - 1
 		brk.EntryID = onboarding.ActivityEntryID(log[n].Seq)
 		brk.Problem = "it is missing: the log ends at " + onboarding.ActivityEntryID(log[n-1].Seq) + ", but its head names this entry as the last"

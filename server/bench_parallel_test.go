@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // parallelWriters is the number of concurrent writers of the parallel
@@ -45,13 +45,10 @@ func BenchmarkPatchApplicationParallel(b *testing.B) {
 
 // BenchmarkRawInsertParallel is the ceiling of the parallel write
 // benchmarks: parallelWriters writers each inserting 2 KB values into a
-// bare database with the store's options, one synced commit each.
+// bare table on the test store's backend (storetest.OpenRawKV), one
+// durable commit each.
 func BenchmarkRawInsertParallel(b *testing.B) {
-	kv, err := storage.OpenRawKV(b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer kv.Close()
+	kv := storetest.OpenRawKV(b)
 	value := []byte(strings.Repeat("x", 2048))
 	var workers atomic.Int64
 	b.SetParallelism(parallelWriters / 2)

@@ -6,20 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"onboard/storage/storetest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"onboard/storage"
 )
 
 // lostSaves is a ResponseStore whose saves never reach the disk and never
 // finish: the process dies after a request's work committed and its
 // answer was sent, before the answer was saved.
-type lostSaves struct{ *storage.Store }
+type lostSaves struct{ storetest.Store }
 
 func (lostSaves) SaveResponse(string, string, json.RawMessage, time.Duration, func(error)) {}
 
@@ -119,7 +118,7 @@ func TestIdempotencyAcrossACrash(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			first := newEnv(t, envOptions{responses: func(s *storage.Store) ResponseStore { return lostSaves{s} }})
+			first := newEnv(t, envOptions{responses: func(s storetest.Store) ResponseStore { return lostSaves{s} }})
 			path := tt.setup(t, first)
 			sentBefore := len(first.mail.messages())
 			if tt.mailDown {

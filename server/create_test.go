@@ -13,6 +13,7 @@ import (
 
 	"onboard/notify"
 	"onboard/onboarding"
+	"onboard/storage/storetest"
 )
 
 func TestCreateErrors(t *testing.T) {
@@ -234,7 +235,7 @@ func TestCreateWhenTheInviteFails(t *testing.T) {
 	if got["status"] != "created" {
 		t.Errorf("status = %v, want created", got["status"])
 	}
-	log, err := e.store.Activity(context.Background(), id)
+	log, err := storetest.Activity(context.Background(), e.store, id)
 	if err != nil {
 		t.Fatal(err)
 	}

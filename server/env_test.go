@@ -25,7 +25,7 @@ import (
 	"onboard/pdf"
 	"onboard/registry"
 	"onboard/server/form"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -116,7 +116,7 @@ type envOptions struct {
 	metrics *prometheus.Registry
 	// responses, when set, wraps the store as the server's ResponseStore
 	// (one that loses saves, say).
-	responses func(*storage.Store) ResponseStore
+	responses func(storetest.Store) ResponseStore
 	// restart, when set, is an env whose process "died": its store is
 	// closed, and the new env reopens its database and blob directory
 	// and keeps its API keys, as a restarted server would.
@@ -132,11 +132,11 @@ type env struct {
 	// request: the check runs beside the next request and competes for CPU.
 	unchecked http.Handler
 	svc       *onboarding.Service
-	store     *storage.Store
+	store     storetest.Store
 	mail      *mailbox
 	blobs     *blobs.Store
-	blobsDir  string // the blob store's directory
-	dbDir     string // the database's directory
+	blobsDir  string         // the blob store's directory
+	data      storetest.Data // where the store keeps its records
 	clock     *clock
 	keys      map[string]string // name → full key
 	// passes follows the registry documents job (envOptions.jobs).
@@ -177,18 +177,17 @@ func testOrganizations(t testing.TB) []*onboarding.Organization {
 
 func newEnv(t testing.TB, opts envOptions) *env {
 	t.Helper()
-	dbDir, blobsDir := filepath.Join(t.TempDir(), "badger"), filepath.Join(t.TempDir(), "blobs")
+	blobsDir := filepath.Join(t.TempDir(), "blobs")
+	var data storetest.Data
 	if opts.restart != nil {
 		if err := opts.restart.store.Close(); err != nil {
 			t.Fatal(err)
 		}
-		dbDir, blobsDir = opts.restart.dbDir, opts.restart.blobsDir
+		data, blobsDir = opts.restart.data, opts.restart.blobsDir
+	} else {
+		data = storetest.NewData(t)
 	}
-	store, err := storage.Open(dbDir, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := data.Open(t)
 	reg, err := registry.New(registry.Options{Mode: "fixtures", Fixtures: os.DirFS("../testdata/registry")})
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +253,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	srv := New(Options{Service: svc, Responses: responses, Pages: pages, RatePerSecond: opts.rate, Burst: opts.burst, MaxJSONBytes: opts.maxJSON, Now: clk.Now,
 		Sandbox: !opts.production, Logger: opts.logger, Metrics: opts.metrics})
 	// Every exchange with the API is checked against its OpenAPI document.
-	e := &env{h: contractChecked(t, srv.Handler()), unchecked: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir, dbDir: dbDir}
+	e := &env{h: contractChecked(t, srv.Handler()), unchecked: srv.Handler(), svc: svc, store: store, mail: mail, clock: clk, keys: map[string]string{}, blobs: files, blobsDir: blobsDir, data: data}
 	e.passes, e.sweeps = passes, sweeps
 	if opts.rfiExpiry {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -22,6 +22,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/server/form"
+	"onboard/storage/storetest"
 )
 
 // applicant is a browser at a participant's link: it keeps the session
@@ -209,7 +210,7 @@ func (e *env) apiApp(t *testing.T, id string) map[string]any {
 
 func (e *env) activity(t *testing.T, id, action string) int {
 	t.Helper()
-	acts, err := e.store.Activity(context.Background(), id)
+	acts, err := storetest.Activity(context.Background(), e.store, id)
 	if err != nil {
 		t.Fatal(err)
 	}

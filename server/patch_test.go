@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest"
 )
 
 func TestPatchErrors(t *testing.T) {
@@ -165,7 +166,7 @@ func TestPatch(t *testing.T) {
 		t.Errorf("status = %v, want sent", got["status"])
 	}
 	// Each update is in the activity log, attributed to the key.
-	log, err := e.store.Activity(context.Background(), id)
+	log, err := storetest.Activity(context.Background(), e.store, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"onboard/onboarding"
 	"onboard/pdf"
 	"onboard/registry"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // fixturePDF reads a recorded registry document.
@@ -423,11 +423,9 @@ func TestRegistryDocumentsResumeAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	passes := newJobPasses()
-	start := func(r onboarding.Registry) (*storage.Store, *onboarding.Service) {
-		store, err := storage.Open(filepath.Join(dir, "badger"), storage.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+	data := storetest.NewData(t)
+	start := func(r onboarding.Registry) (storetest.Store, *onboarding.Service) {
+		store := data.Open(t)
 		svc, err := onboarding.New(onboarding.Options{
 			Store: store, Registry: r, Organizations: testOrganizations(t), PublicURL: "https://onboard.test",
 			Blobs: files, Links: signer, RegistryRetries: []time.Duration{},

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest"
 )
 
 func rfiHelperPath(id, action string) string {
@@ -56,7 +57,7 @@ func TestRFITestHelpers(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	// The activity log names the key, not the contact.
-	log, err := e.store.Activity(context.Background(), id)
+	log, err := storetest.Activity(context.Background(), e.store, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"onboard/config"
 	"onboard/onboarding"
+	"onboard/storage/storetest"
 )
 
 // loadFormFile reads a form file (testdata/forms/*.toml) with the
@@ -329,7 +330,7 @@ func TestTestHelperSubmit(t *testing.T) {
 // actor, among them the actions named.
 func (e *env) wantHelperActivity(t *testing.T, id string, also ...string) {
 	t.Helper()
-	acts, err := e.store.Activity(context.Background(), id)
+	acts, err := storetest.Activity(context.Background(), e.store, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,8 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,110 +74,6 @@ func act(action string, at time.Time) onboarding.Activity {
 	return onboarding.Activity{At: at, Action: action, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}}
 }
 
-// TestActivityChain appends to application and RFI logs in every way the
-// Store does (create, update, an update that logs nothing), with a clock
-// that steps back: each log is one chain in append order, with its head.
-func TestActivityChain(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t, t.TempDir())
-	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	created := []onboarding.Activity{act(onboarding.ActionCreated, t0), act(onboarding.ActionInviteSent, t0)}
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: created}); err != nil {
-		t.Fatal(err)
-	}
-	first := wantChained(t, s, app.ID, created)
-	log := created
-	for i, a := range []onboarding.Activity{
-		{At: t0.Add(time.Minute), Action: onboarding.ActionFieldsUpdated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1"}, Fields: []string{"industry", "website"}},
-		{At: t0.Add(-time.Hour), Action: onboarding.ActionFormSaved, Actor: onboarding.Actor{Type: onboarding.ActorParticipant, ID: "p1", Name: "a@example.com"}, Detail: "company"},
-		{}, // an update that logs nothing
-		{At: t0.Add(time.Minute), Action: onboarding.ActionDocumentForced, Actor: onboarding.Actor{Type: onboarding.ActorOperator}, Detail: "bank_statement: checked \u2028 \"by phone\"\n"},
-	} {
-		if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
-			if a.Action == "" {
-				return onboarding.Changes{}, nil
-			}
-			return onboarding.Changes{Log: []onboarding.Activity{a}}, nil
-		}); err != nil {
-			t.Fatalf("update %d: %v", i, err)
-		}
-		if a.Action != "" {
-			log = append(log, a)
-		}
-		got := wantChained(t, s, app.ID, log)
-		if !cmp.Equal(got[:len(first)], first) {
-			t.Errorf("update %d changed earlier entries", i)
-		}
-	}
-	// Activity still lists the entries alone.
-	if plain, err := s.Activity(ctx, app.ID); err != nil || !cmp.Equal(plain, log) {
-		t.Errorf("Activity() = %+v, %v; want %+v", plain, err, log)
-	}
-
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
-	rlog := []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}
-	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: rlog}); err != nil {
-		t.Fatal(err)
-	}
-	more := act(onboarding.ActionRFIExpired, t0.Add(time.Hour))
-	if _, err := s.UpdateRFIRequest(ctx, r.ID, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
-		r.Status = onboarding.RFIExpired
-		return onboarding.Changes{Log: []onboarding.Activity{more}}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	wantChained(t, s, r.ID, append(rlog, more))
-
-	// A subject with no log: no head, no entries.
-	if head, log := readLog(t, s, uuid.NewString()); head != nil || log != nil {
-		t.Errorf("unknown subject: head %+v, log %+v", head, log)
-	}
-	if err := s.ActivityLog(ctx, "nope", nil); !errors.Is(err, onboarding.ErrNotFound) {
-		t.Errorf("ActivityLog(malformed id) = %v, want ErrNotFound", err)
-	}
-}
-
-// TestConcurrentAppendsKeepOneChain appends to one log from many
-// goroutines: every entry is in the chain once.
-func TestConcurrentAppendsKeepOneChain(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t, t.TempDir())
-	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
-		t.Fatal(err)
-	}
-	const n = 20
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
-				return onboarding.Changes{Log: []onboarding.Activity{act(fmt.Sprintf("test.%02d", i), t0)}}, nil
-			}); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	head, log := readLog(t, s, app.ID)
-	if len(log) != n+1 {
-		t.Fatalf("%d entries, want %d", len(log), n+1)
-	}
-	prev := onboarding.ActivityChainStart(app.ID)
-	for i, e := range log {
-		if e.Prev != prev || onboarding.ActivityHash(prev, &e) != e.Hash {
-			t.Fatalf("entry %d (%s) is not chained after the one before it", i, e.Action)
-		}
-		prev = e.Hash
-	}
-	if head == nil || head.Hash != prev {
-		t.Errorf("head = %+v, want hash %s", head, prev)
-	}
-}
-
 // TestUpdateFromCachedHead: an update that starts from the cache chains
 // its entries after the head the cache knows for the record's version;
 // from a stale entry (a stale head with it) and from an entry a read put
@@ -223,54 +117,6 @@ func TestUpdateFromCachedHead(t *testing.T) {
 		t.Fatalf("a read kept a head: %+v", h)
 	}
 	update("from a read's entry", act("test.fourth", t0.Add(4*time.Minute)))
-}
-
-// TestActivityAfter pages through a log: each page follows the last entry
-// of the one before, and more says whether entries remain.
-func TestActivityAfter(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t, t.TempDir())
-	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	var want []onboarding.Activity
-	for i := range 7 {
-		want = append(want, act(fmt.Sprintf("test.%d", i), t0.Add(time.Duration(i)*time.Second)))
-	}
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: want}); err != nil {
-		t.Fatal(err)
-	}
-	other := newApp(t, "acme", 2, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, other, onboarding.Changes{Log: want[:1]}); err != nil {
-		t.Fatal(err)
-	}
-	_, all := readLog(t, s, app.ID)
-	for _, limit := range []int{1, 3, 7, 50} {
-		var got []onboarding.LoggedActivity
-		after := ulid.ULID{}
-		for pages := 0; ; pages++ {
-			page, more, err := s.ActivityAfter(ctx, app.ID, after, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(page) > limit || (more && len(page) != limit) {
-				t.Fatalf("limit %d: page of %d, more %v", limit, len(page), more)
-			}
-			got = append(got, page...)
-			if !more {
-				break
-			}
-			after = page[len(page)-1].Seq
-		}
-		if diff := cmp.Diff(all, got); diff != "" {
-			t.Errorf("limit %d: pages (-want +got):\n%s", limit, diff)
-		}
-	}
-	if page, more, err := s.ActivityAfter(ctx, app.ID, all[6].Seq, 10); err != nil || len(page) != 0 || more {
-		t.Errorf("after the last entry: %v, %v, %v; want nothing", page, more, err)
-	}
-	if _, _, err := s.ActivityAfter(ctx, "nope", ulid.ULID{}, 10); !errors.Is(err, onboarding.ErrNotFound) {
-		t.Errorf("ActivityAfter(malformed id) = %v, want ErrNotFound", err)
-	}
 }
 
 // legacyLog stores log as schema 4 did: plain entries under v/, no links,

@@ -3,9 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -138,59 +136,4 @@ func TestReadCurrent(t *testing.T) {
 			t.Errorf("%s: the read marked its entry current", c.name)
 		}
 	}
-}
-
-// TestReadCurrentConcurrent: while updates of applications sharing lock
-// stripes run, every read that starts after an update returned finds that
-// update or a later one, and each reader's reads never go back.
-func TestReadCurrentConcurrent(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t, t.TempDir())
-	defer s.Close()
-	const apps, updates, readers = 4, 60, 4
-	ids := make([]string, apps)
-	for i := range ids {
-		ids[i] = storedApp(t, s, "acme", i, onboarding.StatusCreated).ID
-	}
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 1; n <= updates; n++ {
-				if _, err := s.UpdateApplication(ctx, id, setIndustry(fmt.Sprint(n))); err != nil {
-					t.Error(err)
-					return
-				}
-				if got := readField(t, s, id, "industry"); got != strconv.Quote(fmt.Sprint(n)) {
-					t.Errorf("app %d: update %d returned, then read %s", i, n, got)
-					return
-				}
-			}
-		}()
-	}
-	for r := range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			last := make([]int, apps)
-			for k := 0; k < 4*updates; k++ {
-				i := (r + k) % apps
-				n := 0
-				if v := readField(t, s, ids[i], "industry"); v != "" {
-					var err error
-					if n, err = strconv.Atoi(v[1 : len(v)-1]); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-				if n < last[i] {
-					t.Errorf("reader %d, app %d: read update %d after %d", r, i, n, last[i])
-					return
-				}
-				last[i] = n
-			}
-		}()
-	}
-	wg.Wait()
 }

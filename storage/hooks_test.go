@@ -205,3 +205,13 @@ func (h *hooks) queuedPairs() []string {
 	sort.Strings(out)
 	return out
 }
+
+// CheckQueues checks the invariants of the delivery and RFI expiry
+// queues: the Store suite (storetest) calls it after every operation
+// that changes them.
+func (s *Store) CheckQueues(t *testing.T) {
+	t.Helper()
+	h := &hooks{t: t, s: s}
+	h.queued()
+	rfiQueue(t, s)
+}

@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -367,99 +365,6 @@ func rfiIDs(rs []*onboarding.RFIRequest) []string {
 	return out
 }
 
-func TestListRFIRequests(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t, t.TempDir())
-	defer s.Close()
-	var acme []*onboarding.RFIRequest // newest first
-	for i := 0; i < 7; i++ {
-		status := onboarding.RFIActive
-		if i%3 == 0 {
-			status = onboarding.RFICompleted
-		}
-		r := newRFI(t, "acme", i, status)
-		acme = append([]*onboarding.RFIRequest{r}, acme...)
-		// Another organization's requests (whose id starts with acme's)
-		// and applications interleave in time.
-		createRFIs(t, s, r, newRFI(t, "acme2", i, status))
-		if err := s.CreateApplication(ctx, newApp(t, "acme", i, onboarding.StatusSent), onboarding.Changes{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	of := func(status onboarding.RFIStatus) []string {
-		var out []string
-		for _, r := range acme {
-			if status == "" || r.Status == status {
-				out = append(out, r.ID)
-			}
-		}
-		return out
-	}
-	// walk lists the pages of limit, checking each page's size and has_more.
-	walk := func(status onboarding.RFIStatus, limit int) []string {
-		t.Helper()
-		var walked []string
-		var before ulid.ULID
-		for n := 0; ; n++ {
-			rs, more, err := s.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Status: status, Before: before, Limit: limit})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if more && len(rs) != limit || len(rs) > limit {
-				t.Errorf("page %d of %q: %d requests, more=%v, limit %d", n, status, len(rs), more, limit)
-			}
-			walked = append(walked, rfiIDs(rs)...)
-			if !more {
-				return walked
-			}
-			before = rs[len(rs)-1].Seq
-			if n > 10 {
-				t.Fatal("pagination does not end")
-			}
-		}
-	}
-	check := func(stage string) {
-		t.Helper()
-		for _, tt := range []struct {
-			status onboarding.RFIStatus
-			limit  int
-		}{
-			{"", 100}, {"", 3}, {"", 7}, {"", 1},
-			{onboarding.RFIActive, 100}, {onboarding.RFIActive, 2},
-			{onboarding.RFICompleted, 100}, {onboarding.RFICompleted, 1},
-			{onboarding.RFIExpired, 100}, {onboarding.RFIExpired, 1},
-		} {
-			if diff := cmp.Diff(of(tt.status), walk(tt.status, tt.limit)); diff != "" {
-				t.Errorf("%s: status %q, pages of %d (-want +got):\n%s", stage, tt.status, tt.limit, diff)
-			}
-		}
-	}
-	check("created")
-	if rs, more, err := s.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Limit: 7}); err != nil || len(rs) != 7 || more {
-		t.Errorf("limit equal to count: %d requests, more=%v, %v; want 7, false", len(rs), more, err)
-	}
-	// Status moves carry requests between the status lists.
-	for _, mv := range []struct {
-		i  int
-		to onboarding.RFIStatus
-	}{{1, onboarding.RFIExpired}, {3, onboarding.RFIActive}, {6, onboarding.RFIExpired}, {0, onboarding.RFICompleted}} {
-		acme[mv.i] = updateRFI(t, s, acme[mv.i].ID, func(r *onboarding.RFIRequest) { r.Status = mv.to })
-	}
-	check("after status moves")
-	rfiQueue(t, s)
-	// A page from a cursor starts strictly after it.
-	rs, more, err := s.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Before: acme[2].Seq, Limit: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(rfiIDs(acme[3:5]), rfiIDs(rs)); diff != "" || !more {
-		t.Errorf("page before the third (-want +got):\n%s more=%v", diff, more)
-	}
-	if rs, more, err := s.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "nobody", Limit: 10}); err != nil || len(rs) != 0 || more {
-		t.Errorf("unknown organization: %d, %v, %v", len(rs), more, err)
-	}
-}
-
 // TestRFIChangesCommitWithTheirWrite checks that a create or an update
 // writes its activity entries and events (queued for the endpoint that
 // wants them) in its transaction, and that a create or a change that fails
@@ -693,91 +598,6 @@ func TestRFIClaimIsOneTransaction(t *testing.T) {
 	}
 }
 
-// TestConcurrentRFIClaimsDoNotOverlap runs claimers against each other and
-// against an updater completing requests: no request is claimed twice, and
-// the queue is consistent after.
-func TestConcurrentRFIClaimsDoNotOverlap(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t, t.TempDir())
-	defer s.Close()
-	const n = 120
-	var all []*onboarding.RFIRequest
-	for i := 0; i < n; i++ {
-		r := newRFI(t, "acme", i, onboarding.RFIActive)
-		r.ExpiresAt = t0.Add(time.Duration(i%7) * time.Second)
-		all = append(all, r)
-	}
-	createRFIs(t, s, all...)
-	now := t0.Add(time.Hour)
-	const workers = 4
-	var mu sync.Mutex
-	seen := map[string]string{} // request id → the claimer that got it
-	var dups []string
-	var wg sync.WaitGroup
-	errs := make(chan error, workers+1)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			owner := fmt.Sprintf("w%d", w)
-			for {
-				ids, next, err := s.ClaimRFIExpiries(ctx, onboarding.Claim{Owner: owner, Now: now, Lease: time.Hour, Limit: 5})
-				if err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				for _, id := range ids {
-					if prev, dup := seen[id]; dup {
-						dups = append(dups, fmt.Sprintf("%s claimed by %s and %s", id, prev, owner))
-					}
-					seen[id] = owner
-				}
-				mu.Unlock()
-				if len(ids) == 0 && next.After(now) || next.IsZero() {
-					return
-				}
-				runtime.Gosched()
-			}
-		}()
-	}
-	// Meanwhile every third request is completed.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; i < n; i += 3 {
-			if _, err := s.UpdateRFIRequest(ctx, all[i].ID, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
-				r.Status = onboarding.RFICompleted
-				return onboarding.Changes{}, nil
-			}); err != nil {
-				errs <- err
-				return
-			}
-		}
-	}()
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	for _, d := range dups {
-		t.Error(d)
-	}
-	queue := rfiQueue(t, s)
-	for i, r := range all {
-		_, claimed := seen[r.ID]
-		e, queued := queue[r.ID]
-		switch {
-		case i%3 == 0 && queued:
-			t.Errorf("completed request %d still queued: %+v", i, e)
-		case i%3 != 0 && !claimed:
-			t.Errorf("active request %d was never claimed", i)
-		case i%3 != 0 && (!queued || e.Owner != seen[r.ID] || !e.At.Equal(now.Add(time.Hour))):
-			t.Errorf("request %d claimed by %s is queued as %+v", i, seen[r.ID], e)
-		}
-	}
-}
-
 // TestRFIReopen closes and reopens the store: records, indexes, activity,
 // events and the expiry queue with its leases are all there.
 func TestRFIReopen(t *testing.T) {
@@ -834,30 +654,5 @@ func TestRFIReopen(t *testing.T) {
 	}
 	if ids, _ := rfiClaim(t, h.s, "w2", h.at(3*time.Hour), 10); !cmp.Equal(sortedIDs(a, c), slices.Sorted(slices.Values(ids))) {
 		t.Errorf("claim after the lease lapsed = %v, want a and c", ids)
-	}
-}
-
-// TestRFIQueueIgnoresTheDeliveryQueue checks that expiry entries and
-// webhook due entries, both timed, never meet: a claim of either finds
-// only its own.
-func TestRFIQueueIgnoresTheDeliveryQueue(t *testing.T) {
-	h := newHooks(t)
-	h.endpoint("acme")
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
-	r.ExpiresAt = h.now
-	createRFIs(t, h.s, r)
-	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-	h.add(e)
-	if ds, _ := h.claim("w1", h.now, 10); len(ds) != 1 || ds[0].EventID != e.ID {
-		t.Errorf("ClaimDeliveries = %v, want the event's delivery only", pairs(ds))
-	}
-	if ids, _ := rfiClaim(t, h.s, "w1", h.now, 10); !cmp.Equal([]string{r.ID}, ids) {
-		t.Errorf("ClaimRFIExpiries = %v, want the request only", ids)
-	}
-	if diff := cmp.Diff(map[string]rfiEntry{r.ID: {h.at(time.Minute), "w1"}}, rfiQueue(t, h.s)); diff != "" {
-		t.Errorf("expiry queue (-want +got):\n%s", diff)
-	}
-	if q := h.queued(); len(q) != 1 {
-		t.Errorf("delivery queue = %v, want the one delivery", q)
 	}
 }

@@ -7,14 +7,13 @@ package onboardingtest
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"onboard/blobs"
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // ViewNow is the clock of the view tests: it fixes the download links'
@@ -54,13 +53,9 @@ func CustomForm(t *testing.T) *onboarding.Form {
 // NewViewService returns a Service that signs download links with a
 // fixed key and clock as its clock, for an organization acme with the
 // configurations StdConfig and CustomConfig, and its store.
-func NewViewService(t *testing.T, clock func() time.Time) (*onboarding.Service, *storage.Store) {
+func NewViewService(t *testing.T, clock func() time.Time) (*onboarding.Service, storetest.Store) {
 	t.Helper()
-	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
 	signer, err := blobs.NewSigner(bytes.Repeat([]byte{7}, 32), clock)
 	if err != nil {
 		t.Fatal(err)

@@ -6,14 +6,10 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"fmt"
-	"net/url"
 	"os"
-	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"onboard/storage/postgres/scratchdb"
 )
 
 // EnvURL names the variable holding the test server's URL: a role that
@@ -38,38 +34,14 @@ func Server(t testing.TB) string {
 // URL; the database is dropped when t ends.
 func URL(t testing.TB) string {
 	t.Helper()
-	server := Server(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, server)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", EnvURL, err)
-	}
-	defer conn.Close(ctx)
-	name := "onboard_test_" + strings.ToLower(rand.Text()[:16])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, server)
-		if err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	return withDatabase(t, server, name)
-}
-
-// withDatabase is server's URL naming database name instead.
-func withDatabase(t testing.TB, server, name string) string {
-	t.Helper()
-	u, err := url.Parse(server)
+	url, drop, err := scratchdb.Create(context.Background(), Server(t), "onboard_test_")
 	if err != nil {
 		t.Fatalf("%s: %v", EnvURL, err)
 	}
-	u.Path = "/" + name
-	return fmt.Sprint(u)
+	t.Cleanup(func() {
+		if err := drop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return url
 }

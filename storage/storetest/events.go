@@ -1,9 +1,8 @@
-package storage
+package storetest
 
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -12,19 +11,26 @@ import (
 	"onboard/onboarding"
 )
 
-// TestEventsCommitWithTheirChange checks the transactional outbox: the
+var eventCases = []suiteCase{
+	{"CommitWithTheirChange", testEventsCommitWithTheirChange},
+	{"ExpiredAreInvisible", testExpiredEventsAreInvisible},
+	{"List", testEvents},
+	{"Duplicate", testDuplicateEvent},
+}
+
+// testEventsCommitWithTheirChange checks the transactional outbox: the
 // events of a create or an update are stored and queued with it, and those
 // of a change that fails are not.
-func TestEventsCommitWithTheirChange(t *testing.T) {
+func testEventsCommitWithTheirChange(t *testing.T, open Opener) {
 	ctx := context.Background()
-	h := newHooks(t)
+	h := newHooks(t, open)
 	ep := h.endpoint("acme")
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	app := newApp("acme", 1, onboarding.StatusCreated)
 	created := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.now)
 	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{created}}); err != nil {
 		t.Fatal(err)
 	}
-	boom := errors.New("boom")
+	checkQueues(t, h.s)
 	tests := []struct {
 		name    string
 		event   *onboarding.Event
@@ -33,9 +39,9 @@ func TestEventsCommitWithTheirChange(t *testing.T) {
 		wantErr error
 	}{
 		{"an update commits its event", h.event(onboarding.EventApplicationSent, "acme", app.ID, h.at(time.Second)), nil, true, nil},
-		{"a failing update writes none", h.event(onboarding.EventApplicationOpened, "acme", app.ID, h.at(2*time.Second)), boom, false, boom},
+		{"a failing update writes none", h.event(onboarding.EventApplicationOpened, "acme", app.ID, h.at(2*time.Second)), errBoom, false, errBoom},
 	}
-	want := []string{pair(ep.ID, created.ID)}
+	want := []*onboarding.Event{created} // queued, in the subject's order
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
@@ -45,20 +51,21 @@ func TestEventsCommitWithTheirChange(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("UpdateApplication = %v, want %v", err, tt.wantErr)
 			}
+			checkQueues(t, h.s)
 			got, err := h.s.Event(ctx, tt.event.ID)
 			if tt.stored {
-				want = append(want, pair(ep.ID, tt.event.ID))
+				want = append(want, tt.event)
 				if err != nil {
 					t.Fatalf("Event = %v", err)
 				}
 				if diff := cmp.Diff(tt.event, got); diff != "" {
 					t.Errorf("stored event (-want +got):\n%s", diff)
 				}
-			} else if !errors.Is(err, onboarding.ErrNotFound) {
-				t.Errorf("Event = %+v, %v; want ErrNotFound", got, err)
+			} else {
+				wantNotFound(t, "Event(of a failed update)", err)
 			}
-			if diff := cmp.Diff(slices.Sorted(slices.Values(want)), h.queuedPairs()); diff != "" {
-				t.Errorf("queue (-want +got):\n%s", diff)
+			if n := h.queued(); n != len(want) {
+				t.Errorf("QueuedDeliveries = %d, want %d", n, len(want))
 			}
 		})
 	}
@@ -68,34 +75,48 @@ func TestEventsCommitWithTheirChange(t *testing.T) {
 	}
 	// A create that fails stores none of its events.
 	dup := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.at(3*time.Second))
-	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{dup}}); !errors.Is(err, errDuplicate) {
-		t.Fatalf("CreateApplication(duplicate) = %v", err)
+	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{dup}}); err == nil {
+		t.Fatal("CreateApplication(duplicate) succeeded")
 	}
-	if _, err := h.s.Event(ctx, dup.ID); !errors.Is(err, onboarding.ErrNotFound) {
-		t.Errorf("event of a failed create: %v, want ErrNotFound", err)
+	_, err = h.s.Event(ctx, dup.ID)
+	wantNotFound(t, "Event(of a failed create)", err)
+	if n := h.queued(); n != len(want) {
+		t.Errorf("QueuedDeliveries after a failed create = %d, want %d", n, len(want))
 	}
 	for _, id := range []string{"", "evt_nope", "app_01KAJ6F4G0000000000000000A"} {
-		if _, err := h.s.Event(ctx, id); !errors.Is(err, onboarding.ErrNotFound) {
-			t.Errorf("Event(%q) = %v, want ErrNotFound", id, err)
+		_, err := h.s.Event(ctx, id)
+		wantNotFound(t, "Event("+id+")", err)
+	}
+	// The queue holds exactly the committed events, delivered in order.
+	for _, e := range want {
+		claimed, _ := h.claim("w1", h.at(time.Hour), 10)
+		if diff := cmp.Diff([]string{pair(ep.ID, e.ID)}, pairs(claimed)); diff != "" {
+			t.Fatalf("claim (-want +got):\n%s", diff)
 		}
+		if diff := cmp.Diff(e, claimed[0].Event); diff != "" {
+			t.Errorf("claimed event (-want +got):\n%s", diff)
+		}
+		h.finishAll(claimed, h.at(time.Hour))
+	}
+	if claimed, next := h.claim("w1", h.at(time.Hour), 10); len(claimed) != 0 || !next.IsZero() {
+		t.Errorf("claim of an empty queue = %v, next %v", pairs(claimed), next)
 	}
 }
 
-// TestExpiredEventsAreInvisible stores an event that happened longer ago
+// testExpiredEventsAreInvisible stores an event that happened longer ago
 // than EventRetention: it cannot be read, listed or redelivered, and the
 // delivery it was queued for is dropped with a log line when claimed.
-func TestExpiredEventsAreInvisible(t *testing.T) {
+func testExpiredEventsAreInvisible(t *testing.T, open Opener) {
 	ctx := context.Background()
-	h := newHooks(t)
+	h := newHooks(t, open)
 	ep := h.endpoint("acme")
-	old := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(-31*24*time.Hour))
-	fresh := h.event(onboarding.EventApplicationSent, "acme", "app-2", h.at(-29*24*time.Hour))
+	old := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(-onboarding.EventRetention-24*time.Hour))
+	fresh := h.event(onboarding.EventApplicationSent, "acme", "app-2", h.at(-onboarding.EventRetention+24*time.Hour))
 	h.add(old, fresh)
-	if _, err := h.s.Event(ctx, old.ID); !errors.Is(err, onboarding.ErrNotFound) {
-		t.Errorf("Event(expired) = %v, want ErrNotFound", err)
-	}
+	_, err := h.s.Event(ctx, old.ID)
+	wantNotFound(t, "Event(expired)", err)
 	if _, err := h.s.Event(ctx, fresh.ID); err != nil {
-		t.Errorf("Event(29 days old) = %v", err)
+		t.Errorf("Event(a day from expiry) = %v", err)
 	}
 	for _, typ := range []onboarding.EventType{"", onboarding.EventApplicationSent} {
 		got, more, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Type: typ, Limit: 10})
@@ -103,15 +124,14 @@ func TestExpiredEventsAreInvisible(t *testing.T) {
 			t.Errorf("Events(type %q) = %v more=%v err=%v; want only the fresh one", typ, eventIDs(got), more, err)
 		}
 	}
-	if _, err := h.s.Redeliver(ctx, old.ID, "", h.now); !errors.Is(err, onboarding.ErrNotFound) {
-		t.Errorf("Redeliver(expired) = %v, want ErrNotFound", err)
-	}
+	_, err = h.s.Redeliver(ctx, old.ID, "", h.now)
+	wantNotFound(t, "Redeliver(expired)", err)
 	claimed, _ := h.claim("w1", h.now, 10)
 	if diff := cmp.Diff([]string{pair(ep.ID, fresh.ID)}, pairs(claimed)); diff != "" {
 		t.Errorf("claimed (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{pair(ep.ID, fresh.ID)}, h.queuedPairs()); diff != "" {
-		t.Errorf("queue after the claim (-want +got):\n%s", diff)
+	if n := h.queued(); n != 1 {
+		t.Errorf("QueuedDeliveries after the claim = %d, want the fresh one's", n)
 	}
 	lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: old.ID})
 	want := []onboarding.DeliveryAttempt{{EventID: old.ID, EventType: old.Type, EndpointID: ep.ID, OrgID: "acme", At: h.now,
@@ -129,11 +149,11 @@ func eventIDs(events []*onboarding.Event) []string {
 	return out
 }
 
-// TestEvents lists an organization's events newest first, by type, in
+// testEvents lists an organization's events newest first, by type, in
 // pages, next to another organization's.
-func TestEvents(t *testing.T) {
+func testEvents(t *testing.T, open Opener) {
 	ctx := context.Background()
-	h := newHooks(t)
+	h := newHooks(t, open)
 	types := []onboarding.EventType{onboarding.EventApplicationCreated, onboarding.EventApplicationSent, onboarding.EventApplicationCreated,
 		onboarding.EventWebhookTest, onboarding.EventApplicationCreated, onboarding.EventApplicationSent, onboarding.EventApplicationCreated}
 	var acme, created []string // newest first
@@ -174,5 +194,28 @@ func TestEvents(t *testing.T) {
 	}
 	if _, _, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Before: "nope", Limit: 3}); !errors.Is(err, onboarding.ErrInvalidCursor) {
 		t.Errorf("Events(bad cursor) = %v, want ErrInvalidCursor", err)
+	}
+	got, _, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Limit: 1})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Events(limit 1) = %v, %v", eventIDs(got), err)
+	}
+	stored, err := h.s.Event(ctx, got[0].ID)
+	if err != nil || !cmp.Equal(stored, got[0]) {
+		t.Errorf("listed event and Event differ: %+v, %+v, %v", got[0], stored, err)
+	}
+}
+
+// testDuplicateEvent: a second AddEvent of an event id fails and queues
+// nothing more.
+func testDuplicateEvent(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	h.endpoint("acme")
+	e := h.event(onboarding.EventWebhookTest, "acme", "", h.now)
+	h.add(e)
+	if err := h.s.AddEvent(context.Background(), e); err == nil {
+		t.Error("AddEvent(duplicate) succeeded")
+	}
+	if n := h.queued(); n != 1 {
+		t.Errorf("QueuedDeliveries = %d, want 1", n)
 	}
 }

@@ -1,0 +1,309 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"onboard/onboarding"
+	"onboard/pdf"
+)
+
+var activityCases = []suiteCase{
+	{"Chain", testActivityChain},
+	{"ConcurrentAppendsKeepOneChain", testConcurrentAppendsKeepOneChain},
+	{"After", testActivityAfter},
+	{"LogIsOneSnapshot", testActivityLogSnapshot},
+}
+
+// verifyChains checks every activity log of org's applications and RFI
+// requests with onboarding's verifier: none is broken.
+func verifyChains(t *testing.T, s onboarding.Store, org string) onboarding.LogReport {
+	t.Helper()
+	svc, err := onboarding.New(onboarding.Options{Store: s, PageCounter: pdf.PageCount,
+		Organizations: []*onboarding.Organization{{ID: org}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := svc.VerifyActivityLogs(context.Background(), onboarding.LogQuery{OrgID: org}, func(b onboarding.LogBreak) error {
+		t.Errorf("broken log: %+v", b)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("VerifyActivityLogs: %v", err)
+	}
+	return report
+}
+
+// wantChained checks that the subject's stored log is the chain of want
+// (its activities, in order): each entry chained after the one before,
+// from the log's start, and the head at the last.
+func wantChained(t *testing.T, s onboarding.Store, id string, want []onboarding.Activity) []onboarding.LoggedActivity {
+	t.Helper()
+	head, log := readLog(t, s, id)
+	got := make([]onboarding.Activity, len(log))
+	prev := onboarding.ActivityChainStart(id)
+	for i, e := range log {
+		got[i] = e.Activity
+		if e.Prev != prev {
+			t.Errorf("%s entry %d: Prev = %q, want %q", id, i, e.Prev, prev)
+		}
+		if h := onboarding.ActivityHash(prev, &e); e.Hash != h || len(h) != 64 {
+			t.Errorf("%s entry %d: Hash = %q, want %q", id, i, e.Hash, h)
+		}
+		if i > 0 && e.Seq.Compare(log[i-1].Seq) <= 0 {
+			t.Errorf("%s entry %d: Seq %s not after %s", id, i, e.Seq, log[i-1].Seq)
+		}
+		prev = e.Hash
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s log (-want +got):\n%s", id, diff)
+	}
+	switch {
+	case len(log) == 0 && head != nil:
+		t.Errorf("%s: empty log with head %+v", id, head)
+	case len(log) > 0 && (head == nil || *head != onboarding.ActivityHead{Seq: log[len(log)-1].Seq, Hash: prev}):
+		t.Errorf("%s: head = %+v, want the last entry %s %s", id, head, log[len(log)-1].Seq, prev)
+	}
+	return log
+}
+
+// testActivityChain appends to application and RFI logs in every way the
+// Store does (create, update, an update that logs nothing), with a clock
+// that steps back: each log is one chain in append order, with its head,
+// and onboarding's verifier finds every log whole.
+func testActivityChain(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := fresh(t, open)
+	app := newApp("acme", 1, onboarding.StatusCreated)
+	created := []onboarding.Activity{act(onboarding.ActionCreated, t0), act(onboarding.ActionInviteSent, t0)}
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: created}); err != nil {
+		t.Fatal(err)
+	}
+	first := wantChained(t, s, app.ID, created)
+	log := created
+	for i, a := range []onboarding.Activity{
+		{At: t0.Add(time.Minute), Action: onboarding.ActionFieldsUpdated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1"}, Fields: []string{"industry", "website"}},
+		{At: t0.Add(-time.Hour), Action: onboarding.ActionFormSaved, Actor: onboarding.Actor{Type: onboarding.ActorParticipant, ID: "p1", Name: "a@example.com"}, Detail: "company"},
+		{}, // an update that logs nothing
+		{At: t0.Add(time.Minute), Action: onboarding.ActionDocumentForced, Actor: onboarding.Actor{Type: onboarding.ActorOperator}, Detail: "bank_statement: checked \u2028 \"by phone\"\n"},
+	} {
+		if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
+			if a.Action == "" {
+				return onboarding.Changes{}, nil
+			}
+			return onboarding.Changes{Log: []onboarding.Activity{a}}, nil
+		}); err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+		if a.Action != "" {
+			log = append(log, a)
+		}
+		got := wantChained(t, s, app.ID, log)
+		if !cmp.Equal(got[:len(first)], first) {
+			t.Errorf("update %d changed earlier entries", i)
+		}
+	}
+
+	r := newRFI("acme", 1, onboarding.RFIActive)
+	rlog := []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}
+	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: rlog}); err != nil {
+		t.Fatal(err)
+	}
+	more := act(onboarding.ActionRFIExpired, t0.Add(time.Hour))
+	if _, err := s.UpdateRFIRequest(ctx, r.ID, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
+		r.Status = onboarding.RFIExpired
+		return onboarding.Changes{Log: []onboarding.Activity{more}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantChained(t, s, r.ID, append(rlog, more))
+
+	// A subject with no log: no head, no entries.
+	if head, log := readLog(t, s, uuid.NewString()); head != nil || log != nil {
+		t.Errorf("unknown subject: head %+v, log %+v", head, log)
+	}
+	wantNotFound(t, "ActivityLog(malformed id)", s.ActivityLog(ctx, "nope", nil))
+	// walk's error is ActivityLog's.
+	errWalk := errors.New("walk failed")
+	if err := s.ActivityLog(ctx, app.ID, func(*onboarding.ActivityHead, iter.Seq2[*onboarding.LoggedActivity, error]) error { return errWalk }); !errors.Is(err, errWalk) {
+		t.Errorf("ActivityLog with a failing walk = %v, want %v", err, errWalk)
+	}
+	report := verifyChains(t, s, "acme")
+	if want := (onboarding.LogReport{Applications: 1, RFIRequests: 1, Entries: len(log) + 2}); report != want {
+		t.Errorf("verifier report = %+v, want %+v", report, want)
+	}
+}
+
+// testConcurrentAppendsKeepOneChain appends to one log from many
+// goroutines: every entry is in the chain once.
+func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := fresh(t, open)
+	app := newApp("acme", 1, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
+		t.Fatal(err)
+	}
+	r := newRFI("acme", 1, onboarding.RFIActive)
+	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
+				return onboarding.Changes{Log: []onboarding.Activity{act(fmt.Sprintf("test.%02d", i), t0)}}, nil
+			}); err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if _, err := s.UpdateRFIRequest(ctx, r.ID, func(*onboarding.RFIRequest) (onboarding.Changes, error) {
+				return onboarding.Changes{Log: []onboarding.Activity{act(fmt.Sprintf("test.%02d", i), t0)}}, nil
+			}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range []string{app.ID, r.ID} {
+		head, log := readLog(t, s, id)
+		if len(log) != n+1 {
+			t.Fatalf("%d entries, want %d", len(log), n+1)
+		}
+		prev := onboarding.ActivityChainStart(id)
+		seen := map[string]bool{}
+		for i, e := range log {
+			if e.Prev != prev || onboarding.ActivityHash(prev, &e) != e.Hash {
+				t.Fatalf("entry %d (%s) is not chained after the one before it", i, e.Action)
+			}
+			if seen[e.Action] {
+				t.Errorf("%s logged twice", e.Action)
+			}
+			seen[e.Action] = true
+			prev = e.Hash
+		}
+		if head == nil || head.Hash != prev {
+			t.Errorf("head = %+v, want hash %s", head, prev)
+		}
+	}
+	verifyChains(t, s, "acme")
+}
+
+// testActivityAfter pages through a log: each page follows the last entry
+// of the one before, and more says whether entries remain.
+func testActivityAfter(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := fresh(t, open)
+	app := newApp("acme", 1, onboarding.StatusCreated)
+	var want []onboarding.Activity
+	for i := range 7 {
+		want = append(want, act(fmt.Sprintf("test.%d", i), t0.Add(time.Duration(i)*time.Second)))
+	}
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: want}); err != nil {
+		t.Fatal(err)
+	}
+	other := newApp("acme", 2, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, other, onboarding.Changes{Log: want[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	_, all := readLog(t, s, app.ID)
+	for _, limit := range []int{1, 3, 7, 50} {
+		var got []onboarding.LoggedActivity
+		after := ulid.ULID{}
+		for pages := 0; ; pages++ {
+			page, more, err := s.ActivityAfter(ctx, app.ID, after, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > limit || (more && len(page) != limit) {
+				t.Fatalf("limit %d: page of %d, more %v", limit, len(page), more)
+			}
+			got = append(got, page...)
+			if !more {
+				break
+			}
+			after = page[len(page)-1].Seq
+			if pages > 10 {
+				t.Fatal("pagination does not end")
+			}
+		}
+		if diff := cmp.Diff(all, got); diff != "" {
+			t.Errorf("limit %d: pages (-want +got):\n%s", limit, diff)
+		}
+	}
+	if page, more, err := s.ActivityAfter(ctx, app.ID, all[6].Seq, 10); err != nil || len(page) != 0 || more {
+		t.Errorf("after the last entry: %v, %v, %v; want nothing", page, more, err)
+	}
+	if page, more, err := s.ActivityAfter(ctx, uuid.NewString(), ulid.ULID{}, 10); err != nil || len(page) != 0 || more {
+		t.Errorf("a subject with no log: %v, %v, %v; want nothing", page, more, err)
+	}
+	_, _, err := s.ActivityAfter(ctx, "nope", ulid.ULID{}, 10)
+	wantNotFound(t, "ActivityAfter(malformed id)", err)
+}
+
+// testActivityLogSnapshot: ActivityLog reads one snapshot: entries
+// appended while walk reads are not in what it sees, and the head it was
+// given is the last entry it walks.
+func testActivityLogSnapshot(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := fresh(t, open)
+	app := newApp("acme", 1, onboarding.StatusCreated)
+	log := []onboarding.Activity{act(onboarding.ActionCreated, t0), act(onboarding.ActionInviteSent, t0)}
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log}); err != nil {
+		t.Fatal(err)
+	}
+	appended := make(chan error, 1)
+	var walked []onboarding.LoggedActivity
+	err := s.ActivityLog(ctx, app.ID, func(head *onboarding.ActivityHead, entries iter.Seq2[*onboarding.LoggedActivity, error]) error {
+		// Another writer appends while the walk is under way; it may have
+		// to wait for the walk on some backends, so it runs beside it.
+		go func() {
+			_, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
+				return onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionOpened, t0)}}, nil
+			})
+			appended <- err
+		}()
+		// Wait for the append to commit before reading; a backend whose
+		// writers wait for the walk instead is given up on after a while,
+		// which proves nothing either way.
+		select {
+		case err := <-appended:
+			appended <- err
+		case <-time.After(10 * time.Second):
+			t.Log("the append waits for the walk")
+		}
+		for e, err := range entries {
+			if err != nil {
+				return err
+			}
+			walked = append(walked, *e)
+		}
+		if head == nil || len(walked) == 0 || head.Seq != walked[len(walked)-1].Seq || head.Hash != walked[len(walked)-1].Hash {
+			t.Errorf("head %+v is not the last entry walked", head)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-appended; err != nil {
+		t.Fatal(err)
+	}
+	if len(walked) != len(log) {
+		t.Errorf("walked %d entries, want the %d of the snapshot", len(walked), len(log))
+	}
+	wantChained(t, s, app.ID, append(log, act(onboarding.ActionOpened, t0)))
+}

@@ -1,0 +1,869 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"onboard/onboarding"
+)
+
+var deliveryCases = []suiteCase{
+	{"PerSubjectOrder", testPerSubjectOrder},
+	{"ClaimLease", testClaimLease},
+	{"LapsedLeaseIsClaimedByAnother", testLapsedLeaseIsClaimedByAnother},
+	{"StaleFinishBySameOwner", testStaleFinishBySameOwner},
+	{"Finish", testFinishDelivery},
+	{"FinishEndpointChange", testFinishDeliveryEndpointChange},
+	{"FinishBatch", testFinishDeliveriesBatch},
+	{"Redeliver", testRedeliver},
+	{"RedeliverBehindTheHead", testRedeliverBehindTheHead},
+	{"ClaimLimits", testClaimLimits},
+	{"NoHeadOfLineBlockingAcrossEndpoints", testNoHeadOfLineBlocking},
+	{"ClaimSharesTheLimit", testClaimSharesTheLimit},
+	{"QueueSurvivesRestart", testQueueSurvivesRestart},
+	{"Log", testDeliveryAttempts},
+	{"ConcurrentClaimsDoNotOverlap", testConcurrentClaimsDoNotOverlap},
+	{"ConcurrentClaimsTwoInstances", testConcurrentClaimsTwoInstances},
+}
+
+// testPerSubjectOrder checks that one endpoint receives the events of one
+// subject one at a time, in order, while other subjects and other endpoints
+// go ahead.
+func testPerSubjectOrder(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	e1, e2 := h.endpoint("acme"), h.endpoint("acme")
+	a1 := h.event(onboarding.EventApplicationCreated, "acme", "app-a", h.now)
+	a2 := h.event(onboarding.EventApplicationSent, "acme", "app-a", h.at(time.Second))
+	b1 := h.event(onboarding.EventApplicationCreated, "acme", "app-b", h.at(2*time.Second))
+	h.add(a1, a2, b1)
+	later := h.at(time.Minute) // a2 is due too
+	claimed, next := h.claim("w1", later, 10)
+	want := []string{pair(e1.ID, a1.ID), pair(e1.ID, b1.ID), pair(e2.ID, a1.ID), pair(e2.ID, b1.ID)}
+	if diff := cmp.Diff(sorted(want...), pairs(claimed)); diff != "" {
+		t.Fatalf("first claim (-want +got):\n%s", diff)
+	}
+	if !next.Equal(later.Add(time.Minute)) {
+		t.Errorf("next = %v, want the end of the leases %v", next, later.Add(time.Minute))
+	}
+	if again, _ := h.claim("w2", later, 10); len(again) != 0 {
+		t.Errorf("a2 claimed while a1 is in flight: %v", pairs(again))
+	}
+	for _, d := range claimed {
+		if d.EndpointID == e1.ID && d.EventID == a1.ID {
+			if d.Event.ID != a1.ID || d.Endpoint.ID != e1.ID || d.Owner != "w1" || !d.LeaseUntil.Equal(later.Add(time.Minute)) {
+				t.Errorf("claimed delivery = %+v", d)
+			}
+			if diff := cmp.Diff(a1, d.Event); diff != "" {
+				t.Errorf("claimed event (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(e1, d.Endpoint); diff != "" {
+				t.Errorf("claimed endpoint (-want +got):\n%s", diff)
+			}
+			if err := h.finish(d, later, onboarding.DeliveryResult{Done: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	claimed, _ = h.claim("w1", later, 10)
+	if diff := cmp.Diff([]string{pair(e1.ID, a2.ID)}, pairs(claimed)); diff != "" {
+		t.Errorf("claim after a1 reached e1 (-want +got):\n%s", diff)
+	}
+}
+
+// testClaimLease checks that a claimed delivery is not claimed again
+// before its lease lapses, and is after; the worker that lost it cannot
+// finish it, though its attempt is logged.
+func testClaimLease(t *testing.T, open Opener) {
+	ctx := context.Background()
+	h := newHooks(t, open)
+	ep := h.endpoint("acme")
+	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
+	h.add(e)
+	first, _ := h.claim("w1", h.now, 10)
+	if len(first) != 1 {
+		t.Fatalf("first claim = %v", pairs(first))
+	}
+	steps := []struct {
+		name     string
+		owner    string
+		at       time.Time
+		want     []string
+		wantNext time.Time
+	}{
+		{"another owner before the lease lapses", "w2", h.at(30 * time.Second), []string{}, h.at(time.Minute)},
+		{"the same owner before the lease lapses", "w1", h.at(59 * time.Second), []string{}, h.at(time.Minute)},
+		{"another owner after the lease lapsed", "w2", h.at(61 * time.Second), []string{pair(ep.ID, e.ID)}, h.at(121 * time.Second)},
+	}
+	var second []*onboarding.Delivery
+	for _, st := range steps {
+		got, next := h.claim(st.owner, st.at, 10)
+		if diff := cmp.Diff(st.want, pairs(got)); diff != "" || !next.Equal(st.wantNext) {
+			t.Errorf("%s: claimed (-want +got):\n%s next=%v, want %v", st.name, diff, next, st.wantNext)
+		}
+		second = got
+	}
+	if err := h.finish(first[0], h.at(62*time.Second), onboarding.DeliveryResult{Done: true}); !errors.Is(err, onboarding.ErrLeaseLost) {
+		t.Errorf("finish by the first owner = %v, want ErrLeaseLost", err)
+	}
+	if lines, _ := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: e.ID}); len(lines) != 1 {
+		t.Errorf("log after a lost lease = %+v, want the attempt's line", lines)
+	}
+	if len(second) != 1 {
+		t.Fatal("no second claim")
+	}
+	if err := h.finish(second[0], h.at(63*time.Second), onboarding.DeliveryResult{Done: true}); err != nil {
+		t.Errorf("finish by the owner = %v", err)
+	}
+	if got, next := h.claim("w1", h.at(time.Hour), 10); len(got) != 0 || !next.IsZero() {
+		t.Errorf("claim of an empty queue = %v, next %v; want none, zero", pairs(got), next)
+	}
+	if n := h.queued(); n != 0 {
+		t.Errorf("QueuedDeliveries = %d; want 0", n)
+	}
+}
+
+// testLapsedLeaseIsClaimedByAnother claims a head for w1 and lets its
+// lease lapse: w2 claims it then, not before, and w1's finish is refused.
+func testLapsedLeaseIsClaimedByAnother(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	ep := h.endpoint("acme")
+	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
+	h.add(e)
+	first, _ := h.claim("w1", h.now, 4)
+	if diff := cmp.Diff([]string{pair(ep.ID, e.ID)}, pairs(first)); diff != "" {
+		t.Fatalf("w1's claim (-want +got):\n%s", diff)
+	}
+	if got, next := h.claim("w2", h.at(time.Minute-time.Nanosecond), 4); len(got) != 0 || !next.Equal(h.at(time.Minute)) {
+		t.Errorf("w2's claim while the lease holds = %v, next %v; want none, %v", pairs(got), next, h.at(time.Minute))
+	}
+	got, _ := h.claim("w2", h.at(time.Minute), 4)
+	if len(got) != 1 || got[0].Owner != "w2" || !got[0].LeaseUntil.Equal(h.at(2*time.Minute)) {
+		t.Fatalf("w2's claim once the lease lapsed = %+v; want the delivery, leased to w2 until %v", got, h.at(2*time.Minute))
+	}
+	if err := h.finish(first[0], h.at(time.Minute), onboarding.DeliveryResult{Done: true}); !errors.Is(err, onboarding.ErrLeaseLost) {
+		t.Errorf("w1's finish = %v, want ErrLeaseLost", err)
+	}
+	if err := h.finish(got[0], h.at(time.Minute), onboarding.DeliveryResult{Done: true}); err != nil {
+		t.Errorf("w2's finish = %v", err)
+	}
+	if n := h.queued(); n != 0 {
+		t.Errorf("QueuedDeliveries after w2 finished = %d", n)
+	}
+}
+
+// testStaleFinishBySameOwner: a claim that lapsed and was claimed again by
+// the same owner is a new claim; finishing the old one is ErrLeaseLost and
+// leaves the new one in place.
+func testStaleFinishBySameOwner(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	h.endpoint("acme")
+	h.add(h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now))
+	first, _ := h.claim("w1", h.now, 10)
+	again, _ := h.claim("w1", h.at(61*time.Second), 10)
+	if len(first) != 1 || len(again) != 1 {
+		t.Fatalf("claims = %v then %v, want the delivery each time", pairs(first), pairs(again))
+	}
+	if err := h.finish(first[0], h.at(62*time.Second), onboarding.DeliveryResult{RetryAt: h.at(time.Hour)}); !errors.Is(err, onboarding.ErrLeaseLost) {
+		t.Errorf("finish of the lapsed claim = %v, want ErrLeaseLost", err)
+	}
+	// The second claim holds until its lease's end, untouched.
+	if got, next := h.claim("w2", again[0].LeaseUntil.Add(-time.Nanosecond), 10); len(got) != 0 || !next.Equal(again[0].LeaseUntil) {
+		t.Errorf("claim during the second lease = %v, next %v; want none, %v", pairs(got), next, again[0].LeaseUntil)
+	}
+	if err := h.finish(again[0], h.at(63*time.Second), onboarding.DeliveryResult{Done: true}); err != nil {
+		t.Errorf("finish of the current claim = %v", err)
+	}
+	if n := h.queued(); n != 0 {
+		t.Errorf("QueuedDeliveries = %d; want 0", n)
+	}
+}
+
+// testFinishDelivery checks what each result leaves in the queue: a retry
+// keeps the delivery at the subject's head, due at RetryAt with its
+// attempt counted; done promotes the next of the subject, due when it
+// happened or now, whichever is later; a second finish of one claim is
+// ErrLeaseLost and changes nothing but the log.
+func testFinishDelivery(t *testing.T, open Opener) {
+	tests := []struct {
+		name        string
+		secondAt    time.Duration // when the subject's second event happened, after the first
+		result      onboarding.DeliveryResult
+		retryAt     time.Duration // of result, after the start
+		finishTwice bool
+		// The claims that follow the finish: what is due at each time.
+		firstDue  time.Duration // -1: gone
+		secondDue time.Duration // -1: not before firstDue's delivery is done
+	}{
+		{"retry", time.Second, onboarding.DeliveryResult{}, 5 * time.Minute, false, 5 * time.Minute, -1},
+		{"done promotes the next, due now", time.Second, onboarding.DeliveryResult{Done: true}, 0, false, -1, 2 * time.Second},
+		{"done promotes the next, due when it happened", 10 * time.Minute, onboarding.DeliveryResult{Done: true}, 0, false, -1, 10 * time.Minute},
+		{"finished twice", time.Second, onboarding.DeliveryResult{Done: true}, 0, true, -1, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHooks(t, open)
+			ep := h.endpoint("acme")
+			first := h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now)
+			second := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(tt.secondAt))
+			h.add(first, second)
+			claimed, _ := h.claim("w1", h.now, 10)
+			if diff := cmp.Diff([]string{pair(ep.ID, first.ID)}, pairs(claimed)); diff != "" {
+				t.Fatalf("claimed (-want +got):\n%s", diff)
+			}
+			r := tt.result
+			if tt.retryAt != 0 {
+				r.RetryAt = h.at(tt.retryAt)
+			}
+			if err := h.finish(claimed[0], h.at(2*time.Second), r); err != nil {
+				t.Fatal(err)
+			}
+			if tt.finishTwice {
+				if err := h.finish(claimed[0], h.at(3*time.Second), r); !errors.Is(err, onboarding.ErrLeaseLost) {
+					t.Errorf("second finish = %v, want ErrLeaseLost", err)
+				}
+			}
+			lines, _ := h.s.DeliveryAttempts(context.Background(), onboarding.AttemptQuery{EventID: first.ID})
+			if want := 1; tt.finishTwice {
+				if len(lines) != 2 {
+					t.Errorf("%d log lines, want 2", len(lines))
+				}
+			} else if len(lines) != want {
+				t.Errorf("%d log lines, want %d", len(lines), want)
+			}
+			// What is due, and when: the head, unleased, nothing behind it.
+			due, ev, attempts := tt.secondDue, second, 0
+			if tt.firstDue >= 0 {
+				due, ev, attempts = tt.firstDue, first, 1
+			}
+			if got, next := h.claim("w2", h.at(due-time.Nanosecond), 10); len(got) != 0 || !next.Equal(h.at(due)) {
+				t.Errorf("claim just before it is due = %v, next %v; want none, %v", pairs(got), next, h.at(due))
+			}
+			got, _ := h.claim("w2", h.at(due), 10)
+			if diff := cmp.Diff([]string{pair(ep.ID, ev.ID)}, pairs(got)); diff != "" {
+				t.Fatalf("claim when due (-want +got):\n%s", diff)
+			}
+			if got[0].Attempts != attempts || !got[0].NextAt.Equal(h.at(due)) {
+				t.Errorf("claimed %+v, want %d attempts, due at %v", got[0], attempts, h.at(due))
+			}
+			if n := h.queued(); n != 1+btoi(tt.firstDue >= 0) {
+				t.Errorf("QueuedDeliveries = %d", n)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// testFinishDeliveryEndpointChange: r.Endpoint applies to the endpoint as
+// it is when the attempt is recorded (a count raised since the claim is
+// reset by a success).
+func testFinishDeliveryEndpointChange(t *testing.T, open Opener) {
+	ctx := context.Background()
+	h := newHooks(t, open)
+	ep := h.endpoint("acme")
+	h.add(h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now), h.event(onboarding.EventApplicationCreated, "acme", "app-2", h.now))
+	claimed, _ := h.claim("w1", h.now, 10)
+	if len(claimed) != 2 {
+		t.Fatalf("claimed %v, want both", pairs(claimed))
+	}
+	if _, err := h.s.UpdateEndpoint(ctx, ep.ID, func(ep *onboarding.Endpoint) error { ep.Exhausted = 3; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	reset := func(ep *onboarding.Endpoint) { ep.Exhausted = 0 }
+	if err := h.finish(claimed[0], h.at(time.Second), onboarding.DeliveryResult{Done: true, Endpoint: reset}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.s.Endpoint(ctx, ep.ID)
+	if err != nil || got.Exhausted != 0 {
+		t.Fatalf("endpoint after a success = %+v, %v; want its count reset", got, err)
+	}
+	count := func(ep *onboarding.Endpoint) { ep.Exhausted++ }
+	if err := h.finish(claimed[1], h.at(2*time.Second), onboarding.DeliveryResult{Done: true, Endpoint: count}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.s.Endpoint(ctx, ep.ID); err != nil || got.Exhausted != 1 || !got.Enabled {
+		t.Errorf("endpoint after a give-up = %+v, %v; want enabled, count 1", got, err)
+	}
+}
+
+// testFinishDeliveriesBatch: a batch records every attempt in order: each
+// result applies when its claim still holds, a stale claim in the batch is
+// reported lost without holding up the others, attempts of one endpoint
+// see each other's change of it, and an endpoint a result of the batch
+// disabled has its queue dropped.
+func testFinishDeliveriesBatch(t *testing.T, open Opener) {
+	ctx := context.Background()
+	h := newHooks(t, open)
+	ep := h.endpoint("acme")
+	other := h.endpoint("acme")
+	for _, app := range []string{"app-1", "app-2", "app-3", "app-4"} {
+		h.add(h.event(onboarding.EventApplicationCreated, "acme", app, h.now))
+	}
+	first, _ := h.claim("w1", h.now, 10) // eight: four events, two endpoints
+	if len(first) != 8 {
+		t.Fatalf("claimed %v, want eight", pairs(first))
+	}
+	// Every lease lapses and w1 claims all eight again: its attempts of the
+	// other endpoint's deliveries are finished under the first claims,
+	// which no longer hold.
+	second, _ := h.claim("w1", h.at(61*time.Second), 10)
+	if len(second) != 8 {
+		t.Fatalf("claimed again %v, want all eight", pairs(second))
+	}
+	sort.Slice(second, func(i, j int) bool { return second[i].EventID < second[j].EventID })
+	stale := map[string]*onboarding.Delivery{}
+	for _, d := range first {
+		stale[pair(d.EndpointID, d.EventID)] = d
+	}
+	if _, err := h.s.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error { e.Exhausted = 4; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var batch []onboarding.FinishedDelivery
+	var wantLost []bool
+	retryAt := h.at(time.Hour)
+	var epSeen int
+	var retried string
+	for _, d := range second {
+		r := onboarding.DeliveryResult{Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
+			EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: h.at(90 * time.Second)}}
+		i := epSeen
+		if d.EndpointID == ep.ID {
+			epSeen++
+		}
+		switch {
+		case d.EndpointID != ep.ID:
+			d = stale[pair(d.EndpointID, d.EventID)]
+		case i == 0:
+			r.Done = true
+			r.Endpoint = func(e *onboarding.Endpoint) { e.Exhausted = 0 }
+		case i == 1:
+			r.RetryAt = retryAt
+			retried = d.EventID
+		default: // given up, twice in a row: the second disables
+			r.Done = true
+			r.Endpoint = func(e *onboarding.Endpoint) {
+				if e.Exhausted++; e.Exhausted >= 2 {
+					e.Enabled = false
+				}
+			}
+		}
+		batch = append(batch, onboarding.FinishedDelivery{Delivery: d, Result: r})
+		wantLost = append(wantLost, d.EndpointID != ep.ID)
+	}
+	h.now = h.at(90 * time.Second)
+	lost, err := h.s.FinishDeliveries(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkQueues(t, h.s)
+	if diff := cmp.Diff(wantLost, lost); diff != "" {
+		t.Errorf("lost (-want +got):\n%s", diff)
+	}
+	got, err := h.s.Endpoint(ctx, ep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Enabled || got.Exhausted != 2 {
+		t.Errorf("endpoint after the batch: enabled %v, exhausted %d; want disabled at 2 (the success reset 4, two give-ups followed)", got.Enabled, got.Exhausted)
+	}
+	// Every attempt is logged, and the retried delivery's drop.
+	lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != len(batch)+1 {
+		t.Errorf("%d log lines, want the batch's %d and the drop's", len(lines), len(batch))
+	}
+	dropped, _ := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, EventID: retried, FailedOnly: true})
+	if len(dropped) != 2 {
+		t.Errorf("lines of the retried delivery = %+v, want its attempt and its drop", dropped)
+	}
+	// The other endpoint's deliveries are still under the second claim;
+	// the disabled one's are gone.
+	if n := h.queued(); n != 4 {
+		t.Errorf("QueuedDeliveries = %d, want the other endpoint's 4", n)
+	}
+	if got, next := h.claim("w2", second[0].LeaseUntil.Add(-time.Nanosecond), 10); len(got) != 0 || !next.Equal(second[0].LeaseUntil) {
+		t.Errorf("claim during the second claims' leases = %v, next %v", pairs(got), next)
+	}
+	if got, _ := h.claim("w2", second[0].LeaseUntil, 10); len(got) != 4 || got[0].EndpointID != other.ID {
+		t.Errorf("claim after the second claims' leases = %v, want the other endpoint's 4", pairs(got))
+	}
+}
+
+// testRedeliver queues events again: for the endpoints that want them, or
+// one named; a delivery still queued starts over rather than doubling.
+func testRedeliver(t *testing.T, open Opener) {
+	ctx := context.Background()
+	h := newHooks(t, open)
+	all, sentOnly, createdOnly, off, other := h.endpoint("acme"), h.endpoint("acme", onboarding.EventApplicationSent),
+		h.endpoint("acme", onboarding.EventApplicationCreated), h.endpoint("acme"), h.endpoint("acme2")
+	h.disable(off)
+	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
+	h.add(e)
+	// Deliver it everywhere, so that nothing is queued.
+	claimed, _ := h.claim("w1", h.now, 10)
+	h.finishAll(claimed, h.now)
+	errTests := []struct {
+		name, event, endpoint string
+	}{
+		{"an unknown event", "evt_01KAJ6F4G0000000000000000A", ""},
+		{"not an event id", "app-1", ""},
+		{"an unknown endpoint", e.ID, "we_nope"},
+		{"another organization's endpoint", e.ID, other.ID},
+	}
+	for _, tt := range errTests {
+		if got, err := h.s.Redeliver(ctx, tt.event, tt.endpoint, h.now); !errors.Is(err, onboarding.ErrNotFound) {
+			t.Errorf("Redeliver(%s) = %v, %v; want ErrNotFound", tt.name, got, err)
+		}
+	}
+	at := h.at(time.Minute)
+	tests := []struct {
+		name     string
+		endpoint string
+		want     []string
+	}{
+		{"every endpoint that wants it", "", []string{all.ID, sentOnly.ID}},
+		{"a named endpoint, whatever its filter", createdOnly.ID, []string{createdOnly.ID}},
+		{"a disabled endpoint", off.ID, nil},
+		{"again, while queued", "", []string{all.ID, sentOnly.ID}},
+	}
+	for _, tt := range tests {
+		got, err := h.s.Redeliver(ctx, e.ID, tt.endpoint, at)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		checkQueues(t, h.s)
+		slices.Sort(got)
+		if diff := cmp.Diff(sorted(tt.want...), sorted(got...)); diff != "" {
+			t.Errorf("%s: queued for (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	if n := h.queued(); n != 3 {
+		t.Errorf("QueuedDeliveries = %d, want 3", n)
+	}
+	if got, next := h.claim("w1", h.at(59*time.Second), 10); len(got) != 0 || !next.Equal(at) {
+		t.Errorf("claim before the redelivery is due = %v, next %v; want none, %v", pairs(got), next, at)
+	}
+
+	// A delivery that failed once and is leased starts over.
+	claimed, _ = h.claim("w1", at, 10)
+	want := sorted(pair(all.ID, e.ID), pair(createdOnly.ID, e.ID), pair(sentOnly.ID, e.ID))
+	if diff := cmp.Diff(want, pairs(claimed)); diff != "" {
+		t.Fatalf("claimed (-want +got):\n%s", diff)
+	}
+	if err := h.finish(claimed[0], at, onboarding.DeliveryResult{RetryAt: h.at(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	again := h.at(2 * time.Minute)
+	for _, d := range claimed {
+		if _, err := h.s.Redeliver(ctx, e.ID, d.EndpointID, again); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkQueues(t, h.s)
+	if err := h.finish(claimed[1], again, onboarding.DeliveryResult{Done: true}); !errors.Is(err, onboarding.ErrLeaseLost) {
+		t.Errorf("finishing a delivery that started over = %v, want ErrLeaseLost", err)
+	}
+	if got, next := h.claim("w2", again.Add(-time.Nanosecond), 10); len(got) != 0 || !next.Equal(again) {
+		t.Errorf("claim before the second redelivery is due = %v, next %v; want none, %v", pairs(got), next, again)
+	}
+	got, _ := h.claim("w2", again, 10)
+	if diff := cmp.Diff(want, pairs(got)); diff != "" {
+		t.Errorf("claim after redelivering (-want +got):\n%s", diff)
+	}
+	for _, d := range got {
+		if d.Attempts != 0 || !d.NextAt.Equal(again) {
+			t.Errorf("after redelivering: %+v, want no attempts, due at %v", d, again)
+		}
+	}
+	// A test addressed to one endpoint is redelivered to it alone.
+	test := h.event(onboarding.EventWebhookTest, "acme", "", again)
+	test.Endpoint = createdOnly.ID
+	h.add(test)
+	if got, err := h.s.Redeliver(ctx, test.ID, "", again); err != nil || !cmp.Equal([]string{createdOnly.ID}, got) {
+		t.Errorf("Redeliver(an addressed test) = %v, %v; want %s alone", got, err, createdOnly.ID)
+	}
+	if claimed, _ := h.claim("w3", again, 10); !cmp.Equal([]string{pair(createdOnly.ID, test.ID)}, pairs(claimed)) {
+		t.Errorf("claimed %v, want the test's delivery alone", pairs(claimed))
+	}
+}
+
+// testRedeliverBehindTheHead redelivers an event older than the one in
+// flight: it waits for it, then goes.
+func testRedeliverBehindTheHead(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	ep := h.endpoint("acme")
+	first := h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now)
+	second := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(time.Second))
+	h.add(first)
+	claimed, _ := h.claim("w1", h.now, 10)
+	h.finishAll(claimed, h.now)
+	h.add(second)
+	claimed, _ = h.claim("w1", h.at(time.Second), 10)
+	if diff := cmp.Diff([]string{pair(ep.ID, second.ID)}, pairs(claimed)); diff != "" {
+		t.Fatalf("claimed (-want +got):\n%s", diff)
+	}
+	if _, err := h.s.Redeliver(context.Background(), first.ID, "", h.at(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	checkQueues(t, h.s)
+	if got, _ := h.claim("w2", h.at(2*time.Second), 10); len(got) != 0 {
+		t.Errorf("claimed %v while the subject's head is in flight", pairs(got))
+	}
+	if err := h.finish(claimed[0], h.at(3*time.Second), onboarding.DeliveryResult{Done: true}); err != nil {
+		t.Fatal(err)
+	}
+	claimed, _ = h.claim("w1", h.at(3*time.Second), 10)
+	if diff := cmp.Diff([]string{pair(ep.ID, first.ID)}, pairs(claimed)); diff != "" {
+		t.Errorf("claimed after the head finished (-want +got):\n%s", diff)
+	}
+}
+
+// testClaimLimits checks c.Limit, c.MaxInFlight (counting the caller's
+// in-flight deliveries and this claim's, without changing the caller's
+// map) and the report of when to come back, which leaves out the due
+// deliveries an endpoint's cap holds back.
+func testClaimLimits(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	busy, idle := h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme", onboarding.EventApplicationCreated)
+	for i := 0; i < 3; i++ {
+		h.add(h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.at(time.Duration(i)*time.Second)))
+	}
+	h.add(h.event(onboarding.EventApplicationCreated, "acme", "app-9", h.at(4*time.Second)))
+	h.add(h.event(onboarding.EventApplicationCreated, "acme", "app-8", h.at(time.Hour)))
+	atCap, next, err := h.s.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: "w1", Now: h.at(time.Minute), Lease: time.Minute,
+		Limit: 10, InFlight: map[string]int{busy.ID: 2, idle.ID: 3}, MaxInFlight: func(string) int { return 2 }})
+	if err != nil || len(atCap) != 0 || !next.IsZero() {
+		t.Errorf("every endpoint at its cap: claimed %v, next %v, %v; want none, zero", pairs(atCap), next, err)
+	}
+	inFlight := map[string]int{busy.ID: 1}
+	claimed, next, err := h.s.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: "w1", Now: h.at(time.Minute), Lease: time.Minute,
+		Limit: 10, InFlight: inFlight, MaxInFlight: func(string) int { return 2 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, d := range claimed {
+		count[d.EndpointID]++
+	}
+	if diff := cmp.Diff(map[string]int{busy.ID: 1, idle.ID: 1}, count); diff != "" {
+		t.Errorf("claimed per endpoint (-want +got):\n%s", diff)
+	}
+	if !next.Equal(h.at(2 * time.Minute)) {
+		t.Errorf("next = %v, want the leases' end %v, not the due time of a delivery held back", next, h.at(2*time.Minute))
+	}
+	if diff := cmp.Diff(map[string]int{busy.ID: 1}, inFlight); diff != "" {
+		t.Errorf("the caller's InFlight changed (-want +got):\n%s", diff)
+	}
+	claimed, next = h.claim("w1", h.at(time.Minute), 1)
+	if len(claimed) != 1 || !next.Equal(h.at(2*time.Second)) {
+		t.Errorf("limit 1: claimed %v, next %v; want one, next %v", pairs(claimed), next, h.at(2*time.Second))
+	}
+	claimed, next = h.claim("w1", h.at(time.Minute), 1)
+	if len(claimed) != 1 || !next.Equal(h.at(2*time.Minute)) {
+		t.Errorf("the last due: claimed %v, next %v; want one, the first leases' end %v", pairs(claimed), next, h.at(2*time.Minute))
+	}
+	claimed, next = h.claim("w1", h.at(time.Minute), 1)
+	if len(claimed) != 0 || !next.Equal(h.at(2*time.Minute)) {
+		t.Errorf("nothing due: claimed %v, next %v; want none, the first leases' end %v", pairs(claimed), next, h.at(2*time.Minute))
+	}
+}
+
+// testNoHeadOfLineBlocking queues 50 heads for an endpoint at its
+// in-flight cap, and one for another endpoint due after them: a claim
+// takes the other endpoint's.
+func testNoHeadOfLineBlocking(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	capped, free := h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme", onboarding.EventApplicationCreated)
+	for i := 0; i < 50; i++ {
+		h.add(h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.at(time.Duration(i)*time.Millisecond)))
+	}
+	behind := h.event(onboarding.EventApplicationCreated, "acme", "app-x", h.at(time.Second))
+	h.add(behind)
+	claimed, _, err := h.s.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: "w1", Now: h.at(time.Minute), Lease: time.Minute,
+		Limit: 4, InFlight: map[string]int{capped.ID: 1}, MaxInFlight: func(id string) int {
+			if id == capped.ID {
+				return 1
+			}
+			return 4
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{pair(free.ID, behind.ID)}, pairs(claimed)); diff != "" {
+		t.Errorf("claimed (-want +got):\n%s", diff)
+	}
+	checkQueues(t, h.s)
+}
+
+// testClaimSharesTheLimit queues ten due heads for each of two endpoints:
+// a claim with limit 4 takes two of each, the earliest of each.
+func testClaimSharesTheLimit(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	a, b := h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme", onboarding.EventApplicationCreated)
+	var want []string
+	for i := 0; i < 10; i++ {
+		ea := h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("a-%d", i), h.at(time.Duration(i)*time.Millisecond))
+		h.add(ea)
+		if i < 2 {
+			want = append(want, pair(a.ID, ea.ID))
+		}
+	}
+	for i := 0; i < 10; i++ {
+		eb := h.event(onboarding.EventApplicationCreated, "acme", fmt.Sprintf("b-%d", i), h.at(time.Second+time.Duration(i)*time.Millisecond))
+		h.add(eb)
+		if i < 2 {
+			want = append(want, pair(b.ID, eb.ID))
+		}
+	}
+	claimed, next := h.claim("w1", h.at(time.Minute), 4)
+	if diff := cmp.Diff(sorted(want...), pairs(claimed)); diff != "" {
+		t.Errorf("claimed (-want +got):\n%s", diff)
+	}
+	if want := h.at(2 * time.Millisecond); !next.Equal(want) {
+		t.Errorf("next = %v, want the first head left %v", next, want)
+	}
+}
+
+// testQueueSurvivesRestart restarts the store with deliveries queued and
+// one claimed: after it, the queue is as it was and the claimed one is
+// taken up once its lease lapses.
+func testQueueSurvivesRestart(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	ep := h.endpoint("acme")
+	a1 := h.event(onboarding.EventApplicationCreated, "acme", "app-a", h.now)
+	a2 := h.event(onboarding.EventApplicationSent, "acme", "app-a", h.now)
+	b1 := h.event(onboarding.EventApplicationCreated, "acme", "app-b", h.at(time.Hour))
+	h.add(a1, a2, b1)
+	if claimed, _ := h.claim("w1", h.now, 10); len(claimed) != 1 {
+		t.Fatalf("claimed %v", pairs(claimed))
+	}
+	h.restart()
+	checkQueues(t, h.s)
+	if n := h.queued(); n != 3 {
+		t.Errorf("QueuedDeliveries after the restart = %d, want 3", n)
+	}
+	if got, next := h.claim("w2", h.at(time.Minute-time.Nanosecond), 10); len(got) != 0 || !next.Equal(h.at(time.Minute)) {
+		t.Errorf("claim while the lease holds = %v, next %v", pairs(got), next)
+	}
+	claimed, _ := h.claim("w2", h.at(2*time.Hour), 10)
+	if diff := cmp.Diff(sorted(pair(ep.ID, a1.ID), pair(ep.ID, b1.ID)), pairs(claimed)); diff != "" {
+		t.Errorf("claimed after the restart (-want +got):\n%s", diff)
+	}
+	h.finishAll(claimed, h.at(2*time.Hour))
+	claimed, _ = h.claim("w2", h.at(2*time.Hour), 10)
+	if diff := cmp.Diff([]string{pair(ep.ID, a2.ID)}, pairs(claimed)); diff != "" {
+		t.Errorf("claimed after the heads (-want +got):\n%s", diff)
+	}
+}
+
+// testDeliveryAttempts reads the delivery log through each of its walks.
+func testDeliveryAttempts(t *testing.T, open Opener) {
+	ctx := context.Background()
+	h := newHooks(t, open)
+	we1, we2, we10 := h.endpoint("acme"), h.endpoint("acme"), h.endpoint("acme")
+	evA := h.event(onboarding.EventApplicationSent, "acme", "app-a", h.now)
+	evB := h.event(onboarding.EventApplicationSent, "acme", "app-b", h.now)
+	h.add(evA, evB)
+	eps := map[string]*onboarding.Endpoint{"we_1": we1, "we_2": we2, "we_10": we10}
+	evs := map[string]*onboarding.Event{"evt_a": evA, "evt_b": evB}
+	claimed, _ := h.claim("w1", h.now, 10)
+	byPair := map[string]*onboarding.Delivery{}
+	for _, d := range claimed {
+		byPair[pair(d.EndpointID, d.EventID)] = d
+	}
+	var lines []onboarding.DeliveryAttempt // oldest first
+	for i, l := range []struct {
+		ep, ev string
+		ok     bool
+	}{{"we_1", "evt_a", false}, {"we_2", "evt_a", true}, {"we_1", "evt_a", true}, {"we_1", "evt_b", false}, {"we_2", "evt_b", false}, {"we_10", "evt_b", true}} {
+		d := byPair[pair(eps[l.ep].ID, evs[l.ev].ID)]
+		if d == nil {
+			t.Fatalf("no claim of %s for %s: %v", l.ev, l.ep, pairs(claimed))
+		}
+		line := onboarding.DeliveryAttempt{EventID: d.EventID, EventType: onboarding.EventApplicationSent, EndpointID: d.EndpointID, OrgID: "acme",
+			Attempt: 1, At: h.at(time.Duration(i) * time.Second), Success: l.ok, StatusCode: 200}
+		lines = append(lines, line)
+		if _, err := h.s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: onboarding.DeliveryResult{Attempt: line, Done: l.ok, RetryAt: h.at(time.Hour)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pick := func(idx ...int) []onboarding.DeliveryAttempt {
+		var out []onboarding.DeliveryAttempt
+		for _, i := range idx {
+			out = append(out, lines[i])
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		q    onboarding.AttemptQuery
+		want []onboarding.DeliveryAttempt
+	}{
+		{"all", onboarding.AttemptQuery{}, pick(5, 4, 3, 2, 1, 0)},
+		{"limit", onboarding.AttemptQuery{Limit: 2}, pick(5, 4)},
+		{"endpoint", onboarding.AttemptQuery{EndpointID: we1.ID}, pick(3, 2, 0)},
+		{"event", onboarding.AttemptQuery{EventID: evB.ID}, pick(5, 4, 3)},
+		{"endpoint and event", onboarding.AttemptQuery{EndpointID: we1.ID, EventID: evA.ID}, pick(2, 0)},
+		{"failed", onboarding.AttemptQuery{FailedOnly: true}, pick(4, 3, 0)},
+		{"failed of an endpoint", onboarding.AttemptQuery{EndpointID: we2.ID, FailedOnly: true, Limit: 1}, pick(4)},
+		{"unknown endpoint", onboarding.AttemptQuery{EndpointID: "we_3"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := h.s.DeliveryAttempts(ctx, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("newest first (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// A line older than DeliveryLogRetention is gone.
+	evC := h.event(onboarding.EventApplicationSent, "acme", "app-c", h.now)
+	h.add(evC)
+	claimed, _ = h.claim("w1", h.now, 10)
+	var dc *onboarding.Delivery
+	for _, d := range claimed {
+		if d.EventID == evC.ID && d.EndpointID == we1.ID {
+			dc = d
+		}
+	}
+	if dc == nil {
+		t.Fatalf("no claim of the third event: %v", pairs(claimed))
+	}
+	old := onboarding.DeliveryAttempt{EventID: evC.ID, EventType: evC.Type, EndpointID: we1.ID, OrgID: "acme", Attempt: 1,
+		At: h.at(-onboarding.DeliveryLogRetention - time.Hour)}
+	if _, err := h.s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: dc, Result: onboarding.DeliveryResult{Attempt: old, Done: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: evC.ID}); err != nil || len(got) != 0 {
+		t.Errorf("an expired line is listed: %+v, %v", got, err)
+	}
+}
+
+// runClaimers runs workers claiming and finishing through stores at once
+// until nothing is queued, and returns the event ids in the order they
+// were finished.
+func runClaimers(t *testing.T, h *hooks, workers int, stores ...onboarding.Store) []string {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var done []string
+	claimedBy := map[string]string{}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := stores[w%len(stores)]
+			owner := fmt.Sprintf("w%d", w)
+			for {
+				claimed, next, err := s.ClaimDeliveries(ctx, onboarding.Claim{Owner: owner, Now: h.now, Lease: time.Hour, Limit: 3})
+				if errors.Is(err, onboarding.ErrWriteConflict) {
+					continue
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(claimed) == 0 && next.IsZero() {
+					return
+				}
+				for _, d := range claimed {
+					mu.Lock()
+					if prev, dup := claimedBy[d.EventID]; dup {
+						t.Errorf("%s claimed by %s and %s", d.EventID, prev, owner)
+					}
+					claimedBy[d.EventID] = owner
+					done = append(done, d.EventID)
+					mu.Unlock()
+					r := onboarding.DeliveryResult{Done: true, Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
+						EndpointID: d.EndpointID, OrgID: d.Event.OrgID, Attempt: 1, At: h.now, StatusCode: 200, Success: true}}
+					lost, err := s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
+					if err == nil && lost[0] {
+						err = fmt.Errorf("%s: %w", d.EventID, onboarding.ErrLeaseLost)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				if len(claimed) == 0 {
+					runtime.Gosched() // what is due is in another worker's hands
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	return done
+}
+
+// concurrentClaims queues 30 events of 10 subjects and has workers claim
+// them through stores: every delivery is claimed exactly once, and a
+// subject's events are finished in order.
+func concurrentClaims(t *testing.T, h *hooks, stores ...onboarding.Store) {
+	ctx := context.Background()
+	h.endpoint("acme")
+	var want []string
+	for i := 0; i < 30; i++ {
+		e := h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i%10), h.now)
+		h.add(e)
+		want = append(want, e.ID)
+	}
+	done := runClaimers(t, h, 4, stores...)
+	if diff := cmp.Diff(want, slices.Sorted(slices.Values(done))); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+	// Events of one subject were queued in id order; each was claimed only
+	// after the one before it finished.
+	last := map[string]string{}
+	for _, id := range done {
+		e, err := h.s.Event(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev := last[e.Subject]; prev > id {
+			t.Errorf("%s delivered after %s of the same subject", id, prev)
+		}
+		last[e.Subject] = id
+	}
+	if n := h.queued(); n != 0 {
+		t.Errorf("QueuedDeliveries after the workers = %d", n)
+	}
+}
+
+// testConcurrentClaimsDoNotOverlap runs workers claiming and finishing at
+// once on one store.
+func testConcurrentClaimsDoNotOverlap(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	concurrentClaims(t, h, h.s)
+}
+
+// testConcurrentClaimsTwoInstances runs workers claiming and finishing at
+// once through two stores on the same data.
+func testConcurrentClaimsTwoInstances(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	s2 := beside(t, open, h.s)
+	concurrentClaims(t, h, h.s, s2)
+}

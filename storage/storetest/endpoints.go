@@ -1,0 +1,474 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"onboard/onboarding"
+)
+
+var endpointCases = []suiteCase{
+	{"CreateReadUpdate", testEndpoints},
+	{"FanOut", testFanOut},
+	{"DisablingDropsTheQueue", testDisablingDropsTheQueue},
+	{"EnablingResumesNothing", testEnablingResumesNothing},
+	{"DisablingDropsClaimed", testDisablingDropsClaimed},
+	{"StoppingUnderLoad", testStoppingAnEndpointUnderLoad},
+	{"Delete", testDeleteEndpoint},
+}
+
+// testEndpoints: endpoints read back as stored, list by organization
+// oldest first, update atomically; a duplicate id is refused, a change of
+// organization too, a failing change writes nothing, an unknown id is
+// ErrNotFound.
+func testEndpoints(t *testing.T, open Opener) {
+	ctx := context.Background()
+	h := newHooks(t, open)
+	a1, other, a2 := h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme2"), h.endpoint("acme")
+	if err := h.s.CreateEndpoint(ctx, a1); err == nil || errors.Is(err, onboarding.ErrNotFound) {
+		t.Errorf("CreateEndpoint(duplicate) = %v, want an error", err)
+	}
+	tests := []struct {
+		org  string
+		want []*onboarding.Endpoint
+	}{
+		{"acme", []*onboarding.Endpoint{a1, a2}},
+		{"acme2", []*onboarding.Endpoint{other}},
+		{"acm", nil},
+		{"", []*onboarding.Endpoint{a1, other, a2}},
+	}
+	for _, tt := range tests {
+		got, err := h.s.Endpoints(ctx, tt.org)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Endpoints(%q), oldest first (-want +got):\n%s", tt.org, diff)
+		}
+	}
+	if got, err := h.s.Endpoint(ctx, a1.ID); err != nil || !cmp.Equal(a1, got) {
+		t.Errorf("Endpoint (-want +got):\n%s %v", cmp.Diff(a1, got), err)
+	}
+	got, err := h.s.UpdateEndpoint(ctx, a1.ID, func(ep *onboarding.Endpoint) error { ep.Description = "CRM"; return nil })
+	if err != nil || got.Description != "CRM" {
+		t.Fatalf("UpdateEndpoint = %+v, %v", got, err)
+	}
+	if stored, err := h.s.Endpoint(ctx, a1.ID); err != nil || !cmp.Equal(got, stored) {
+		t.Errorf("Endpoint after update = %+v, %v; want %+v", stored, err, got)
+	}
+	if _, err := h.s.UpdateEndpoint(ctx, a1.ID, func(ep *onboarding.Endpoint) error { ep.OrgID = "acme2"; return nil }); err == nil {
+		t.Errorf("UpdateEndpoint(moving it to another organization) succeeded")
+	}
+	if _, err := h.s.UpdateEndpoint(ctx, a1.ID, func(ep *onboarding.Endpoint) error { ep.Description = "lost"; return errBoom }); !errors.Is(err, errBoom) {
+		t.Errorf("UpdateEndpoint(failing change) = %v, want boom", err)
+	}
+	if stored, _ := h.s.Endpoint(ctx, a1.ID); stored.Description != "CRM" || stored.OrgID != "acme" {
+		t.Errorf("endpoint after refused changes = %+v", stored)
+	}
+	_, err = h.s.UpdateEndpoint(ctx, "we_nope", func(*onboarding.Endpoint) error { return nil })
+	wantNotFound(t, "UpdateEndpoint(unknown)", err)
+	_, err = h.s.Endpoint(ctx, "we_nope")
+	wantNotFound(t, "Endpoint(unknown)", err)
+}
+
+// testFanOut checks which endpoints an event is queued for: those of its
+// organization that are enabled and want its type, or the one a
+// webhook.test is addressed to.
+func testFanOut(t *testing.T, open Opener) {
+	h := newHooks(t, open)
+	all, sentOnly, disabled, other := h.endpoint("acme"), h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme"), h.endpoint("acme2")
+	h.disable(disabled)
+	test := h.event(onboarding.EventWebhookTest, "acme", "", h.now)
+	test.Endpoint = sentOnly.ID
+	tests := []struct {
+		name  string
+		event *onboarding.Event
+		want  []*onboarding.Endpoint
+	}{
+		{"every endpoint wanting the type", h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now), []*onboarding.Endpoint{all}},
+		{"a filter naming the type", h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now), []*onboarding.Endpoint{all, sentOnly}},
+		{"a test addressed to one endpoint", test, []*onboarding.Endpoint{sentOnly}},
+		{"another organization", h.event(onboarding.EventApplicationSent, "acme2", "app-2", h.now), []*onboarding.Endpoint{other}},
+		{"an organization without endpoints", h.event(onboarding.EventApplicationSent, "acm", "app-3", h.now), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h.add(tt.event)
+			checkQueues(t, h.s)
+			want := []string{}
+			for _, ep := range tt.want {
+				want = append(want, pair(ep.ID, tt.event.ID))
+			}
+			if n := h.queued(); n != len(want) {
+				t.Errorf("QueuedDeliveries = %d, want %d", n, len(want))
+			}
+			claimed, _ := h.claim("w1", tt.event.At, 10)
+			if diff := cmp.Diff(sorted(want...), pairs(claimed)); diff != "" {
+				t.Errorf("queued for (-want +got):\n%s", diff)
+			}
+			for _, d := range claimed {
+				if d.Subject != tt.event.Subject || d.Attempts != 0 || !d.NextAt.Equal(tt.event.At) || d.Event == nil || d.Event.Type != tt.event.Type ||
+					d.Endpoint == nil || d.Endpoint.ID != d.EndpointID {
+					t.Errorf("claimed %+v for event %+v", d, tt.event)
+				}
+			}
+			h.finishAll(claimed, tt.event.At)
+		})
+	}
+}
+
+// testDisablingDropsTheQueue checks that an endpoint disabled by the
+// operator or by a delivery's result loses its queued deliveries, each
+// with a log line, and that other endpoints keep theirs.
+func testDisablingDropsTheQueue(t *testing.T, open Opener) {
+	tests := []struct {
+		name    string
+		perSubj int // events per subject
+		subj    int // subjects
+		finish  bool
+	}{
+		{"by the operator", 2, 2, false},
+		{"by a delivery's result", 2, 2, true},
+		{"many subjects", 3, 70, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			h := newHooks(t, open)
+			ep, keep := h.endpoint("acme"), h.endpoint("acme2")
+			var events []*onboarding.Event
+			for s := 0; s < tt.subj; s++ {
+				for i := 0; i < tt.perSubj; i++ {
+					events = append(events, h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", s), h.at(time.Duration(i)*time.Millisecond)))
+				}
+			}
+			kept := h.event(onboarding.EventApplicationSent, "acme2", "app-x", h.now)
+			events = append(events, kept)
+			h.add(events...)
+			var want []onboarding.DeliveryAttempt
+			reason, dropAt := "disabled by the operator", h.now
+			if tt.finish {
+				reason, dropAt = "410 Gone", h.at(time.Second)
+				claimed, _ := h.claim("w1", h.now, 10)
+				var d *onboarding.Delivery
+				for _, c := range claimed {
+					if c.EndpointID == ep.ID && c.EventID == events[0].ID {
+						d = c
+					}
+				}
+				if d == nil {
+					t.Fatalf("claimed %v, want the first event's delivery among them", pairs(claimed))
+				}
+				h.now = dropAt // the store's clock, for the lines it writes
+				if err := h.finish(d, dropAt, onboarding.DeliveryResult{Done: true, Endpoint: func(e *onboarding.Endpoint) {
+					e.Enabled, e.DisabledReason = false, reason
+				}}); err != nil {
+					t.Fatal(err)
+				}
+				events = events[1:]
+				want = append(want, onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type, EndpointID: ep.ID, OrgID: "acme",
+					Attempt: 1, At: dropAt, StatusCode: 200, Success: true})
+			} else if _, err := h.s.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error {
+				e.Enabled, e.DisabledReason = false, reason
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			checkQueues(t, h.s)
+			for _, e := range events[:len(events)-1] {
+				want = append(want, onboarding.DeliveryAttempt{EventID: e.ID, EventType: e.Type, EndpointID: ep.ID, OrgID: "acme",
+					At: dropAt, Error: "not delivered: the endpoint was disabled (" + reason + ")"})
+			}
+			if n := h.queued(); n != 1 {
+				t.Errorf("QueuedDeliveries after disabling = %d, want the other endpoint's one", n)
+			}
+			claimed, _ := h.claim("w2", h.at(time.Hour), 1000)
+			if diff := cmp.Diff([]string{pair(keep.ID, kept.ID)}, pairs(claimed)); diff != "" {
+				t.Errorf("claimable after disabling (-want +got):\n%s", diff)
+			}
+			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 10 * len(want)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byEvent := func(a, b onboarding.DeliveryAttempt) int {
+				return strings.Compare(a.EventID+a.Error, b.EventID+b.Error)
+			}
+			slices.SortFunc(want, byEvent)
+			slices.SortFunc(lines, byEvent)
+			if diff := cmp.Diff(want, lines); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+			stored, _ := h.s.Endpoint(ctx, ep.ID)
+			if stored.Enabled || stored.DisabledReason != reason {
+				t.Errorf("endpoint after disabling = %+v", stored)
+			}
+			// Nothing is queued for it while it is disabled.
+			h.add(h.event(onboarding.EventApplicationSent, "acme", "app-later", h.now))
+			if n := h.queued(); n != 1 {
+				t.Errorf("QueuedDeliveries after an event for the disabled endpoint = %d, want the other endpoint's 1", n)
+			}
+		})
+	}
+}
+
+// testEnablingResumesNothing: enabling an endpoint again never resumes a
+// delivery disabling dropped; events after it are queued again.
+func testEnablingResumesNothing(t *testing.T, open Opener) {
+	ctx := context.Background()
+	h := newHooks(t, open)
+	ep := h.endpoint("acme")
+	h.add(h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now), h.event(onboarding.EventApplicationSent, "acme", "app-2", h.now))
+	h.disable(ep)
+	if _, err := h.s.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error { e.Enabled = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.queued(); n != 0 {
+		t.Errorf("QueuedDeliveries after enabling again = %d, want 0", n)
+	}
+	if claimed, next := h.claim("w1", h.at(time.Hour), 10); len(claimed) != 0 || !next.IsZero() {
+		t.Errorf("claimed %v, next %v after enabling again; want none", pairs(claimed), next)
+	}
+	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(time.Second))
+	h.add(e)
+	claimed, _ := h.claim("w1", h.at(time.Hour), 10)
+	if diff := cmp.Diff([]string{pair(ep.ID, e.ID)}, pairs(claimed)); diff != "" {
+		t.Errorf("claimed after enabling (-want +got):\n%s", diff)
+	}
+}
+
+// testDeleteEndpoint: a deleted endpoint is gone with its queue, without
+// log lines; the other endpoints keep theirs.
+func testDeleteEndpoint(t *testing.T, open Opener) {
+	ctx := context.Background()
+	h := newHooks(t, open)
+	ep, keep := h.endpoint("acme"), h.endpoint("acme")
+	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
+	opened := h.event(onboarding.EventApplicationOpened, "acme", "app-1", h.now)
+	h.add(e, opened)
+	if err := h.s.DeleteEndpoint(ctx, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkQueues(t, h.s)
+	if n := h.queued(); n != 2 {
+		t.Errorf("QueuedDeliveries = %d, want the other endpoint's 2", n)
+	}
+	if lines, _ := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{}); len(lines) != 0 {
+		t.Errorf("deleting logged %+v", lines)
+	}
+	_, err := h.s.Endpoint(ctx, ep.ID)
+	wantNotFound(t, "Endpoint(deleted)", err)
+	if got, _ := h.s.Endpoints(ctx, "acme"); len(got) != 1 || got[0].ID != keep.ID {
+		t.Errorf("Endpoints after delete = %+v", got)
+	}
+	wantNotFound(t, "DeleteEndpoint(deleted)", h.s.DeleteEndpoint(ctx, ep.ID))
+	_, err = h.s.Redeliver(ctx, e.ID, ep.ID, h.now)
+	wantNotFound(t, "Redeliver to a deleted endpoint", err)
+	for _, want := range []*onboarding.Event{e, opened} {
+		claimed, _ := h.claim("w1", h.now, 10)
+		if diff := cmp.Diff([]string{pair(keep.ID, want.ID)}, pairs(claimed)); diff != "" {
+			t.Errorf("claimed (-want +got):\n%s", diff)
+		}
+		h.finishAll(claimed, h.now)
+	}
+	h.add(h.event(onboarding.EventApplicationSent, "acme", "app-2", h.now))
+	if n := h.queued(); n != 1 {
+		t.Errorf("QueuedDeliveries after an event = %d, want the other endpoint's 1", n)
+	}
+}
+
+// testDisablingDropsClaimed disables and deletes endpoints while their
+// deliveries are claimed: the claims are lost (their attempts still
+// logged), nothing of theirs is claimed again, and the disabling logs the
+// drop of the claimed delivery too.
+func testDisablingDropsClaimed(t *testing.T, open Opener) {
+	ctx := context.Background()
+	h := newHooks(t, open)
+	off, gone := h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme", onboarding.EventApplicationCreated)
+	sent := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
+	created := h.event(onboarding.EventApplicationCreated, "acme", "app-2", h.now)
+	h.add(sent, created)
+	claimed, _ := h.claim("w1", h.now, 10)
+	if diff := cmp.Diff(sorted(pair(off.ID, sent.ID), pair(gone.ID, created.ID)), pairs(claimed)); diff != "" {
+		t.Fatalf("claimed (-want +got):\n%s", diff)
+	}
+	h.disable(off)
+	if err := h.s.DeleteEndpoint(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkQueues(t, h.s)
+	if n := h.queued(); n != 0 {
+		t.Errorf("QueuedDeliveries = %d, want 0", n)
+	}
+	for _, d := range claimed {
+		if err := h.finish(d, h.at(time.Second), onboarding.DeliveryResult{Done: true}); !errors.Is(err, onboarding.ErrLeaseLost) {
+			t.Errorf("finish of a claim whose endpoint went = %v, want ErrLeaseLost", err)
+		}
+	}
+	if got, next := h.claim("w2", h.at(time.Hour), 10); len(got) != 0 || !next.IsZero() {
+		t.Errorf("claim after = %v, next %v; want none", pairs(got), next)
+	}
+	lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: off.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drops, attempts int
+	for _, l := range lines {
+		if l.Attempt == 0 {
+			drops++
+		} else {
+			attempts++
+		}
+	}
+	if drops != 1 || attempts != 1 {
+		t.Errorf("log of the disabled endpoint = %+v, want the drop and the attempt", lines)
+	}
+}
+
+// testStoppingAnEndpointUnderLoad disables or deletes an endpoint with a
+// backlog while producers queue events for it and workers claim and
+// finish deliveries: no claim that starts after the call returned gets a
+// delivery of the endpoint, and every event queued before the call began
+// was delivered to it or (disabling) dropped with a log line.
+func testStoppingAnEndpointUnderLoad(t *testing.T, open Opener) {
+	tests := []struct {
+		name   string
+		stop   func(s onboarding.Store, id string) error
+		logged bool // dropped deliveries get a log line
+	}{
+		{"disable", func(s onboarding.Store, id string) error {
+			_, err := s.UpdateEndpoint(context.Background(), id, func(ep *onboarding.Endpoint) error {
+				ep.Enabled, ep.DisabledReason = false, onboarding.DisabledByOperator
+				return nil
+			})
+			return err
+		}, true},
+		{"delete", func(s onboarding.Store, id string) error { return s.DeleteEndpoint(context.Background(), id) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			h := newHooks(t, open)
+			ep := h.endpoint("acme")
+			h.endpoint("acme") // another endpoint, whose deliveries go on
+			var mu sync.Mutex  // guards h.event's entropy and what the workers saw
+			event := func(subject string) *onboarding.Event {
+				mu.Lock()
+				defer mu.Unlock()
+				return h.event(onboarding.EventApplicationSent, "acme", subject, h.now)
+			}
+			var before []string // events committed before the call began
+			for i := 0; i < 150; i++ {
+				e := event(fmt.Sprintf("app-%d", i%40))
+				h.add(e)
+				before = append(before, e.ID)
+			}
+			var stopped atomic.Bool
+			delivered := map[string]bool{} // events delivered to ep
+			done := make(chan struct{})
+			var producers, workers sync.WaitGroup
+			for p := range 2 {
+				producers.Add(1)
+				go func() {
+					defer producers.Done()
+					for i := 0; ; i++ {
+						select {
+						case <-done:
+							return
+						default:
+						}
+						if err := h.s.AddEvent(ctx, event(fmt.Sprintf("new-%d-%d", p, i%10))); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			var producing atomic.Bool
+			producing.Store(true)
+			for w := range 3 {
+				workers.Add(1)
+				go func() {
+					defer workers.Done()
+					owner := fmt.Sprintf("w%d", w)
+					for {
+						after := stopped.Load()
+						claimed, next, err := h.s.ClaimDeliveries(ctx, onboarding.Claim{Owner: owner, Now: h.now, Lease: time.Hour, Limit: 5})
+						if errors.Is(err, onboarding.ErrWriteConflict) {
+							continue
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if len(claimed) == 0 && next.IsZero() && !producing.Load() {
+							return
+						}
+						for _, d := range claimed {
+							if after && d.EndpointID == ep.ID {
+								t.Errorf("a claim that started after the stop returned got %s of the stopped endpoint", d.EventID)
+							}
+							r := onboarding.DeliveryResult{Done: true, Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
+								EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: h.now, StatusCode: 200, Success: true}}
+							lost, err := h.s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							if !lost[0] && d.EndpointID == ep.ID {
+								mu.Lock()
+								delivered[d.EventID] = true
+								mu.Unlock()
+							}
+						}
+						if len(claimed) == 0 {
+							runtime.Gosched()
+						}
+					}
+				}()
+			}
+			if err := tt.stop(h.s, ep.ID); err != nil {
+				t.Fatal(err)
+			}
+			stopped.Store(true)
+			close(done)
+			producers.Wait()
+			producing.Store(false)
+			workers.Wait()
+			dropped := map[string]bool{}
+			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 100000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range lines {
+				if l.Attempt == 0 {
+					dropped[l.EventID] = true
+				}
+			}
+			for _, id := range before {
+				switch {
+				case delivered[id] && dropped[id]:
+					t.Errorf("%s was delivered and dropped", id)
+				case !delivered[id] && !dropped[id] && tt.logged:
+					t.Errorf("%s was neither delivered nor dropped with a log line", id)
+				}
+			}
+			if !tt.logged && len(dropped) != 0 {
+				t.Errorf("deleting logged %d drops", len(dropped))
+			}
+			if n := h.queued(); n != 0 {
+				t.Errorf("QueuedDeliveries after the workers = %d, want 0", n)
+			}
+		})
+	}
+}
