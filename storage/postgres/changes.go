@@ -20,9 +20,10 @@ import (
 // queue), so that a create or an update sends them in the same round
 // trip, and so are the events when the endpoints they are queued for are
 // cached (fanout.go); else they follow in the same transaction
-// (writeEvents, called by sendAtomically and lockedUpdate). Each statement is a plain one-row
-// INSERT, whose prepared plan PostgreSQL keeps (a statement over arrays
-// of rows would be planned anew each time).
+// (writeEvents, called by sendAtomically and lockedUpdate). Each
+// statement is a plain one-row INSERT, whose prepared plan PostgreSQL
+// keeps (a statement over arrays of rows would be planned anew each
+// time).
 
 // changeWrite is a change's activity entries and outcome, encoded, and
 // the head of the subject's log after the entries.
@@ -120,6 +121,5 @@ func (s *Store) sendAtomically(ctx context.Context, build func(*pgx.Batch), even
 // writeChangeAndEvents writes the statements build queues and events in
 // one transaction, reading the endpoints in it (writeEvents).
 func (s *Store) writeChangeAndEvents(ctx context.Context, build func(*pgx.Batch), events []*onboarding.Event) error {
-
 	return s.inBatchTx(ctx, build, func(tx pgx.Tx) error { return s.writeEvents(ctx, tx, events) })
 }

@@ -63,7 +63,7 @@ func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 // read queues (the SELECT … FOR UPDATE of the record's row, whose result
 // its callback keeps); then write, given what was read, returns the batch
 // that writes the change and the change's events. Without events, or
-// with events whose endpoints the cache knows (queueFanOut), the batch
+// with events whose endpoints the cache knows (fanOut), the batch
 // ends with COMMIT: two round trips in all. Else, or when the fan-out's
 // guard finds the cache out of date (then it all runs again), the batch
 // is followed by writeEvents and the commit. Like inTx, it runs it all
