@@ -169,9 +169,13 @@ func (s *Store) planFanOut(r eventRows) (f fanOut, ok bool) {
 // the queue's head when it has none (the head it finds is locked FOR KEY
 // SHARE), else behind it. When a head committed after its snapshot made
 // the unique index of heads refuse it, it fails with record_changed's
-// error. Its parameters are scalars, so that its prepared plan is reused.
+// error. Its parameters are scalars, so that its prepared plan is reused;
+// ORDER BY event_id makes that plan, often made while the table is still
+// empty, look the head up in the primary key by endpoint and subject
+// (which yields that order), not in deliveries_due by endpoint alone,
+// which would read every head of the endpoint.
 const queueOneSQL = `WITH headed AS MATERIALIZED (
-	SELECT 1 FROM deliveries WHERE endpoint_id = $1::text AND subject = $2::text AND head FOR KEY SHARE
+	SELECT 1 FROM deliveries WHERE endpoint_id = $1::text AND subject = $2::text AND head ORDER BY event_id FOR KEY SHARE
 ), inserted AS (
 	INSERT INTO deliveries (endpoint_id, subject, event_id, event_type, head, next_at)
 	SELECT $1::text, $2::text, $3::text, $4::text, NOT EXISTS (SELECT 1 FROM headed), $5::timestamptz

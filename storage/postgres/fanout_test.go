@@ -2,9 +2,11 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"onboard/onboarding"
 )
@@ -174,5 +176,42 @@ func TestFanOutThroughEveryWritePath(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestQueueOnePlan: the plan PostgreSQL keeps for queueOneSQL, made on an
+// empty deliveries table as it is when an instance starts on a new
+// database, finds the queue's head by endpoint and subject, not by
+// reading every head of the endpoint.
+func TestQueueOnePlan(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTest(t, Options{})
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `PREPARE queue_one(text, text, text, text, timestamptz) AS `+queueOneSQL); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, `EXPLAIN EXECUTE queue_one('we_1', 'subject', 'evt_1', 'application.created', now())`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := strings.Join(lines, "\n")
+	if !strings.Contains(plan, "Index Cond: ((endpoint_id = $1) AND (subject = $2))") {
+		t.Errorf("the generic plan does not look the head up by endpoint and subject:\n%s", plan)
 	}
 }
