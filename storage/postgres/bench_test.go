@@ -173,11 +173,32 @@ func BenchmarkPatchApplication(b *testing.B) {
 // and an application.created event, queued for the organization's one
 // endpoint in the same transaction, as the API's creates are.
 func BenchmarkCreateApplicationWithEvent(b *testing.B) {
+	benchCreateWithEvent(b, &onboarding.Endpoint{ID: "we_" + ulid.Make().String(), OrgID: "acme", URL: "https://hooks.example.com/", Enabled: true, CreatedAt: t0})
+}
+
+// BenchmarkCreateApplicationWithUnwantedEvent: the same, but the
+// organization's one enabled endpoint subscribed to other events: the
+// event is stored and queued for nobody.
+func BenchmarkCreateApplicationWithUnwantedEvent(b *testing.B) {
+	benchCreateWithEvent(b, &onboarding.Endpoint{ID: "we_" + ulid.Make().String(), OrgID: "acme", URL: "https://hooks.example.com/", Enabled: true, CreatedAt: t0,
+		Events: []onboarding.EventType{onboarding.EventApplicationSubmitted}})
+}
+
+// BenchmarkCreateApplicationWithEventNoEndpoint: the same, for an
+// organization without endpoints.
+func BenchmarkCreateApplicationWithEventNoEndpoint(b *testing.B) {
+	benchCreateWithEvent(b, nil)
+}
+
+// benchCreateWithEvent runs creates with an application.created event,
+// after creating ep when it is not nil.
+func benchCreateWithEvent(b *testing.B, ep *onboarding.Endpoint) {
 	s := benchStore(b)
 	ctx := context.Background()
-	ep := &onboarding.Endpoint{ID: "we_" + ulid.Make().String(), OrgID: "acme", URL: "https://hooks.example.com/", Enabled: true, CreatedAt: t0}
-	if err := s.CreateEndpoint(ctx, ep); err != nil {
-		b.Fatal(err)
+	if ep != nil {
+		if err := s.CreateEndpoint(ctx, ep); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.SetParallelism(benchParallelism)
 	b.ResetTimer()

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,10 +18,12 @@ import (
 // request with an Idempotency-Key, and its events. The entries and the
 // outcome are queued on the batch that writes the record (changeWrite's
 // queue), so that a create or an update sends them in the same round
-// trip; the events follow in the same transaction (writeEvents, called by
-// sendAtomically and lockedUpdate). Each statement is a plain one-row
-// INSERT, whose prepared plan PostgreSQL keeps (a statement over arrays
-// of rows would be planned anew each time).
+// trip, and so are the events when the endpoints they are queued for are
+// cached (fanout.go); else they follow in the same transaction
+// (writeEvents, called by sendAtomically and lockedUpdate). Each
+// statement is a plain one-row INSERT, whose prepared plan PostgreSQL
+// keeps (a statement over arrays of rows would be planned anew each
+// time).
 
 // changeWrite is a change's activity entries and outcome, encoded, and
 // the head of the subject's log after the entries.
@@ -73,24 +76,50 @@ func queueSlugs(b *pgx.Batch, table, column string, id uuid.UUID, added, removed
 }
 
 // sendAtomically sends the statements build queues, which write one
-// change, as one transaction: on their own (PostgreSQL runs a batch's
-// statements as one implicit transaction, so one round trip) when there
-// are no events; else as the first round trip of a transaction that
-// writes the events and commits (inBatchTx). Like inTx, it tries again
-// (build too) when PostgreSQL aborted it for a serialization failure or a
+// change, as one transaction. Without events, or with events whose
+// endpoints the cache knows (fanOut), that is one round trip: PostgreSQL
+// runs a batch's statements as one implicit transaction; the Store's
+// notifier then notifies of the deliveries it queued. Else, or when the
+// fan-out's guard finds the cache out of date, the statements are the
+// first round trip of a transaction that writes the events with
+// writeEvents and commits (inBatchTx). Like inTx, it tries again (build
+// too) when PostgreSQL aborted it for a serialization failure or a
 // deadlock.
 func (s *Store) sendAtomically(ctx context.Context, build func(*pgx.Batch), events []*onboarding.Event) error {
+	var f fanOut
 	if len(events) > 0 {
-		return s.inBatchTx(ctx, build, func(tx pgx.Tx) error { return s.writeEvents(ctx, tx, events) })
+		rows, err := encodeEvents(events)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if f, ok = s.planFanOut(rows); !ok {
+			return s.writeChangeAndEvents(ctx, build, events)
+		}
 	}
 	var err error
 	for range maxAttempts {
 		b := &pgx.Batch{}
 		build(b)
+		f.queue(b)
 		err = s.pool.SendBatch(ctx, b).Close()
-		if !retryable(err) {
+		switch {
+		case err == nil:
+			if len(f.deliveries) > 0 {
+				s.notifyDeliveries()
+			}
+			return nil
+		case errors.Is(err, errFanOutStale):
+			return s.writeChangeAndEvents(ctx, build, events)
+		case !retryable(err):
 			return err
 		}
 	}
 	return fmt.Errorf("%w: %w", onboarding.ErrWriteConflict, err)
+}
+
+// writeChangeAndEvents writes the statements build queues and events in
+// one transaction, reading the endpoints in it (writeEvents).
+func (s *Store) writeChangeAndEvents(ctx context.Context, build func(*pgx.Batch), events []*onboarding.Event) error {
+	return s.inBatchTx(ctx, build, func(tx pgx.Tx) error { return s.writeEvents(ctx, tx, events) })
 }

@@ -22,71 +22,37 @@ const deliveriesChannel = "onboard_deliveries"
 // tx and tx, if it comes second, sees it (migrations/0003_webhooks.sql).
 // When it queues anything, tx notifies deliveriesChannel, which reaches
 // the listeners when tx commits. An event id already stored is an error.
-// It may run again in a retried transaction.
+// It may run again in a retried transaction. It caches the endpoints it
+// read for the fan-outs that follow (fanout.go).
 func (s *Store) writeEvents(ctx context.Context, tx pgx.Tx, events []*onboarding.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	n := len(events)
-	ids, orgs, types := make([]string, n), make([]string, n), make([]string, n)
-	ats, recs := make([]time.Time, n), make([][]byte, n)
-	orgSet := map[string]bool{}
-	var orgList []string
-	for i, e := range events {
-		if _, ok := onboarding.EventSeq(e.ID); !ok {
-			return fmt.Errorf("store event: %q is not an event id", e.ID)
-		}
-		rec, err := record.Encode(e)
-		if err != nil {
-			return err
-		}
-		ids[i], orgs[i], types[i], ats[i], recs[i] = e.ID, e.OrgID, string(e.Type), e.At, rec
-		if !orgSet[e.OrgID] {
-			orgSet[e.OrgID] = true
-			orgList = append(orgList, e.OrgID)
-		}
+	r, err := encodeEvents(events)
+	if err != nil {
+		return err
 	}
 	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO events (id, org_id, type, at, expires_at, record)
-		SELECT id, org_id, type, at, at + $6::interval, record
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::bytea[]) AS e(id, org_id, type, at, record)`,
-		ids, orgs, types, ats, recs, onboarding.EventRetention)
-	b.Queue(`SELECT record FROM webhook_endpoints WHERE org_id = ANY($1) AND enabled ORDER BY id FOR KEY SHARE`, orgList)
-	br := tx.SendBatch(ctx, b)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		if keyTaken(err) {
-			return fmt.Errorf("store events: %w", errWebhookDuplicate)
-		}
+	r.queue(b)
+	var recs [][]byte
+	b.Queue(`SELECT record FROM webhook_endpoints WHERE org_id = ANY($1) AND enabled ORDER BY id FOR KEY SHARE`, r.orgs).Query(func(rows pgx.Rows) error {
+		var err error
+		recs, err = pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		return err
+	})
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
-	rows, err := br.Query()
-	if err != nil {
-		br.Close()
-		return err
-	}
-	endpointRecs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		br.Close()
-		return err
-	}
-	if err := br.Close(); err != nil {
-		return err
-	}
-	if len(endpointRecs) == 0 {
-		return nil
-	}
-	byOrg := map[string][]*onboarding.Endpoint{}
-	for _, rec := range endpointRecs {
-		ep, err := decodeEndpoint(rec)
-		if err != nil {
+	eps := make([]*onboarding.Endpoint, len(recs))
+	for i, rec := range recs {
+		if eps[i], err = decodeEndpoint(rec); err != nil {
 			return err
 		}
-		byOrg[ep.OrgID] = append(byOrg[ep.OrgID], ep)
 	}
+	s.cacheEndpoints(r.orgs, eps, recs)
 	var queue []newDelivery
 	for _, e := range events {
-		for _, ep := range byOrg[e.OrgID] {
+		for _, ep := range eps {
 			if ep.Wants(e) {
 				queue = append(queue, newDelivery{endpoint: ep.ID, subject: e.Subject, event: e.ID, typ: e.Type, at: e.At})
 			}
@@ -199,9 +165,7 @@ func queueDeliveries(ctx context.Context, tx pgx.Tx, ds []newDelivery) error {
 // AddEvent stores an event that no application change caused (webhook.test)
 // and queues it for the endpoints that want it, in one transaction.
 func (s *Store) AddEvent(ctx context.Context, e *onboarding.Event) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		return s.writeEvents(ctx, tx, []*onboarding.Event{e})
-	})
+	return s.sendAtomically(ctx, func(*pgx.Batch) {}, []*onboarding.Event{e})
 }
 
 // Event returns the event with id, or onboarding.ErrNotFound when there is

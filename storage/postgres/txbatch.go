@@ -62,15 +62,22 @@ func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 // round trips as it can: the first begins the transaction and runs what
 // read queues (the SELECT … FOR UPDATE of the record's row, whose result
 // its callback keeps); then write, given what was read, returns the batch
-// that writes the change and the change's events. Without events, the
-// batch ends with COMMIT: two round trips in all. With events, the batch
+// that writes the change and the change's events. Without events, or
+// with events whose endpoints the cache knows (fanOut), the batch
+// ends with COMMIT: two round trips in all. Else, or when the fan-out's
+// guard finds the cache out of date (then it all runs again), the batch
 // is followed by writeEvents and the commit. Like inTx, it runs it all
 // again when PostgreSQL aborted it for a serialization failure or a
 // deadlock, and returns an error of write or of a callback unchanged.
 func (s *Store) lockedUpdate(ctx context.Context, read func(*pgx.Batch), write func(pgx.Tx) (*pgx.Batch, []*onboarding.Event, error)) error {
 	var err error
+	cached := true
 	for range maxAttempts {
-		err = s.lockedUpdateOnce(ctx, read, write)
+		err = s.lockedUpdateOnce(ctx, read, write, cached)
+		if errors.Is(err, errFanOutStale) {
+			cached = false
+			continue
+		}
 		if !retryable(err) {
 			return err
 		}
@@ -78,8 +85,10 @@ func (s *Store) lockedUpdate(ctx context.Context, read func(*pgx.Batch), write f
 	return fmt.Errorf("%w: %w", onboarding.ErrWriteConflict, err)
 }
 
-// lockedUpdateOnce is one attempt of lockedUpdate.
-func (s *Store) lockedUpdateOnce(ctx context.Context, read func(*pgx.Batch), write func(pgx.Tx) (*pgx.Batch, []*onboarding.Event, error)) (err error) {
+// lockedUpdateOnce is one attempt of lockedUpdate, which fans the events
+// out in the batch of the writes, from the cache, if cached is set and it
+// can.
+func (s *Store) lockedUpdateOnce(ctx context.Context, read func(*pgx.Batch), write func(pgx.Tx) (*pgx.Batch, []*onboarding.Event, error), cached bool) (err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
@@ -106,11 +115,26 @@ func (s *Store) lockedUpdateOnce(ctx context.Context, read func(*pgx.Batch), wri
 	if err != nil {
 		return err
 	}
-	if len(events) == 0 {
+	inBatch, notify := len(events) == 0, false
+	if !inBatch && cached {
+		rows, err := encodeEvents(events)
+		if err != nil {
+			return err
+		}
+		var f fanOut
+		if f, inBatch = s.planFanOut(rows); inBatch {
+			f.queue(wb)
+			notify = len(f.deliveries) > 0
+		}
+	}
+	if inBatch {
 		// The commit rides with the writes; the transaction object is
 		// left behind, its connection idle again.
 		wb.Queue("COMMIT")
-		return tx.SendBatch(ctx, wb).Close()
+		if err = tx.SendBatch(ctx, wb).Close(); err == nil && notify {
+			s.notifyDeliveries()
+		}
+		return err
 	}
 	if err = tx.SendBatch(ctx, wb).Close(); err != nil {
 		return err

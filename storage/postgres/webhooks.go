@@ -48,6 +48,7 @@ func (s *Store) CreateEndpoint(ctx context.Context, ep *onboarding.Endpoint) err
 	if keyTaken(err) {
 		return fmt.Errorf("create endpoint %s: %w", ep.ID, errWebhookDuplicate)
 	}
+	s.endpoints.forget(ep.OrgID)
 	return err
 }
 
@@ -167,6 +168,7 @@ func (s *Store) changeEndpoint(ctx context.Context, id string, change func(*onbo
 	if err != nil {
 		return nil, err
 	}
+	s.endpoints.forget(result.OrgID)
 	return result, nil
 }
 
@@ -184,13 +186,11 @@ func writeEndpoint(ctx context.Context, tx pgx.Tx, ep *onboarding.Endpoint) erro
 // without log lines, before it returns. Its delivery log lines stay until
 // they expire.
 func (s *Store) DeleteEndpoint(ctx context.Context, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE id = $1`, id)
-	if err != nil {
-		return err
+	var org string
+	if err := s.pool.QueryRow(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 RETURNING org_id`, id).Scan(&org); err != nil {
+		return notFound(err)
 	}
-	if tag.RowsAffected() == 0 {
-		return onboarding.ErrNotFound
-	}
+	s.endpoints.forget(org)
 	return s.drainEndpointQueue(ctx, id, s.now())
 }
 
