@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
@@ -28,12 +29,18 @@ type rfiEntry struct {
 // invariants against the records: every active request has exactly one
 // row; an unclaimed row is due at its request's ExpiresAt, a claimed one
 // at its lease's end; a request that is not active has none; nothing
-// else is queued.
+// else is queued. It reads both tables in one snapshot, so that writes
+// beside it never show it a half-made change.
 func rfiQueue(t *testing.T, s *Store) map[string]rfiEntry {
 	t.Helper()
 	ctx := context.Background()
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
 	records := map[string]onboarding.RFIRequest{}
-	rs, err := s.pool.Query(ctx, `SELECT record FROM rfi_requests`)
+	rs, err := tx.Query(ctx, `SELECT record FROM rfi_requests`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +53,7 @@ func rfiQueue(t *testing.T, s *Store) map[string]rfiEntry {
 	}
 	rs.Close()
 	out := map[string]rfiEntry{}
-	rs, err = s.pool.Query(ctx, `SELECT rfi_id::text, expires_ns, coalesce(lease_owner, ''), lease_until_ns, due_ns FROM rfi_expiry_queue`)
+	rs, err = tx.Query(ctx, `SELECT rfi_id::text, expires_ns, coalesce(lease_owner, ''), lease_until_ns, due_ns FROM rfi_expiry_queue`)
 	if err != nil {
 		t.Fatal(err)
 	}
