@@ -127,9 +127,13 @@ func testActivityChain(t *testing.T, open Opener) {
 	}
 	wantChained(t, s, r.ID, append(rlog, more))
 
-	// A subject with no log: no head, no entries.
-	if head, log := readLog(t, s, uuid.NewString()); head != nil || log != nil {
-		t.Errorf("unknown subject: head %+v, log %+v", head, log)
+	// A subject with no log: no head, no entries; a record created
+	// without entries has no head either.
+	quiet := storedApp(t, s, "quiet", 2, onboarding.StatusCreated) // the verifier would report it
+	for _, id := range []string{uuid.NewString(), quiet.ID} {
+		if head, log := readLog(t, s, id); head != nil || log != nil {
+			t.Errorf("subject without entries: head %+v, log %+v", head, log)
+		}
 	}
 	wantNotFound(t, "ActivityLog(malformed id)", s.ActivityLog(ctx, "nope", nil))
 	// walk's error is ActivityLog's.
@@ -144,7 +148,8 @@ func testActivityChain(t *testing.T, open Opener) {
 }
 
 // testConcurrentAppendsKeepOneChain appends to one log from many
-// goroutines: every entry is in the chain once.
+// goroutines, on two stores of the same data where the backend has two:
+// every entry is in the chain once, each append's entries together.
 func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
@@ -156,22 +161,33 @@ func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
 	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}}); err != nil {
 		t.Fatal(err)
 	}
+	// Every other writer uses a second store on the same data, where the
+	// backend has one.
+	stores := []onboarding.Store{s}
+	if s2 := open(t, Options{Beside: s}); s2 != nil {
+		stores = append(stores, s2)
+	}
 	const n = 20
 	var wg sync.WaitGroup
 	for i := range n {
+		w := stores[i%len(stores)]
+		// Two entries an append: they stay together, in order.
+		entries := func() []onboarding.Activity {
+			return []onboarding.Activity{act(fmt.Sprintf("test.%02d", i), t0), act(fmt.Sprintf("test.%02d.second", i), t0)}
+		}
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
-				return onboarding.Changes{Log: []onboarding.Activity{act(fmt.Sprintf("test.%02d", i), t0)}}, nil
+			if _, err := w.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
+				return onboarding.Changes{Log: entries()}, nil
 			}); err != nil {
 				t.Error(err)
 			}
 		}()
 		go func() {
 			defer wg.Done()
-			if _, err := s.UpdateRFIRequest(ctx, r.ID, func(*onboarding.RFIRequest) (onboarding.Changes, error) {
-				return onboarding.Changes{Log: []onboarding.Activity{act(fmt.Sprintf("test.%02d", i), t0)}}, nil
+			if _, err := w.UpdateRFIRequest(ctx, r.ID, func(*onboarding.RFIRequest) (onboarding.Changes, error) {
+				return onboarding.Changes{Log: entries()}, nil
 			}); err != nil {
 				t.Error(err)
 			}
@@ -180,20 +196,30 @@ func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
 	wg.Wait()
 	for _, id := range []string{app.ID, r.ID} {
 		head, log := readLog(t, s, id)
-		if len(log) != n+1 {
-			t.Fatalf("%d entries, want %d", len(log), n+1)
+		if len(log) != 2*n+1 {
+			t.Fatalf("%d entries, want %d", len(log), 2*n+1)
 		}
 		prev := onboarding.ActivityChainStart(id)
 		seen := map[string]bool{}
+		paired := 0
 		for i, e := range log {
 			if e.Prev != prev || onboarding.ActivityHash(prev, &e) != e.Hash {
 				t.Fatalf("entry %d (%s) is not chained after the one before it", i, e.Action)
+			}
+			if i > 0 && e.Seq.Compare(log[i-1].Seq) <= 0 {
+				t.Fatalf("entry %d: Seq %s not after %s", i, e.Seq, log[i-1].Seq)
+			}
+			if i > 0 && e.Action == log[i-1].Action+".second" {
+				paired++
 			}
 			if seen[e.Action] {
 				t.Errorf("%s logged twice", e.Action)
 			}
 			seen[e.Action] = true
 			prev = e.Hash
+		}
+		if paired != n {
+			t.Errorf("%d appends' entries stand together, want all %d", paired, n)
 		}
 		if head == nil || head.Hash != prev {
 			t.Errorf("head = %+v, want hash %s", head, prev)
