@@ -149,6 +149,7 @@ func testRFIRoundTrip(t *testing.T, open Opener) {
 		{"RFIRequestBySlug(unknown)", func() error { _, err := s.RFIRequestBySlug(ctx, "nope"); return err }},
 		{"RFIRequestBySlug(old slug)", func() error { _, err := s.RFIRequestBySlug(ctx, r.Participants[0].LinkSlug); return err }},
 		{"RFIRequestBySlug(empty)", func() error { _, err := s.RFIRequestBySlug(ctx, ""); return err }},
+		{"RFIRequestBySlug(not UTF-8)", func() error { _, err := s.RFIRequestBySlug(ctx, "\xfe"); return err }},
 		{"Application(an RFI request's id)", func() error { _, err := s.Application(ctx, r.ID); return err }},
 		{"UpdateRFIRequest(unknown)", func() error {
 			_, err := s.UpdateRFIRequest(ctx, uuid.NewString(), func(*onboarding.RFIRequest) (onboarding.Changes, error) {
@@ -393,7 +394,8 @@ func testClaimRFIExpiries(t *testing.T, open Opener) {
 	d, e := newRFI("acme", 4, onboarding.RFICompleted), newRFI("acme", 5, onboarding.RFIExpired)
 	// d and e would be the first due, were they queued.
 	d.ExpiresAt, e.ExpiresAt = t0, t0
-	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)
+	// Nanoseconds: the queue orders and answers exact times.
+	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = t0.Add(time.Hour+1), t0.Add(2*time.Hour+2), t0.Add(3*time.Hour+3)
 	createRFIs(t, s, a, b, c, d, e)
 	checkQueues(t, s)
 	steps := []struct {
