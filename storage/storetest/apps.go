@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -151,6 +152,8 @@ func testApplicationBySlug(t *testing.T, open Opener) {
 	wantNotFound(t, "ApplicationBySlug(unknown)", err)
 	_, err = s.ApplicationBySlug(ctx, "")
 	wantNotFound(t, "ApplicationBySlug(empty)", err)
+	_, err = s.ApplicationBySlug(ctx, "\xff\x00")
+	wantNotFound(t, "ApplicationBySlug(not UTF-8)", err)
 	if got, err := s.ApplicationBySlug(ctx, other.Participants[0].LinkSlug); err != nil || got.ID != other.ID {
 		t.Errorf("ApplicationBySlug(other) = %v, %v", got, err)
 	}
@@ -274,28 +277,48 @@ func testListApplications(t *testing.T, open Opener) {
 	if diff := cmp.Diff(ids(acme), got); diff != "" || more {
 		t.Errorf("all (-want +got):\n%s more=%v", diff, more)
 	}
-	// Walk pages of 3: 3 + 3 + 1, no repeats, no gaps.
-	var walked []string
-	var before ulid.ULID
-	for n := 0; ; n++ {
-		apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Before: before, Limit: 3})
-		if err != nil {
-			t.Fatal(err)
+	of := func(status onboarding.Status) []string {
+		var out []string
+		for _, a := range acme {
+			if status == "" || a.Status == status {
+				out = append(out, a.ID)
+			}
 		}
-		if more && len(apps) != 3 {
-			t.Errorf("page %d: %d apps with more", n, len(apps))
-		}
-		walked = append(walked, ids(apps)...)
-		if !more {
-			break
-		}
-		before = apps[len(apps)-1].Seq
-		if n > 5 {
-			t.Fatal("pagination does not end")
-		}
+		return out
 	}
-	if diff := cmp.Diff(ids(acme), walked); diff != "" {
-		t.Errorf("paged walk (-want +got):\n%s", diff)
+	// Walk the pages of each list in pages of each size: no repeats, no
+	// gaps, full pages while there are more.
+	for _, tt := range []struct {
+		status onboarding.Status
+		limit  int
+	}{
+		{"", 100}, {"", 3}, {"", 7}, {"", 1},
+		{onboarding.StatusCreated, 100}, {onboarding.StatusCreated, 2},
+		{onboarding.StatusSent, 100}, {onboarding.StatusSent, 1},
+		{onboarding.StatusApproved, 10},
+	} {
+		var walked []string
+		var before ulid.ULID
+		for n := 0; ; n++ {
+			apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Status: tt.status, Before: before, Limit: tt.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if more && len(apps) != tt.limit || len(apps) > tt.limit {
+				t.Errorf("status %q page %d: %d apps, more=%v, limit %d", tt.status, n, len(apps), more, tt.limit)
+			}
+			walked = append(walked, ids(apps)...)
+			if !more {
+				break
+			}
+			before = apps[len(apps)-1].Seq
+			if n > 10 {
+				t.Fatal("pagination does not end")
+			}
+		}
+		if diff := cmp.Diff(of(tt.status), walked); diff != "" {
+			t.Errorf("status %q, pages of %d (-want +got):\n%s", tt.status, tt.limit, diff)
+		}
 	}
 	var created []string
 	for _, a := range acme {
@@ -325,6 +348,23 @@ func testListApplications(t *testing.T, open Opener) {
 	}
 	if apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "nobody", Limit: 10}); err != nil || len(apps) != 0 || more {
 		t.Errorf("unknown organization: %d, %v, %v", len(apps), more, err)
+	}
+	if apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Limit: 0}); err != nil || len(apps) != 0 || !more {
+		t.Errorf("a limit of none: %d, %v, %v; want none and more", len(apps), more, err)
+	}
+	// A status move carries an application between the status lists.
+	moved, err := s.UpdateApplication(ctx, acme[0].ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+		a.Status = onboarding.StatusApproved
+		return onboarding.Changes{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := page(onboarding.StatusApproved, ulid.ULID{}, 10); !cmp.Equal(got, []string{moved.ID}) {
+		t.Errorf("approved after the move = %v, want [%s]", got, moved.ID)
+	}
+	if got, _ := page(onboarding.StatusCreated, ulid.ULID{}, 10); slices.Contains(got, moved.ID) {
+		t.Errorf("created after the move = %v, still with %s", got, moved.ID)
 	}
 }
 
@@ -443,6 +483,9 @@ func testConcurrentUpdatesTwoInstances(t *testing.T, open Opener) {
 func testPendingRegistryDocuments(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
+	if got, err := s.PendingRegistryDocuments(ctx); err != nil || len(got) != 0 {
+		t.Errorf("pending of an empty store = %v, %v; want none", got, err)
+	}
 	pending, done, later := newApp("acme", 1, onboarding.StatusSent), newApp("acme", 2, onboarding.StatusSent), newApp("acme", 3, onboarding.StatusSent)
 	pending.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
 	done.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
