@@ -14,6 +14,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage/record"
+	"onboard/storage/storetest/fixture"
 )
 
 // readLog returns the subject's head and entries as ActivityLog reads them.
@@ -70,10 +71,6 @@ func wantChained(t *testing.T, s *Store, id string, want []onboarding.Activity) 
 	return log
 }
 
-func act(action string, at time.Time) onboarding.Activity {
-	return onboarding.Activity{At: at, Action: action, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}}
-}
-
 // TestUpdateFromCachedHead: an update that starts from the cache chains
 // its entries after the head the cache knows for the record's version;
 // from a stale entry (a stale head with it) and from an entry a read put
@@ -82,9 +79,9 @@ func TestUpdateFromCachedHead(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	u := uuid.MustParse(app.ID)
-	log := []onboarding.Activity{act(onboarding.ActionCreated, t0)}
+	log := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,16 +95,16 @@ func TestUpdateFromCachedHead(t *testing.T) {
 		log = append(log, a)
 		wantChained(t, s, app.ID, log)
 	}
-	update("after a read", act("test.first", t0.Add(time.Minute)))
+	update("after a read", fixture.Act("test.first", t0.Add(time.Minute)))
 	old, oldVersion, oldHead := s.apps.latest(u)
 	if old == nil || !oldHead.known || oldHead.head == nil {
 		t.Fatalf("the update kept application %v with head %+v; want both", old != nil, oldHead)
 	}
-	update("from the cache", act("test.second", t0.Add(2*time.Minute)))
+	update("from the cache", fixture.Act("test.second", t0.Add(2*time.Minute)))
 
 	s.apps.clear()
 	s.apps.put(u, oldVersion, 0, old, oldHead, true)
-	update("from a stale entry", act("test.third", t0.Add(3*time.Minute)))
+	update("from a stale entry", fixture.Act("test.third", t0.Add(3*time.Minute)))
 
 	s.apps.clear()
 	if _, err := s.Application(ctx, app.ID); err != nil {
@@ -116,7 +113,7 @@ func TestUpdateFromCachedHead(t *testing.T) {
 	if _, _, h := s.apps.latest(u); h.known {
 		t.Fatalf("a read kept a head: %+v", h)
 	}
-	update("from a read's entry", act("test.fourth", t0.Add(4*time.Minute)))
+	update("from a read's entry", fixture.Act("test.fourth", t0.Add(4*time.Minute)))
 }
 
 // legacyLog stores log as schema 4 did: plain entries under v/, no links,
@@ -171,8 +168,8 @@ func TestMigrateSchema4(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openTestStore(t, dir)
-	a1, a2 := newApp(t, "acme", 1, onboarding.StatusSent), newApp(t, "globex", 2, onboarding.StatusCreated)
-	r := newRFI(t, "acme", 3, onboarding.RFIActive)
+	a1, a2 := fixture.App("acme", 1, onboarding.StatusSent), fixture.App("globex", 2, onboarding.StatusCreated)
+	r := fixture.RFI("acme", 3, onboarding.RFIActive)
 	for _, a := range []*onboarding.Application{a1, a2} {
 		if err := s.CreateApplication(ctx, a, onboarding.Changes{}); err != nil {
 			t.Fatal(err)
@@ -185,7 +182,7 @@ func TestMigrateSchema4(t *testing.T) {
 	for i, id := range []string{a1.ID, a2.ID, r.ID} {
 		n := []int{migrationBatch/2 + 3, migrationBatch, 5}[i]
 		for j := range n {
-			a := act(fmt.Sprintf("test.%d", j), t0.Add(time.Duration(j)*time.Millisecond))
+			a := fixture.Act(fmt.Sprintf("test.%d", j), t0.Add(time.Duration(j)*time.Millisecond))
 			if j%3 == 0 {
 				a.Fields, a.Detail = []string{"industry"}, "stage <b>&</b>"
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // readLog returns the subject's head and entries as ActivityLog reads them.
@@ -73,8 +74,8 @@ func wantChained(t *testing.T, s *Store, id string, want []onboarding.Activity) 
 func TestActivityLogIsOneSnapshot(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{})
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}}); err != nil {
 		t.Fatal(err)
 	}
 	var walked []onboarding.LoggedActivity
@@ -82,7 +83,7 @@ func TestActivityLogIsOneSnapshot(t *testing.T) {
 	err := s.ActivityLog(ctx, app.ID, func(h *onboarding.ActivityHead, entries iter.Seq2[*onboarding.LoggedActivity, error]) error {
 		head = h
 		if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
-			return onboarding.Changes{Log: []onboarding.Activity{act("test.meanwhile", t0)}}, nil
+			return onboarding.Changes{Log: []onboarding.Activity{fixture.Act("test.meanwhile", t0)}}, nil
 		}); err != nil {
 			return err
 		}
@@ -110,9 +111,9 @@ func TestActivityLogIsOneSnapshot(t *testing.T) {
 func TestTamperWithActivity(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{})
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
-	log := []onboarding.Activity{act("test.0", t0), act("test.1", t0.Add(time.Second)), act("test.2", t0.Add(2*time.Second))}
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	log := []onboarding.Activity{fixture.Act("test.0", t0), fixture.Act("test.1", t0.Add(time.Second)), fixture.Act("test.2", t0.Add(2*time.Second))}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestTamperWithActivity(t *testing.T) {
 	}
 	// The next append chains after the head as stored: none, here.
 	if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
-		return onboarding.Changes{Log: []onboarding.Activity{act("test.3", t0.Add(3*time.Second))}}, nil
+		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act("test.3", t0.Add(3*time.Second))}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -165,9 +166,9 @@ func TestTamperWithActivity(t *testing.T) {
 func TestActivity(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{})
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
-	log := []onboarding.Activity{act(onboarding.ActionCreated, t0), act(onboarding.ActionInviteSent, t0.Add(time.Second))}
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	log := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0), fixture.Act(onboarding.ActionInviteSent, t0.Add(time.Second))}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
 	}

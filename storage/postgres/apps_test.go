@@ -15,6 +15,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // TestApplicationDuplicates: the creates the store refuses are
@@ -23,13 +24,13 @@ import (
 func TestApplicationDuplicates(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{})
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	log := []onboarding.Activity{act(onboarding.ActionCreated, t0)}
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	log := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
 	}
 	before := everything(t, s)
-	dupSlug := newApp(t, "acme", 2, onboarding.StatusCreated)
+	dupSlug := fixture.App("acme", 2, onboarding.StatusCreated)
 	dupSlug.Participants[0].LinkSlug = app.Participants[0].LinkSlug
 	for name, dup := range map[string]*onboarding.Application{"the same id": app, "a slug taken": dupSlug} {
 		if err := s.CreateApplication(ctx, dup, onboarding.Changes{Log: log}); !errors.Is(err, errDuplicate) {
@@ -72,7 +73,7 @@ func wantAppRows(apps ...*onboarding.Application) []string {
 func TestUpdateKeepsIndexesConsistent(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{})
-	a, b := storedApp(t, s, "acme", 1, onboarding.StatusCreated), storedApp(t, s, "acme", 2, onboarding.StatusSent)
+	a, b := fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated), fixture.StoredApp(t, s, "acme", 2, onboarding.StatusSent)
 	if diff := cmp.Diff(wantAppRows(a, b), sortedCopy(appRows(t, s))); diff != "" {
 		t.Fatalf("rows after create (-want +got):\n%s", diff)
 	}
@@ -297,7 +298,7 @@ func TestConcurrentUpdatesAllApply(t *testing.T) {
 	ctx := context.Background()
 	s, url := openTest(t, Options{MaxConnections: 4})
 	other := openOn(t, url, Options{MaxConnections: 4})
-	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
+	app := fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated)
 	const writers = 24
 	var wg sync.WaitGroup
 	for i := range writers {
@@ -339,14 +340,14 @@ func TestConcurrentCreatesOfOneSlug(t *testing.T) {
 	apps := make([]*onboarding.Application, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		apps[i] = newApp(t, "acme", i, onboarding.StatusCreated)
+		apps[i] = fixture.App("acme", i, onboarding.StatusCreated)
 		apps[i].Participants[0].LinkSlug = "contested"
 		store := s
 		if i%2 == 1 {
 			store = other
 		}
 		wg.Go(func() {
-			errs[i] = store.CreateApplication(ctx, apps[i], onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}})
+			errs[i] = store.CreateApplication(ctx, apps[i], onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}})
 		})
 	}
 	wg.Wait()
@@ -423,7 +424,7 @@ func TestCacheFollowsOtherInstances(t *testing.T) {
 	ctx := context.Background()
 	a, url := openTest(t, Options{})
 	b := openOn(t, url, Options{})
-	app := storedApp(t, a, "acme", 1, onboarding.StatusCreated)
+	app := fixture.StoredApp(t, a, "acme", 1, onboarding.StatusCreated)
 	shared := func(s *Store) *onboarding.Application {
 		t.Helper()
 		var got *onboarding.Application
@@ -479,7 +480,7 @@ func TestCacheFollowsOtherInstances(t *testing.T) {
 			return onboarding.Changes{}, errors.New("not in review")
 		}
 		x.Status = onboarding.StatusApproved
-		return onboarding.Changes{Log: []onboarding.Activity{act("test.approved", t0)}}, nil
+		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act("test.approved", t0)}}, nil
 	})
 	if err != nil || got.Status != onboarding.StatusApproved || calls != 2 {
 		t.Errorf("update refused on the cached version: %v, %v after %d calls; want approved after 2", got, err, calls)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // clock is a settable clock for a Store.
@@ -38,7 +39,7 @@ func TestIdempotencyExpiry(t *testing.T) {
 	ctx := context.Background()
 	clk := &clock{now: t0}
 	s, _ := openTest(t, Options{Now: clk.Now})
-	app := newApp(t, "acme", 1, onboarding.StatusSent)
+	app := fixture.App("acme", 1, onboarding.StatusSent)
 	outcome := &onboarding.IdempotentOutcome{ClientID: "client", Key: "create", Fingerprint: []byte("create"), CreatedAt: t0, ID: app.ID}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Idempotent: outcome}); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage/record"
+	"onboard/storage/storetest/fixture"
 )
 
 // rfiEntry is a request's place in the expiry queue.
@@ -95,8 +96,8 @@ func rfiQueue(t *testing.T, s *Store) map[string]rfiEntry {
 func TestRFIRows(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{})
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
-	log := []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	log := []onboarding.Activity{fixture.Act(onboarding.ActionRFICreated, t0)}
 	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestRFIRows(t *testing.T) {
 	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log}); !errors.Is(err, errDuplicate) {
 		t.Errorf("CreateRFIRequest(duplicate) = %v, want errDuplicate", err)
 	}
-	taken := newRFI(t, "acme", 9, onboarding.RFIActive)
+	taken := fixture.RFI("acme", 9, onboarding.RFIActive)
 	taken.Participants[0].LinkSlug = "rfi-new-slug"
 	if err := s.CreateRFIRequest(ctx, taken, onboarding.Changes{Log: log}); !errors.Is(err, errDuplicate) {
 		t.Errorf("CreateRFIRequest(a slug taken) = %v, want errDuplicate", err)
@@ -142,8 +143,8 @@ func TestRFIRows(t *testing.T) {
 func TestRFIUpdateRefusesImmutableChanges(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{})
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
-	createRFIs(t, s, r)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	fixture.CreateRFIs(t, s, r)
 	before := everything(t, s)
 	boom := errors.New("boom")
 	for name, change := range map[string]func(*onboarding.RFIRequest) error{
@@ -155,7 +156,7 @@ func TestRFIUpdateRefusesImmutableChanges(t *testing.T) {
 		_, err := s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
 			x.Status = onboarding.RFIExpired
 			err := change(x)
-			return onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionRFIExpired, t0)}}, err
+			return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, t0)}}, err
 		})
 		if name == "failing" && err != boom || name != "failing" && !immutable(err) {
 			t.Errorf("changing the %s: %v", name, err)
@@ -196,8 +197,8 @@ func TestRFIClaimDuringAnUpdate(t *testing.T) {
 	ctx := context.Background()
 	s, url := openTest(t, Options{})
 	other := openOn(t, url, Options{})
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
-	createRFIs(t, s, r)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	fixture.CreateRFIs(t, s, r)
 	attempts := 0
 	var claimed []string
 	if _, err := s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
@@ -221,8 +222,8 @@ func TestRFIClaimDuringAnUpdate(t *testing.T) {
 	}
 	// An update whose queue write is in flight hides the request from
 	// claims until it commits.
-	r2 := newRFI(t, "acme", 2, onboarding.RFIActive)
-	createRFIs(t, s, r2)
+	r2 := fixture.RFI("acme", 2, onboarding.RFIActive)
+	fixture.CreateRFIs(t, s, r2)
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/pdf"
+	"onboard/storage/storetest/fixture"
 )
 
 var activityCases = []suiteCase{
@@ -83,8 +84,8 @@ func wantChained(t *testing.T, s onboarding.Store, id string, want []onboarding.
 func testActivityChain(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusCreated)
-	created := []onboarding.Activity{act(onboarding.ActionCreated, t0), act(onboarding.ActionInviteSent, t0)}
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	created := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0), fixture.Act(onboarding.ActionInviteSent, t0)}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: created}); err != nil {
 		t.Fatal(err)
 	}
@@ -113,12 +114,12 @@ func testActivityChain(t *testing.T, open Opener) {
 		}
 	}
 
-	r := newRFI("acme", 1, onboarding.RFIActive)
-	rlog := []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	rlog := []onboarding.Activity{fixture.Act(onboarding.ActionRFICreated, t0)}
 	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: rlog}); err != nil {
 		t.Fatal(err)
 	}
-	more := act(onboarding.ActionRFIExpired, t0.Add(time.Hour))
+	more := fixture.Act(onboarding.ActionRFIExpired, t0.Add(time.Hour))
 	if _, err := s.UpdateRFIRequest(ctx, r.ID, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
 		r.Status = onboarding.RFIExpired
 		return onboarding.Changes{Log: []onboarding.Activity{more}}, nil
@@ -129,7 +130,7 @@ func testActivityChain(t *testing.T, open Opener) {
 
 	// A subject with no log: no head, no entries; a record created
 	// without entries has no head either.
-	quiet := storedApp(t, s, "quiet", 2, onboarding.StatusCreated) // the verifier would report it
+	quiet := fixture.StoredApp(t, s, "quiet", 2, onboarding.StatusCreated) // the verifier would report it
 	for _, id := range []string{uuid.NewString(), quiet.ID} {
 		if head, log := readLog(t, s, id); head != nil || log != nil {
 			t.Errorf("subject without entries: head %+v, log %+v", head, log)
@@ -153,12 +154,12 @@ func testActivityChain(t *testing.T, open Opener) {
 func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}}); err != nil {
 		t.Fatal(err)
 	}
-	r := newRFI("acme", 1, onboarding.RFIActive)
-	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}}); err != nil {
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFICreated, t0)}}); err != nil {
 		t.Fatal(err)
 	}
 	// Every other writer uses a second store on the same data, where the
@@ -173,7 +174,7 @@ func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
 		w := stores[i%len(stores)]
 		// Two entries an append: they stay together, in order.
 		entries := func() []onboarding.Activity {
-			return []onboarding.Activity{act(fmt.Sprintf("test.%02d", i), t0), act(fmt.Sprintf("test.%02d.second", i), t0)}
+			return []onboarding.Activity{fixture.Act(fmt.Sprintf("test.%02d", i), t0), fixture.Act(fmt.Sprintf("test.%02d.second", i), t0)}
 		}
 		wg.Add(2)
 		go func() {
@@ -233,15 +234,15 @@ func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
 func testActivityAfter(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	var want []onboarding.Activity
 	for i := range 7 {
-		want = append(want, act(fmt.Sprintf("test.%d", i), t0.Add(time.Duration(i)*time.Second)))
+		want = append(want, fixture.Act(fmt.Sprintf("test.%d", i), t0.Add(time.Duration(i)*time.Second)))
 	}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: want}); err != nil {
 		t.Fatal(err)
 	}
-	other := newApp("acme", 2, onboarding.StatusCreated)
+	other := fixture.App("acme", 2, onboarding.StatusCreated)
 	if err := s.CreateApplication(ctx, other, onboarding.Changes{Log: want[:1]}); err != nil {
 		t.Fatal(err)
 	}
@@ -286,8 +287,8 @@ func testActivityAfter(t *testing.T, open Opener) {
 func testActivityLogSnapshot(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusCreated)
-	log := []onboarding.Activity{act(onboarding.ActionCreated, t0), act(onboarding.ActionInviteSent, t0)}
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	log := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0), fixture.Act(onboarding.ActionInviteSent, t0)}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func testActivityLogSnapshot(t *testing.T, open Opener) {
 		// to wait for the walk on some backends, so it runs beside it.
 		go func() {
 			_, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
-				return onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionOpened, t0)}}, nil
+				return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionOpened, t0)}}, nil
 			})
 			appended <- err
 		}()
@@ -331,5 +332,5 @@ func testActivityLogSnapshot(t *testing.T, open Opener) {
 	if len(walked) != len(log) {
 		t.Errorf("walked %d entries, want the %d of the snapshot", len(walked), len(log))
 	}
-	wantChained(t, s, app.ID, append(log, act(onboarding.ActionOpened, t0)))
+	wantChained(t, s, app.ID, append(log, fixture.Act(onboarding.ActionOpened, t0)))
 }

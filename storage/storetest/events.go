@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 var eventCases = []suiteCase{
@@ -26,7 +27,7 @@ func testEventsCommitWithTheirChange(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
 	ep := h.endpoint("acme")
-	app := newApp("acme", 1, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	created := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.now)
 	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{created}}); err != nil {
 		t.Fatal(err)
