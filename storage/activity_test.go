@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"iter"
 	"testing"
 	"time"
 
@@ -16,60 +15,6 @@ import (
 	"onboard/storage/record"
 	"onboard/storage/storetest/fixture"
 )
-
-// readLog returns the subject's head and entries as ActivityLog reads them.
-func readLog(t *testing.T, s *Store, id string) (*onboarding.ActivityHead, []onboarding.LoggedActivity) {
-	t.Helper()
-	var head *onboarding.ActivityHead
-	var log []onboarding.LoggedActivity
-	err := s.ActivityLog(context.Background(), id, func(h *onboarding.ActivityHead, entries iter.Seq2[*onboarding.LoggedActivity, error]) error {
-		head = h
-		for e, err := range entries {
-			if err != nil {
-				return err
-			}
-			log = append(log, *e)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("ActivityLog(%s): %v", id, err)
-	}
-	return head, log
-}
-
-// wantChained checks that the subject's stored log is the chain of want
-// (its activities, in order): each entry chained after the one before,
-// from the log's start, and the head at the last.
-func wantChained(t *testing.T, s *Store, id string, want []onboarding.Activity) []onboarding.LoggedActivity {
-	t.Helper()
-	head, log := readLog(t, s, id)
-	got := make([]onboarding.Activity, len(log))
-	prev := onboarding.ActivityChainStart(id)
-	for i, e := range log {
-		got[i] = e.Activity
-		if e.Prev != prev {
-			t.Errorf("%s entry %d: Prev = %q, want %q", id, i, e.Prev, prev)
-		}
-		if h := onboarding.ActivityHash(prev, &e); e.Hash != h || len(h) != 64 {
-			t.Errorf("%s entry %d: Hash = %q, want %q", id, i, e.Hash, h)
-		}
-		if i > 0 && e.Seq.Compare(log[i-1].Seq) <= 0 {
-			t.Errorf("%s entry %d: Seq %s not after %s", id, i, e.Seq, log[i-1].Seq)
-		}
-		prev = e.Hash
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("%s log (-want +got):\n%s", id, diff)
-	}
-	switch {
-	case len(log) == 0 && head != nil:
-		t.Errorf("%s: empty log with head %+v", id, head)
-	case len(log) > 0 && (head == nil || *head != onboarding.ActivityHead{Seq: log[len(log)-1].Seq, Hash: prev}):
-		t.Errorf("%s: head = %+v, want the last entry %s %s", id, head, log[len(log)-1].Seq, prev)
-	}
-	return log
-}
 
 // TestUpdateFromCachedHead: an update that starts from the cache chains
 // its entries after the head the cache knows for the record's version;
@@ -93,7 +38,7 @@ func TestUpdateFromCachedHead(t *testing.T) {
 			t.Fatalf("%s: %v", step, err)
 		}
 		log = append(log, a)
-		wantChained(t, s, app.ID, log)
+		fixture.WantChained(t, s, app.ID, log)
 	}
 	update("after a read", fixture.Act("test.first", t0.Add(time.Minute)))
 	old, oldVersion, oldHead := s.apps.latest(u)
@@ -218,7 +163,7 @@ func TestMigrateSchema4(t *testing.T) {
 		t.Errorf("schema after migration = %q, %v; want %s", v, err, schemaVersion)
 	}
 	for id, log := range logs {
-		wantChained(t, s, id, log)
+		fixture.WantChained(t, s, id, log)
 	}
 	after := versions(t, s)
 	kept := 0

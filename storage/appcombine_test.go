@@ -146,7 +146,7 @@ func (h *hotApp) check(results []hotResult) []string {
 	for _, name := range final {
 		want = append(want, fixture.Act("test."+name, t0))
 	}
-	wantChained(t, h.s, h.id, want)
+	fixture.WantChained(t, h.s, h.id, want)
 	events, _, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)

@@ -14,60 +14,6 @@ import (
 	"onboard/storage/storetest/fixture"
 )
 
-// readLog returns the subject's head and entries as ActivityLog reads them.
-func readLog(t *testing.T, s *Store, id string) (*onboarding.ActivityHead, []onboarding.LoggedActivity) {
-	t.Helper()
-	var head *onboarding.ActivityHead
-	var log []onboarding.LoggedActivity
-	err := s.ActivityLog(context.Background(), id, func(h *onboarding.ActivityHead, entries iter.Seq2[*onboarding.LoggedActivity, error]) error {
-		head = h
-		for e, err := range entries {
-			if err != nil {
-				return err
-			}
-			log = append(log, *e)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("ActivityLog(%s): %v", id, err)
-	}
-	return head, log
-}
-
-// wantChained checks that the subject's stored log is the chain of want
-// (its activities, in order): each entry chained after the one before,
-// from the log's start, and the head at the last.
-func wantChained(t *testing.T, s *Store, id string, want []onboarding.Activity) []onboarding.LoggedActivity {
-	t.Helper()
-	head, log := readLog(t, s, id)
-	got := make([]onboarding.Activity, len(log))
-	prev := onboarding.ActivityChainStart(id)
-	for i, e := range log {
-		got[i] = e.Activity
-		if e.Prev != prev {
-			t.Errorf("%s entry %d: Prev = %q, want %q", id, i, e.Prev, prev)
-		}
-		if h := onboarding.ActivityHash(prev, &e); e.Hash != h || len(h) != 64 {
-			t.Errorf("%s entry %d: Hash = %q, want %q", id, i, e.Hash, h)
-		}
-		if i > 0 && e.Seq.Compare(log[i-1].Seq) <= 0 {
-			t.Errorf("%s entry %d: Seq %s not after %s", id, i, e.Seq, log[i-1].Seq)
-		}
-		prev = e.Hash
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("%s log (-want +got):\n%s", id, diff)
-	}
-	switch {
-	case len(log) == 0 && head != nil:
-		t.Errorf("%s: empty log with head %+v", id, head)
-	case len(log) > 0 && (head == nil || *head != onboarding.ActivityHead{Seq: log[len(log)-1].Seq, Hash: prev}):
-		t.Errorf("%s: head = %+v, want the last entry %s %s", id, head, log[len(log)-1].Seq, prev)
-	}
-	return log
-}
-
 // TestActivityLogIsOneSnapshot: entries appended while a walk is under way
 // (from another connection) are not in it, and the head it got is the one
 // of the entries it walks.
@@ -101,7 +47,7 @@ func TestActivityLogIsOneSnapshot(t *testing.T) {
 	if len(walked) != 1 || head == nil || head.Seq != walked[0].Seq || head.Hash != walked[0].Hash {
 		t.Errorf("walked %d entries with head %+v; want the one entry before the update and its head", len(walked), head)
 	}
-	if _, log := readLog(t, s, app.ID); len(log) != 2 {
+	if _, log := fixture.ReadLog(t, s, app.ID); len(log) != 2 {
 		t.Errorf("%d entries after the walk, want 2", len(log))
 	}
 }
@@ -121,7 +67,7 @@ func TestTamperWithActivity(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{app.ID, r.ID} {
-		head, entries := readLog(t, s, id)
+		head, entries := fixture.ReadLog(t, s, id)
 		edited := append([]onboarding.LoggedActivity(nil), entries[0], entries[2])
 		edited[1].Detail = "forged"
 		newHead := &onboarding.ActivityHead{Seq: edited[1].Seq, Hash: "f00d"}
@@ -133,7 +79,7 @@ func TestTamperWithActivity(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		gotHead, got := readLog(t, s, id)
+		gotHead, got := fixture.ReadLog(t, s, id)
 		if !cmp.Equal(newHead, gotHead) || !cmp.Equal(edited, got) {
 			t.Errorf("%s after tampering: (-want +got)\n%s%s", id, cmp.Diff(newHead, gotHead), cmp.Diff(edited, got))
 		}
@@ -142,7 +88,7 @@ func TestTamperWithActivity(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if h, _ := readLog(t, s, id); h != nil {
+		if h, _ := fixture.ReadLog(t, s, id); h != nil {
 			t.Errorf("%s: head %+v after tampering it away", id, h)
 		}
 	}
@@ -152,7 +98,7 @@ func TestTamperWithActivity(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	_, got := readLog(t, s, app.ID)
+	_, got := fixture.ReadLog(t, s, app.ID)
 	if last := got[len(got)-1]; last.Prev != onboarding.ActivityChainStart(app.ID) {
 		t.Errorf("the append after the tampering chained after %q, want the log's start", last.Prev)
 	}
@@ -176,7 +122,7 @@ func TestActivity(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{app.ID, r.ID, uuid.NewString()} {
-		_, entries := readLog(t, s, id)
+		_, entries := fixture.ReadLog(t, s, id)
 		var want []onboarding.Activity
 		for _, e := range entries {
 			want = append(want, e.Activity)

@@ -485,7 +485,7 @@ func TestCacheFollowsOtherInstances(t *testing.T) {
 	if err != nil || got.Status != onboarding.StatusApproved || calls != 2 {
 		t.Errorf("update refused on the cached version: %v, %v after %d calls; want approved after 2", got, err, calls)
 	}
-	if head, log := readLog(t, b, app.ID); len(log) != 1 || head == nil || head.Hash != log[0].Hash {
+	if head, log := fixture.ReadLog(t, b, app.ID); len(log) != 1 || head == nil || head.Hash != log[0].Hash {
 		t.Errorf("log after the update = %+v, head %+v", log, head)
 	}
 }

@@ -50,7 +50,7 @@ func TestWritesWithEvents(t *testing.T) {
 			t.Fatalf("%s: %v, %v", st.name, got, err)
 		}
 		log = append(log, entry)
-		wantChained(t, s, app.ID, log)
+		fixture.WantChained(t, s, app.ID, log)
 		if _, err := s.SavedResponse(ctx, "c", st.name); err != nil {
 			t.Errorf("%s: outcome %v", st.name, err)
 		}
@@ -83,7 +83,7 @@ func TestWritesWithEvents(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	wantChained(t, s, r.ID, append(rlog, done))
+	fixture.WantChained(t, s, r.ID, append(rlog, done))
 	if q := rfiQueue(t, s); len(q) != 0 {
 		t.Errorf("queue after completion = %v", q)
 	}

@@ -44,39 +44,6 @@ func verifyChains(t *testing.T, s onboarding.Store, org string) onboarding.LogRe
 	return report
 }
 
-// wantChained checks that the subject's stored log is the chain of want
-// (its activities, in order): each entry chained after the one before,
-// from the log's start, and the head at the last.
-func wantChained(t *testing.T, s onboarding.Store, id string, want []onboarding.Activity) []onboarding.LoggedActivity {
-	t.Helper()
-	head, log := readLog(t, s, id)
-	got := make([]onboarding.Activity, len(log))
-	prev := onboarding.ActivityChainStart(id)
-	for i, e := range log {
-		got[i] = e.Activity
-		if e.Prev != prev {
-			t.Errorf("%s entry %d: Prev = %q, want %q", id, i, e.Prev, prev)
-		}
-		if h := onboarding.ActivityHash(prev, &e); e.Hash != h || len(h) != 64 {
-			t.Errorf("%s entry %d: Hash = %q, want %q", id, i, e.Hash, h)
-		}
-		if i > 0 && e.Seq.Compare(log[i-1].Seq) <= 0 {
-			t.Errorf("%s entry %d: Seq %s not after %s", id, i, e.Seq, log[i-1].Seq)
-		}
-		prev = e.Hash
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("%s log (-want +got):\n%s", id, diff)
-	}
-	switch {
-	case len(log) == 0 && head != nil:
-		t.Errorf("%s: empty log with head %+v", id, head)
-	case len(log) > 0 && (head == nil || *head != onboarding.ActivityHead{Seq: log[len(log)-1].Seq, Hash: prev}):
-		t.Errorf("%s: head = %+v, want the last entry %s %s", id, head, log[len(log)-1].Seq, prev)
-	}
-	return log
-}
-
 // testActivityChain appends to application and RFI logs in every way the
 // Store does (create, update, an update that logs nothing), with a clock
 // that steps back: each log is one chain in append order, with its head,
@@ -89,7 +56,7 @@ func testActivityChain(t *testing.T, open Opener) {
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: created}); err != nil {
 		t.Fatal(err)
 	}
-	first := wantChained(t, s, app.ID, created)
+	first := fixture.WantChained(t, s, app.ID, created)
 	log := created
 	for i, a := range []onboarding.Activity{
 		{At: t0.Add(time.Minute), Action: onboarding.ActionFieldsUpdated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1"}, Fields: []string{"industry", "website"}},
@@ -108,7 +75,7 @@ func testActivityChain(t *testing.T, open Opener) {
 		if a.Action != "" {
 			log = append(log, a)
 		}
-		got := wantChained(t, s, app.ID, log)
+		got := fixture.WantChained(t, s, app.ID, log)
 		if !cmp.Equal(got[:len(first)], first) {
 			t.Errorf("update %d changed earlier entries", i)
 		}
@@ -126,13 +93,13 @@ func testActivityChain(t *testing.T, open Opener) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	wantChained(t, s, r.ID, append(rlog, more))
+	fixture.WantChained(t, s, r.ID, append(rlog, more))
 
 	// A subject with no log: no head, no entries; a record created
 	// without entries has no head either.
 	quiet := fixture.StoredApp(t, s, "quiet", 2, onboarding.StatusCreated) // the verifier would report it
 	for _, id := range []string{uuid.NewString(), quiet.ID} {
-		if head, log := readLog(t, s, id); head != nil || log != nil {
+		if head, log := fixture.ReadLog(t, s, id); head != nil || log != nil {
 			t.Errorf("subject without entries: head %+v, log %+v", head, log)
 		}
 	}
@@ -196,7 +163,7 @@ func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
 	}
 	wg.Wait()
 	for _, id := range []string{app.ID, r.ID} {
-		head, log := readLog(t, s, id)
+		head, log := fixture.ReadLog(t, s, id)
 		if len(log) != 2*n+1 {
 			t.Fatalf("%d entries, want %d", len(log), 2*n+1)
 		}
@@ -246,7 +213,7 @@ func testActivityAfter(t *testing.T, open Opener) {
 	if err := s.CreateApplication(ctx, other, onboarding.Changes{Log: want[:1]}); err != nil {
 		t.Fatal(err)
 	}
-	_, all := readLog(t, s, app.ID)
+	_, all := fixture.ReadLog(t, s, app.ID)
 	for _, limit := range []int{1, 3, 7, 50} {
 		var got []onboarding.LoggedActivity
 		after := ulid.ULID{}
@@ -332,5 +299,5 @@ func testActivityLogSnapshot(t *testing.T, open Opener) {
 	if len(walked) != len(log) {
 		t.Errorf("walked %d entries, want the %d of the snapshot", len(walked), len(log))
 	}
-	wantChained(t, s, app.ID, append(log, fixture.Act(onboarding.ActionOpened, t0)))
+	fixture.WantChained(t, s, app.ID, append(log, fixture.Act(onboarding.ActionOpened, t0)))
 }
