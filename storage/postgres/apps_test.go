@@ -160,14 +160,6 @@ func sortedCopy(s []string) []string {
 	return out
 }
 
-func ids(apps []*onboarding.Application) []string {
-	out := make([]string, len(apps))
-	for i, a := range apps {
-		out[i] = a.ID
-	}
-	return out
-}
-
 // TestListIsAnIndexScan checks the plan of every page query: an index
 // scan with a LIMIT, never a sort or a scan of the table, so that a page
 // costs the same however many applications exist.

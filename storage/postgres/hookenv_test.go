@@ -227,12 +227,3 @@ func (h *hookEnv) queuedPairs() []string {
 	sort.Strings(out)
 	return out
 }
-
-// hookEventIDs lists the ids of events.
-func hookEventIDs(events []*onboarding.Event) []string {
-	out := []string{}
-	for _, e := range events {
-		out = append(out, e.ID)
-	}
-	return out
-}

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -167,14 +166,6 @@ func TestRFIUpdateRefusesImmutableChanges(t *testing.T) {
 	}
 }
 
-func rfiIDs(rs []*onboarding.RFIRequest) []string {
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = r.ID
-	}
-	return out
-}
-
 // rfiClaim claims expiries for owner at at with a one-minute lease.
 func rfiClaim(t *testing.T, s *Store, owner string, at time.Time, limit int) ([]string, time.Time) {
 	t.Helper()
@@ -183,10 +174,6 @@ func rfiClaim(t *testing.T, s *Store, owner string, at time.Time, limit int) ([]
 		t.Fatal(err)
 	}
 	return ids, next
-}
-
-func sortedIDs(rs ...*onboarding.RFIRequest) []string {
-	return slices.Sorted(slices.Values(rfiIDs(rs)))
 }
 
 // TestRFIClaimDuringAnUpdate: a claim that runs while an update of the

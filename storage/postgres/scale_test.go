@@ -111,7 +111,8 @@ func scaleStore(t *testing.T, server string, n int) *postgres.Store {
 		t.Fatal(err)
 	}
 	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err == nil && !exists {
+	err = conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists)
+	if err == nil && !exists {
 		_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
 	}
 	conn.Close(ctx)
