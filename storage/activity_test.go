@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"iter"
 	"testing"
 	"time"
 
@@ -14,65 +13,8 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage/record"
+	"onboard/storage/storetest/fixture"
 )
-
-// readLog returns the subject's head and entries as ActivityLog reads them.
-func readLog(t *testing.T, s *Store, id string) (*onboarding.ActivityHead, []onboarding.LoggedActivity) {
-	t.Helper()
-	var head *onboarding.ActivityHead
-	var log []onboarding.LoggedActivity
-	err := s.ActivityLog(context.Background(), id, func(h *onboarding.ActivityHead, entries iter.Seq2[*onboarding.LoggedActivity, error]) error {
-		head = h
-		for e, err := range entries {
-			if err != nil {
-				return err
-			}
-			log = append(log, *e)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("ActivityLog(%s): %v", id, err)
-	}
-	return head, log
-}
-
-// wantChained checks that the subject's stored log is the chain of want
-// (its activities, in order): each entry chained after the one before,
-// from the log's start, and the head at the last.
-func wantChained(t *testing.T, s *Store, id string, want []onboarding.Activity) []onboarding.LoggedActivity {
-	t.Helper()
-	head, log := readLog(t, s, id)
-	got := make([]onboarding.Activity, len(log))
-	prev := onboarding.ActivityChainStart(id)
-	for i, e := range log {
-		got[i] = e.Activity
-		if e.Prev != prev {
-			t.Errorf("%s entry %d: Prev = %q, want %q", id, i, e.Prev, prev)
-		}
-		if h := onboarding.ActivityHash(prev, &e); e.Hash != h || len(h) != 64 {
-			t.Errorf("%s entry %d: Hash = %q, want %q", id, i, e.Hash, h)
-		}
-		if i > 0 && e.Seq.Compare(log[i-1].Seq) <= 0 {
-			t.Errorf("%s entry %d: Seq %s not after %s", id, i, e.Seq, log[i-1].Seq)
-		}
-		prev = e.Hash
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("%s log (-want +got):\n%s", id, diff)
-	}
-	switch {
-	case len(log) == 0 && head != nil:
-		t.Errorf("%s: empty log with head %+v", id, head)
-	case len(log) > 0 && (head == nil || *head != onboarding.ActivityHead{Seq: log[len(log)-1].Seq, Hash: prev}):
-		t.Errorf("%s: head = %+v, want the last entry %s %s", id, head, log[len(log)-1].Seq, prev)
-	}
-	return log
-}
-
-func act(action string, at time.Time) onboarding.Activity {
-	return onboarding.Activity{At: at, Action: action, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}}
-}
 
 // TestUpdateFromCachedHead: an update that starts from the cache chains
 // its entries after the head the cache knows for the record's version;
@@ -82,9 +24,9 @@ func TestUpdateFromCachedHead(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	u := uuid.MustParse(app.ID)
-	log := []onboarding.Activity{act(onboarding.ActionCreated, t0)}
+	log := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
 	}
@@ -96,18 +38,18 @@ func TestUpdateFromCachedHead(t *testing.T) {
 			t.Fatalf("%s: %v", step, err)
 		}
 		log = append(log, a)
-		wantChained(t, s, app.ID, log)
+		fixture.WantChained(t, s, app.ID, log)
 	}
-	update("after a read", act("test.first", t0.Add(time.Minute)))
+	update("after a read", fixture.Act("test.first", t0.Add(time.Minute)))
 	old, oldVersion, oldHead := s.apps.latest(u)
 	if old == nil || !oldHead.known || oldHead.head == nil {
 		t.Fatalf("the update kept application %v with head %+v; want both", old != nil, oldHead)
 	}
-	update("from the cache", act("test.second", t0.Add(2*time.Minute)))
+	update("from the cache", fixture.Act("test.second", t0.Add(2*time.Minute)))
 
 	s.apps.clear()
 	s.apps.put(u, oldVersion, 0, old, oldHead, true)
-	update("from a stale entry", act("test.third", t0.Add(3*time.Minute)))
+	update("from a stale entry", fixture.Act("test.third", t0.Add(3*time.Minute)))
 
 	s.apps.clear()
 	if _, err := s.Application(ctx, app.ID); err != nil {
@@ -116,7 +58,7 @@ func TestUpdateFromCachedHead(t *testing.T) {
 	if _, _, h := s.apps.latest(u); h.known {
 		t.Fatalf("a read kept a head: %+v", h)
 	}
-	update("from a read's entry", act("test.fourth", t0.Add(4*time.Minute)))
+	update("from a read's entry", fixture.Act("test.fourth", t0.Add(4*time.Minute)))
 }
 
 // legacyLog stores log as schema 4 did: plain entries under v/, no links,
@@ -171,8 +113,8 @@ func TestMigrateSchema4(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openTestStore(t, dir)
-	a1, a2 := newApp(t, "acme", 1, onboarding.StatusSent), newApp(t, "globex", 2, onboarding.StatusCreated)
-	r := newRFI(t, "acme", 3, onboarding.RFIActive)
+	a1, a2 := fixture.App("acme", 1, onboarding.StatusSent), fixture.App("globex", 2, onboarding.StatusCreated)
+	r := fixture.RFI("acme", 3, onboarding.RFIActive)
 	for _, a := range []*onboarding.Application{a1, a2} {
 		if err := s.CreateApplication(ctx, a, onboarding.Changes{}); err != nil {
 			t.Fatal(err)
@@ -185,7 +127,7 @@ func TestMigrateSchema4(t *testing.T) {
 	for i, id := range []string{a1.ID, a2.ID, r.ID} {
 		n := []int{migrationBatch/2 + 3, migrationBatch, 5}[i]
 		for j := range n {
-			a := act(fmt.Sprintf("test.%d", j), t0.Add(time.Duration(j)*time.Millisecond))
+			a := fixture.Act(fmt.Sprintf("test.%d", j), t0.Add(time.Duration(j)*time.Millisecond))
 			if j%3 == 0 {
 				a.Fields, a.Detail = []string{"industry"}, "stage <b>&</b>"
 			}
@@ -221,7 +163,7 @@ func TestMigrateSchema4(t *testing.T) {
 		t.Errorf("schema after migration = %q, %v; want %s", v, err, schemaVersion)
 	}
 	for id, log := range logs {
-		wantChained(t, s, id, log)
+		fixture.WantChained(t, s, id, log)
 	}
 	after := versions(t, s)
 	kept := 0

@@ -16,6 +16,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage/record"
+	"onboard/storage/storetest/fixture"
 )
 
 // cached reports whether the store's cache holds application id.
@@ -33,8 +34,8 @@ func TestAppCache(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	listed := newApp(t, "acme", 2, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	listed := fixture.App("acme", 2, onboarding.StatusCreated)
 	for _, a := range []*onboarding.Application{app, listed} {
 		if err := s.CreateApplication(ctx, a, onboarding.Changes{}); err != nil {
 			t.Fatal(err)
@@ -141,7 +142,7 @@ func TestUpdateFromStaleCache(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
+	app := fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated)
 	setField := func(id, value string) func(*onboarding.Application) (onboarding.Changes, error) {
 		return func(a *onboarding.Application) (onboarding.Changes, error) {
 			a.Data.Fields[id] = json.RawMessage(value)
@@ -222,7 +223,7 @@ func TestReadApplication(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
+	app := fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated)
 	var reads []*onboarding.Application
 	for range 2 {
 		if err := s.ReadApplication(ctx, app.ID, func(a *onboarding.Application) error {
@@ -315,7 +316,7 @@ func TestAppCacheBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
+	app := fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated)
 	for range 2 {
 		got, err := s.Application(ctx, app.ID)
 		if err != nil {
@@ -385,7 +386,7 @@ func TestAppCacheConcurrent(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
+	app := fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated)
 	const writers, readers, writes = 4, 4, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*writes+readers*writes)

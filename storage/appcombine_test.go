@@ -15,6 +15,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // hotApp is one application that the combining tests update from many
@@ -43,7 +44,7 @@ func newHotApp(t *testing.T, queued int) (*hotApp, <-chan struct{}) {
 			once.Do(func() { close(full) })
 		}
 	}
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	app.Data.Fields["trail"] = json.RawMessage(`[]`)
 	if err := s.CreateApplication(context.Background(), app, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func (h *hotApp) appendName(a *onboarding.Application, name string) (onboarding.
 	id := "evt_" + ulid.MustNew(ulid.Timestamp(t0), h.entropy).String()
 	h.mu.Unlock()
 	return onboarding.Changes{
-		Log: []onboarding.Activity{act("test."+name, t0)},
+		Log: []onboarding.Activity{fixture.Act("test."+name, t0)},
 		Events: []*onboarding.Event{{ID: id, Type: onboarding.EventApplicationSent, OrgID: "acme", Subject: a.ID, At: t0,
 			Body: json.RawMessage(fmt.Sprintf(`{"id":%q,"name":%q}`, id, name))}},
 	}, nil
@@ -143,9 +144,9 @@ func (h *hotApp) check(results []hotResult) []string {
 	}
 	var want []onboarding.Activity
 	for _, name := range final {
-		want = append(want, act("test."+name, t0))
+		want = append(want, fixture.Act("test."+name, t0))
 	}
-	wantChained(t, h.s, h.id, want)
+	fixture.WantChained(t, h.s, h.id, want)
 	events, _, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage/record"
+	"onboard/storage/storetest/fixture"
 )
 
 // isCurrent reports whether the cache holds application id's entry as
@@ -54,7 +55,7 @@ func TestReadCurrent(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
+	app := fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated)
 	u := uuid.MustParse(app.ID)
 	if _, err := s.UpdateApplication(ctx, app.ID, setIndustry("software")); err != nil {
 		t.Fatal(err)

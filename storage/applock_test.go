@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // TestAppLocksSpreadOverTwoBytes: updates of two applications whose ids
@@ -18,7 +19,7 @@ func TestAppLocksSpreadOverTwoBytes(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, filepath.Join(t.TempDir(), "db"))
 	defer s.Close()
-	a, b := newApp(t, "acme", 1, onboarding.StatusSent), newApp(t, "acme", 2, onboarding.StatusSent)
+	a, b := fixture.App("acme", 1, onboarding.StatusSent), fixture.App("acme", 2, onboarding.StatusSent)
 	ua, ub := uuid.MustParse(a.ID), uuid.MustParse(a.ID) // b: a copy of a's id
 	ub[14]++                                             // same last byte, next lock
 	b.ID = ub.String()

@@ -19,6 +19,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage/record"
+	"onboard/storage/storetest/fixture"
 )
 
 // expiries returns the expiry (unix seconds; 0 for none) of every key.
@@ -73,14 +74,14 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
 
-	a1 := newApp(t, "acme", 1, onboarding.StatusInProgress)
+	a1 := fixture.App("acme", 1, onboarding.StatusInProgress)
 	a1.Data.Documents = map[string]onboarding.Document{"certificate_of_incorporation": {FileID: "f1", BlobID: "blob-c"}}
 	a1.Data.People = []onboarding.Person{{ID: "p1", Documents: map[string]onboarding.Document{
 		"person_id_document": {FileID: "f2", BlobID: "blob-a"},
 		"skipped":            {FileID: "f3", Status: onboarding.DocumentSkipped},
 	}}}
 	a1.RegistryDocuments = []onboarding.RegistryDocument{{ID: "r1", BlobID: "blob-b"}}
-	a2 := newApp(t, "acme", 2, onboarding.StatusSent)
+	a2 := fixture.App("acme", 2, onboarding.StatusSent)
 	a2.Data.Entities = []onboarding.Entity{{ID: "e1", Documents: map[string]onboarding.Document{"entity_doc": {FileID: "f4", BlobID: "blob-a"}}}}
 	for _, a := range []*onboarding.Application{a1, a2} {
 		if err := s.CreateApplication(ctx, a, onboarding.Changes{}); err != nil {
@@ -94,9 +95,9 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	r := newRFI(t, "acme", 3, onboarding.RFIActive)
+	r := fixture.RFI("acme", 3, onboarding.RFIActive)
 	r.Documents = map[string]onboarding.Document{"bank_statement": {FileID: "f5", BlobID: "blob-d"}}
-	createRFIs(t, s, r)
+	fixture.CreateRFIs(t, s, r)
 	if err := s.CreateAPIKey(ctx, &onboarding.APIKey{ClientID: "c1", OrgID: "acme", Name: "k", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestBackupIsOneSnapshot(t *testing.T) {
 func TestBackupFailsOnUnreadableRecord(t *testing.T) {
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := newApp(t, "acme", 1, onboarding.StatusSent)
+	app := fixture.App("acme", 1, onboarding.StatusSent)
 	if err := s.CreateApplication(context.Background(), app, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestBackupKeepsLatestVersionOnly(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	app := storedApp(t, s, "acme", 1, onboarding.StatusInProgress)
+	app := fixture.StoredApp(t, s, "acme", 1, onboarding.StatusInProgress)
 	for i := range 20 {
 		if _, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 			a.Data.Fields["company_name"] = json.RawMessage(fmt.Sprintf(`"NAME %d"`, i))

@@ -11,6 +11,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // BenchmarkCreateApplication stores applications with their activity entry
@@ -63,7 +64,7 @@ func benchmarkCreate(b *testing.B, withEvent, grouped bool) {
 		n++
 		id := "evt_" + ulid.MustNew(ulid.Timestamp(now), entropy).String()
 		mu.Unlock()
-		app := newApp(b, "acme", i, onboarding.StatusCreated)
+		app := fixture.App("acme", i, onboarding.StatusCreated)
 		ch := onboarding.Changes{Log: []onboarding.Activity{{At: now, Action: onboarding.ActionCreated}}}
 		if withEvent {
 			ch.Events = []*onboarding.Event{{ID: id, Type: onboarding.EventApplicationCreated, OrgID: "acme", Subject: app.ID, At: now,

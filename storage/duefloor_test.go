@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // floor returns the store's floor of family's space of ep (nil: none,
@@ -71,7 +72,7 @@ func TestClaimsFindEntriesBelowTheFloor(t *testing.T) {
 			return pair(ep.ID, e.ID), e.At
 		}},
 		{"a new application's event", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
-			app := newApp(t, "acme", 1, onboarding.StatusCreated)
+			app := fixture.App("acme", 1, onboarding.StatusCreated)
 			e := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.now)
 			h.raiseFloor(ep, h.at(time.Hour), e.At)
 			if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{e}}); err != nil {
@@ -80,7 +81,7 @@ func TestClaimsFindEntriesBelowTheFloor(t *testing.T) {
 			return pair(ep.ID, e.ID), e.At
 		}},
 		{"an application change's event", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
-			app := newApp(t, "acme", 1, onboarding.StatusCreated)
+			app := fixture.App("acme", 1, onboarding.StatusCreated)
 			if err := h.s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage/dump"
+	"onboard/storage/storetest/fixture"
 )
 
 // fillForDump stores a row of every kind the store keeps, in the states
@@ -29,29 +30,29 @@ func fillForDump(t *testing.T, h *hooks) {
 	ep := h.endpoint("acme")
 	h.endpoint("acme", onboarding.EventApplicationCreated)
 
-	a1 := newApp(t, "acme", 1, onboarding.StatusInProgress)
+	a1 := fixture.App("acme", 1, onboarding.StatusInProgress)
 	a1.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
 	if err := s.CreateApplication(ctx, a1, onboarding.Changes{
-		Log:        []onboarding.Activity{act("created", h.now), act("invited", h.now)},
+		Log:        []onboarding.Activity{fixture.Act("created", h.now), fixture.Act("invited", h.now)},
 		Idempotent: &onboarding.IdempotentOutcome{ClientID: "c1", Key: "idem-1", CreatedAt: h.now, ID: a1.ID},
 		Events:     []*onboarding.Event{h.event(onboarding.EventApplicationCreated, "acme", a1.ID, h.now)},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	a2 := newApp(t, "acme", 2, onboarding.StatusSent)
+	a2 := fixture.App("acme", 2, onboarding.StatusSent)
 	if err := s.CreateApplication(ctx, a2, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UpdateApplication(ctx, a2.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 		a.Status = onboarding.StatusInProgress
-		return onboarding.Changes{Log: []onboarding.Activity{act("opened", h.now)}}, nil
+		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act("opened", h.now)}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 
-	active, leased, done := newRFI(t, "acme", 3, onboarding.RFIActive), newRFI(t, "acme", 4, onboarding.RFIActive), newRFI(t, "acme", 5, onboarding.RFICompleted)
+	active, leased, done := fixture.RFI("acme", 3, onboarding.RFIActive), fixture.RFI("acme", 4, onboarding.RFIActive), fixture.RFI("acme", 5, onboarding.RFICompleted)
 	leased.ExpiresAt = h.at(-time.Hour)
-	createRFIs(t, s, active, leased, done)
+	fixture.CreateRFIs(t, s, active, leased, done)
 	if ids, _, err := s.ClaimRFIExpiries(ctx, onboarding.Claim{Owner: "expirer", Now: h.now, Lease: time.Minute, Limit: 10}); err != nil || len(ids) != 1 {
 		t.Fatalf("ClaimRFIExpiries: %v, %v; want the one request", ids, err)
 	}

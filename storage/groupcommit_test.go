@@ -16,6 +16,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // createApps stores n applications, each with a lock of its own (appLock),
@@ -25,7 +26,7 @@ func createApps(t *testing.T, s *Store, n int) []*onboarding.Application {
 	locks := map[*sync.Mutex]bool{}
 	var apps []*onboarding.Application
 	for i := 0; len(apps) < n; i++ {
-		a := newApp(t, "acme", i, onboarding.StatusCreated)
+		a := fixture.App("acme", i, onboarding.StatusCreated)
 		if l := s.appLock(uuid.MustParse(a.ID)); !locks[l] {
 			locks[l] = true
 			if err := s.CreateApplication(context.Background(), a, onboarding.Changes{}); err != nil {
@@ -151,7 +152,7 @@ func TestGroupCommit(t *testing.T) {
 			results <- outcome{name: name, err: s.grouped(ctx, write)}
 		})
 	}
-	created := newApp(t, "acme", 100, onboarding.StatusCreated)
+	created := fixture.App("acme", 100, onboarding.StatusCreated)
 	wg.Go(func() {
 		results <- outcome{name: "created", err: s.CreateApplication(ctx, created, onboarding.Changes{})}
 	})
@@ -287,7 +288,7 @@ func TestGroupCommitAfterClose(t *testing.T) {
 	}
 	// (A create: an update of another application could wait for the
 	// lock of one of the two.)
-	if err := s.CreateApplication(ctx, newApp(t, "acme", 3, onboarding.StatusCreated), onboarding.Changes{}); !errors.Is(err, errClosed) {
+	if err := s.CreateApplication(ctx, fixture.App("acme", 3, onboarding.StatusCreated), onboarding.Changes{}); !errors.Is(err, errClosed) {
 		t.Errorf("create after Close: %v, want %v", err, errClosed)
 	}
 	close(release)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // TestOutcomeCommitsWithTheWork: each write that takes Changes stores the
@@ -27,8 +28,8 @@ func TestOutcomeCommitsWithTheWork(t *testing.T) {
 	outcome := func(key, id string) *onboarding.IdempotentOutcome {
 		return &onboarding.IdempotentOutcome{ClientID: "client", Key: key, Fingerprint: []byte(key), CreatedAt: t0, ID: id}
 	}
-	app := newApp(t, "acme", 1, onboarding.StatusSent)
-	rfi := newRFI(t, "acme", 2, onboarding.RFIActive)
+	app := fixture.App("acme", 1, onboarding.StatusSent)
+	rfi := fixture.RFI("acme", 2, onboarding.RFIActive)
 	writes := []struct {
 		key   string
 		id    string

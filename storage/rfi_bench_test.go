@@ -9,6 +9,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // BenchmarkCreateRFIRequest stores RFI requests as the service creates
@@ -31,7 +32,7 @@ func BenchmarkCreateRFIRequest(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		r := newRFI(b, "acme", i, onboarding.RFIActive)
+		r := fixture.RFI("acme", i, onboarding.RFIActive)
 		id := "evt_" + ulid.MustNew(ulid.Timestamp(now), entropy).String()
 		ch := onboarding.Changes{
 			Log: []onboarding.Activity{{At: now, Action: onboarding.ActionRFICreated}},
@@ -55,7 +56,7 @@ func BenchmarkRFIRequest(b *testing.B) {
 	const n = 1000
 	ids := make([]string, n)
 	for i := range ids {
-		r := newRFI(b, "acme", i, onboarding.RFIActive)
+		r := fixture.RFI("acme", i, onboarding.RFIActive)
 		if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{}); err != nil {
 			b.Fatal(err)
 		}

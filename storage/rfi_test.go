@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -17,58 +16,8 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage/record"
+	"onboard/storage/storetest/fixture"
 )
-
-// newRFI builds an RFI request created at t0+i seconds, expiring 14 days
-// and i hours later.
-func newRFI(t testing.TB, org string, i int, status onboarding.RFIStatus) *onboarding.RFIRequest {
-	t.Helper()
-	at := t0.Add(time.Duration(i) * time.Second)
-	opened := at.Add(time.Minute)
-	return &onboarding.RFIRequest{
-		ID:             uuid.NewString(),
-		Seq:            ulid.MustNew(ulid.Timestamp(at), ulid.DefaultEntropy()),
-		OrgID:          org,
-		AgentID:        "6f1c2a9e-8d4b-4c53-9a57-0c1d2e3f4a5b",
-		Status:         status,
-		CompanyName:    fmt.Sprintf("Company %d", i),
-		RegisteredName: fmt.Sprintf("COMPANY %d LTD", i),
-		CompanyNumber:  fmt.Sprintf("%08d", i),
-		Country:        "GB",
-		Contact:        onboarding.Contact{Name: "Jane Smith", Email: "jane@example.com", Role: "Director"},
-		Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: fmt.Sprintf("rfi-%s-%d", org, i),
-			Email: "jane@example.com", Name: "Jane Smith", Role: onboarding.RolePrimary}},
-		Documents:   map[string]onboarding.Document{},
-		CreatedAt:   at,
-		UpdatedAt:   at,
-		ExpiresAt:   at.Add(14*24*time.Hour + time.Duration(i)*time.Hour),
-		OpenedAt:    &opened,
-		CompletedAt: nil,
-	}
-}
-
-// createRFIs stores rs with no activity and no events.
-func createRFIs(t *testing.T, s *Store, rs ...*onboarding.RFIRequest) {
-	t.Helper()
-	for _, r := range rs {
-		if err := s.CreateRFIRequest(context.Background(), r, onboarding.Changes{}); err != nil {
-			t.Fatalf("CreateRFIRequest(%s): %v", r.CompanyName, err)
-		}
-	}
-}
-
-// updateRFI applies change to the request id, with no activity or events.
-func updateRFI(t *testing.T, s *Store, id string, change func(*onboarding.RFIRequest)) *onboarding.RFIRequest {
-	t.Helper()
-	r, err := s.UpdateRFIRequest(context.Background(), id, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
-		change(r)
-		return onboarding.Changes{}, nil
-	})
-	if err != nil {
-		t.Fatalf("UpdateRFIRequest(%s): %v", id, err)
-	}
-	return r
-}
 
 // rfiEntry is a request's place in the expiry queue.
 type rfiEntry struct {
@@ -213,7 +162,7 @@ func TestRFIRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
 	act := []onboarding.Activity{{At: t0, Action: onboarding.ActionRFICreated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}, Detail: "agent x"}}
 	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: act}); err != nil {
 		t.Fatal(err)
@@ -284,14 +233,14 @@ func TestRFIRoundTrip(t *testing.T) {
 		t.Errorf("CreateRFIRequest(bad id) = %v, want an error", err)
 	}
 	// An application and an RFI request with the same slug are not each other's.
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	app.Participants[0].LinkSlug = "shared-slug"
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
 	}
-	other := newRFI(t, "acme", 2, onboarding.RFIActive)
+	other := fixture.RFI("acme", 2, onboarding.RFIActive)
 	other.Participants[0].LinkSlug = "shared-slug"
-	createRFIs(t, s, other)
+	fixture.CreateRFIs(t, s, other)
 	if got, err := s.RFIRequestBySlug(ctx, "shared-slug"); err != nil || got.ID != other.ID {
 		t.Errorf("RFIRequestBySlug(shared) = %+v, %v; want %s", got, err, other.ID)
 	}
@@ -335,8 +284,8 @@ func TestRFIUpdateRefusesImmutableChanges(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
-	createRFIs(t, s, r)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	fixture.CreateRFIs(t, s, r)
 	before := allKeys(t, s)
 	for name, change := range map[string]func(*onboarding.RFIRequest){
 		"id":           func(x *onboarding.RFIRequest) { x.ID = uuid.NewString() },
@@ -373,7 +322,7 @@ func TestRFIChangesCommitWithTheirWrite(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
 	ep := h.endpoint("acme", onboarding.EventRFIRequestCreated, onboarding.EventRFIRequestCompleted)
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
 	created := h.event(onboarding.EventRFIRequestCreated, "acme", r.ID, h.now)
 	log := []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFICreated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1"}}}
 	if err := h.s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
@@ -469,96 +418,6 @@ func sortedIDs(rs ...*onboarding.RFIRequest) []string {
 	return slices.Sorted(slices.Values(rfiIDs(rs)))
 }
 
-func TestClaimRFIExpiries(t *testing.T) {
-	s := openTestStore(t, t.TempDir())
-	defer s.Close()
-	// a, b and c expire an hour apart; d is completed, e expired.
-	a, b, c := newRFI(t, "acme", 1, onboarding.RFIActive), newRFI(t, "acme", 2, onboarding.RFIActive), newRFI(t, "acme2", 3, onboarding.RFIActive)
-	d, e := newRFI(t, "acme", 4, onboarding.RFICompleted), newRFI(t, "acme", 5, onboarding.RFIExpired)
-	// d and e would be the first due, were they queued.
-	d.ExpiresAt, e.ExpiresAt = t0, t0
-	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)
-	createRFIs(t, s, a, b, c, d, e)
-	want := map[string]rfiEntry{a.ID: {At: a.ExpiresAt}, b.ID: {At: b.ExpiresAt}, c.ID: {At: c.ExpiresAt}}
-	if diff := cmp.Diff(want, rfiQueue(t, s)); diff != "" {
-		t.Fatalf("queue after create (-want +got):\n%s", diff)
-	}
-	steps := []struct {
-		name     string
-		owner    string
-		at       time.Time
-		limit    int
-		want     []string // sorted
-		wantNext time.Time
-		queue    map[string]rfiEntry // nil: unchanged
-	}{
-		{"nothing due", "w1", t0, 10, nil, a.ExpiresAt, nil},
-		{"a nanosecond early", "w1", a.ExpiresAt.Add(-1), 10, nil, a.ExpiresAt, nil},
-		{"a limit of none", "w1", b.ExpiresAt, 0, nil, a.ExpiresAt, nil},
-		{"due at or before now, earliest first, up to the limit", "w1", b.ExpiresAt, 1, []string{a.ID}, b.ExpiresAt,
-			map[string]rfiEntry{a.ID: {b.ExpiresAt.Add(time.Minute), "w1"}, b.ID: {At: b.ExpiresAt}, c.ID: {At: c.ExpiresAt}}},
-		{"the rest due", "w1", b.ExpiresAt, 10, []string{b.ID}, b.ExpiresAt.Add(time.Minute),
-			map[string]rfiEntry{a.ID: {b.ExpiresAt.Add(time.Minute), "w1"}, b.ID: {b.ExpiresAt.Add(time.Minute), "w1"}, c.ID: {At: c.ExpiresAt}}},
-		{"leases hide their requests", "w2", b.ExpiresAt.Add(time.Minute - 1), 10, nil, b.ExpiresAt.Add(time.Minute), nil},
-		{"a lapsed lease is due again", "w2", b.ExpiresAt.Add(time.Minute), 10, sortedIDs(a, b), c.ExpiresAt,
-			map[string]rfiEntry{a.ID: {b.ExpiresAt.Add(2 * time.Minute), "w2"}, b.ID: {b.ExpiresAt.Add(2 * time.Minute), "w2"}, c.ID: {At: c.ExpiresAt}}},
-	}
-	for _, st := range steps {
-		got, next := rfiClaim(t, s, st.owner, st.at, st.limit)
-		slices.Sort(got)
-		if diff := cmp.Diff(st.want, got); diff != "" {
-			t.Errorf("%s: claimed (-want +got):\n%s", st.name, diff)
-		}
-		if !next.Equal(st.wantNext) {
-			t.Errorf("%s: next = %v, want %v", st.name, next, st.wantNext)
-		}
-		if st.queue != nil {
-			want = st.queue
-		}
-		if diff := cmp.Diff(want, rfiQueue(t, s)); diff != "" {
-			t.Errorf("%s: queue (-want +got):\n%s", st.name, diff)
-		}
-	}
-
-	// An update that leaves ExpiresAt alone keeps a running lease, and an
-	// unclaimed request at its ExpiresAt.
-	updateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.CompanyName = "renamed" })
-	updateRFI(t, s, c.ID, func(r *onboarding.RFIRequest) { r.CompanyName = "renamed" })
-	if diff := cmp.Diff(want, rfiQueue(t, s)); diff != "" {
-		t.Errorf("after unrelated updates (-want +got):\n%s", diff)
-	}
-	// One that moves ExpiresAt moves the entry there, lease or none.
-	later := c.ExpiresAt.Add(time.Hour)
-	updateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.ExpiresAt = later })
-	updateRFI(t, s, c.ID, func(r *onboarding.RFIRequest) { r.ExpiresAt = later.Add(time.Hour) })
-	want = map[string]rfiEntry{a.ID: {At: later}, b.ID: want[b.ID], c.ID: {At: later.Add(time.Hour)}}
-	if diff := cmp.Diff(want, rfiQueue(t, s)); diff != "" {
-		t.Errorf("after moving ExpiresAt (-want +got):\n%s", diff)
-	}
-	// A request that leaves active leaves the queue, leased or not.
-	updateRFI(t, s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFIExpired })
-	updateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
-	want = map[string]rfiEntry{c.ID: {At: later.Add(time.Hour)}}
-	if diff := cmp.Diff(want, rfiQueue(t, s)); diff != "" {
-		t.Errorf("after b expired and a completed (-want +got):\n%s", diff)
-	}
-	if got, next := rfiClaim(t, s, "w3", later.Add(30*time.Minute), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour)) {
-		t.Errorf("claim after they left = %v, next %v; want none, %v", got, next, later.Add(time.Hour))
-	}
-	// A request back to active is queued again.
-	updateRFI(t, s, d.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFIActive })
-	want[d.ID] = rfiEntry{At: d.ExpiresAt}
-	if diff := cmp.Diff(want, rfiQueue(t, s)); diff != "" {
-		t.Errorf("after d went back to active (-want +got):\n%s", diff)
-	}
-	if got, next := rfiClaim(t, s, "w3", later.Add(time.Hour), 10); !cmp.Equal(sortedIDs(c, d), slices.Sorted(slices.Values(got))) || !next.IsZero() {
-		t.Errorf("last claim = %v, next %v; want c and d, zero", got, next)
-	}
-	if got, next := rfiClaim(t, s, "w3", later.Add(time.Hour+time.Second), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour+time.Minute)) {
-		t.Errorf("claim while c and d are leased = %v, next %v; want none, the lease's end", got, next)
-	}
-}
-
 // TestRFIClaimIsOneTransaction checks that a claim and an update of the
 // same request that run at once do not both win: whichever commits second
 // retries, so that an expired request never keeps a lease entry.
@@ -566,8 +425,8 @@ func TestRFIClaimIsOneTransaction(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
-	createRFIs(t, s, r)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	fixture.CreateRFIs(t, s, r)
 	claimed := make(chan []string, 1)
 	// The change runs (at least) once before the claim and once after it:
 	// its first attempt must then fail with a conflict and be retried.
@@ -603,15 +462,15 @@ func TestRFIClaimIsOneTransaction(t *testing.T) {
 func TestRFIReopen(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
-	a, b, c := newRFI(t, "acme", 1, onboarding.RFIActive), newRFI(t, "acme", 2, onboarding.RFIActive), newRFI(t, "acme", 3, onboarding.RFIActive)
+	a, b, c := fixture.RFI("acme", 1, onboarding.RFIActive), fixture.RFI("acme", 2, onboarding.RFIActive), fixture.RFI("acme", 3, onboarding.RFIActive)
 	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = h.at(time.Hour), h.at(2*time.Hour), h.at(3*time.Hour)
 	created := h.event(onboarding.EventRFIRequestCreated, "acme", a.ID, h.now)
 	log := []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFICreated}}
 	if err := h.s.CreateRFIRequest(ctx, a, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
 		t.Fatal(err)
 	}
-	createRFIs(t, h.s, b, c)
-	b = updateRFI(t, h.s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
+	fixture.CreateRFIs(t, h.s, b, c)
+	b = fixture.UpdateRFI(t, h.s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
 	if ids, _ := rfiClaim(t, h.s, "w1", h.at(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
 		t.Fatalf("claimed %v, want a", ids)
 	}

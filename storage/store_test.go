@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -19,6 +18,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage/record"
+	"onboard/storage/storetest/fixture"
 )
 
 func openTestStore(t *testing.T, dir string) *Store {
@@ -30,39 +30,8 @@ func openTestStore(t *testing.T, dir string) *Store {
 	return s
 }
 
-var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-
-// storedApp creates application i of org, with status, in s (with no
-// activity entries or events) and returns it.
-func storedApp(t *testing.T, s *Store, org string, i int, status onboarding.Status) *onboarding.Application {
-	t.Helper()
-	app := newApp(t, org, i, status)
-	if err := s.CreateApplication(context.Background(), app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
-	return app
-}
-
-// newApp builds an application created at t0+i seconds.
-func newApp(t testing.TB, org string, i int, status onboarding.Status) *onboarding.Application {
-	t.Helper()
-	at := t0.Add(time.Duration(i) * time.Second)
-	return &onboarding.Application{
-		ID:       uuid.NewString(),
-		Seq:      ulid.MustNew(ulid.Timestamp(at), ulid.DefaultEntropy()),
-		OrgID:    org,
-		ConfigID: "default",
-		Country:  "GB",
-		Status:   status,
-		Data: onboarding.Data{
-			Fields: map[string]json.RawMessage{"company_name": json.RawMessage(fmt.Sprintf(`"COMPANY %d"`, i))},
-			Meta:   onboarding.Meta{PrimaryContact: &onboarding.Contact{Email: "a@example.com"}},
-		},
-		Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: fmt.Sprintf("slug-%s-%d", org, i), Email: "a@example.com", Role: onboarding.RolePrimary}},
-		CreatedAt:    at,
-		UpdatedAt:    at,
-	}
-}
+// t0 is the fixtures' creation time.
+var t0 = fixture.T0
 
 func TestKeys(t *testing.T) {
 	seq := ulid.ULID{0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10}
@@ -163,7 +132,7 @@ func TestUpdateKeepsIndexesConsistent(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
-	a, b := newApp(t, "acme", 1, onboarding.StatusCreated), newApp(t, "acme", 2, onboarding.StatusSent)
+	a, b := fixture.App("acme", 1, onboarding.StatusCreated), fixture.App("acme", 2, onboarding.StatusSent)
 	for _, app := range []*onboarding.Application{a, b} {
 		if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 			t.Fatal(err)
@@ -272,7 +241,7 @@ func TestMigrateSchema1(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openTestStore(t, dir)
-	pending, done := newApp(t, "acme", 1, onboarding.StatusSent), newApp(t, "acme", 2, onboarding.StatusSent)
+	pending, done := fixture.App("acme", 1, onboarding.StatusSent), fixture.App("acme", 2, onboarding.StatusSent)
 	pending.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
 	done.RegistryDocumentsStatus = onboarding.RegistryDocumentsComplete
 	for _, app := range []*onboarding.Application{pending, done} {
@@ -324,7 +293,7 @@ func TestMigrateSchema2(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openTestStore(t, dir)
-	withCode, other := newApp(t, "acme", 1, onboarding.StatusSent), newApp(t, "acme", 2, onboarding.StatusCreated)
+	withCode, other := fixture.App("acme", 1, onboarding.StatusSent), fixture.App("acme", 2, onboarding.StatusCreated)
 	withCode.Participants[0].PreAuthHash = bytes.Repeat([]byte{7}, 32)
 	withCode.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
 	for _, app := range []*onboarding.Application{withCode, other} {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -63,88 +60,6 @@ func TestFinishDeliveryEndpointChange(t *testing.T) {
 	}
 }
 
-// TestDisablingDropsTheQueue checks that an endpoint disabled by the
-// operator or by a delivery's result loses its queued deliveries, each
-// with a log line, and that other endpoints keep theirs.
-func TestDisablingDropsTheQueue(t *testing.T) {
-	ctx := context.Background()
-	tests := []struct {
-		name    string
-		perSubj int // events per subject
-		subj    int // subjects
-		finish  bool
-	}{
-		{"by the operator", 2, 2, false},
-		{"by a delivery's result", 2, 2, true},
-		{"more than one transaction's worth", 3, dropBatch/3 + 5, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHooks(t)
-			ep, keep := h.endpoint("acme"), h.endpoint("acme2")
-			var events []*onboarding.Event
-			for s := 0; s < tt.subj; s++ {
-				for i := 0; i < tt.perSubj; i++ {
-					events = append(events, h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", s), h.at(time.Duration(i)*time.Millisecond)))
-				}
-			}
-			kept := h.event(onboarding.EventApplicationSent, "acme2", "app-x", h.now)
-			events = append(events, kept)
-			if err := h.s.update(ctx, func(txn *badger.Txn) error { return h.s.writeEvents(txn, events) }); err != nil {
-				t.Fatal(err)
-			}
-			var want []onboarding.DeliveryAttempt
-			reason, dropAt := "disabled by the operator", h.now
-			if tt.finish {
-				reason, dropAt = "410 Gone", h.at(time.Second)
-				claimed, _ := h.claim("w1", h.now, 10)
-				var d *onboarding.Delivery
-				for _, c := range claimed {
-					if c.EndpointID == ep.ID && c.EventID == events[0].ID {
-						d = c
-					}
-				}
-				if err := h.finish(d, dropAt, onboarding.DeliveryResult{Done: true, Endpoint: func(e *onboarding.Endpoint) {
-					e.Enabled, e.DisabledReason = false, reason
-				}}); err != nil {
-					t.Fatal(err)
-				}
-				events = events[1:]
-				want = append(want, onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type, EndpointID: ep.ID, OrgID: "acme",
-					Attempt: 1, At: dropAt, StatusCode: 200, Success: true})
-			} else if _, err := h.s.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error {
-				e.Enabled, e.DisabledReason = false, reason
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range events[:len(events)-1] {
-				want = append(want, onboarding.DeliveryAttempt{EventID: e.ID, EventType: e.Type, EndpointID: ep.ID, OrgID: "acme",
-					At: dropAt, Error: "not delivered: the endpoint was disabled (" + reason + ")"})
-			}
-			if diff := cmp.Diff([]string{pair(keep.ID, kept.ID)}, h.queuedPairs()); diff != "" {
-				t.Errorf("queue after disabling (-want +got):\n%s", diff)
-			}
-			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 10 * len(want)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			byEvent := func(a, b onboarding.DeliveryAttempt) int {
-				return strings.Compare(a.EventID+a.Error, b.EventID+b.Error)
-			}
-			slices.SortFunc(want, byEvent)
-			slices.SortFunc(lines, byEvent)
-			if diff := cmp.Diff(want, lines); diff != "" {
-				t.Errorf("log (-want +got):\n%s", diff)
-			}
-			stored, _ := h.s.Endpoint(ctx, ep.ID)
-			if stored.Enabled || stored.DisabledReason != reason {
-				t.Errorf("endpoint after disabling = %+v", stored)
-			}
-		})
-	}
-}
-
 // TestOpenDropsOrphanQueues queues deliveries for an endpoint whose record
 // is gone (as a crash in the middle of a delete would leave them): claims
 // only seek the queues of the endpoints there are, so opening the store
@@ -173,66 +88,6 @@ func TestOpenDropsOrphanQueues(t *testing.T) {
 	}
 	if lines, _ := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{}); len(lines) != 0 {
 		t.Errorf("dropping for a missing endpoint logged %+v", lines)
-	}
-}
-
-// TestDeliveryAttempts reads the delivery log through each of its walks.
-func TestDeliveryAttempts(t *testing.T) {
-	ctx := context.Background()
-	h := newHooks(t)
-	var lines []onboarding.DeliveryAttempt // oldest first
-	for i, l := range []struct {
-		ep, ev string
-		ok     bool
-	}{{"we_1", "evt_a", false}, {"we_2", "evt_a", true}, {"we_1", "evt_a", true}, {"we_1", "evt_b", false}, {"we_2", "evt_b", false}, {"we_10", "evt_b", true}} {
-		lines = append(lines, onboarding.DeliveryAttempt{EventID: l.ev, EventType: onboarding.EventApplicationSent, EndpointID: l.ep, OrgID: "acme",
-			Attempt: 1, At: h.at(time.Duration(i) * time.Second), Success: l.ok, StatusCode: 200})
-	}
-	if err := h.s.update(ctx, func(txn *badger.Txn) error {
-		for i := range lines {
-			if err := h.s.writeAttempt(txn, &lines[i]); err != nil {
-				return err
-			}
-		}
-		// A line that expired.
-		return h.s.writeAttempt(txn, &onboarding.DeliveryAttempt{EventID: "evt_a", EndpointID: "we_1", At: h.at(-31 * 24 * time.Hour)})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	pick := func(idx ...int) []onboarding.DeliveryAttempt {
-		var out []onboarding.DeliveryAttempt
-		for _, i := range idx {
-			out = append(out, lines[i])
-		}
-		return out
-	}
-	tests := []struct {
-		name string
-		q    onboarding.AttemptQuery
-		want []onboarding.DeliveryAttempt
-	}{
-		{"all", onboarding.AttemptQuery{}, pick(5, 4, 3, 2, 1, 0)},
-		{"limit", onboarding.AttemptQuery{Limit: 2}, pick(5, 4)},
-		{"endpoint", onboarding.AttemptQuery{EndpointID: "we_1"}, pick(3, 2, 0)},
-		{"event", onboarding.AttemptQuery{EventID: "evt_b"}, pick(5, 4, 3)},
-		{"endpoint and event", onboarding.AttemptQuery{EndpointID: "we_1", EventID: "evt_a"}, pick(2, 0)},
-		{"failed", onboarding.AttemptQuery{FailedOnly: true}, pick(4, 3, 0)},
-		{"failed of an endpoint", onboarding.AttemptQuery{EndpointID: "we_2", FailedOnly: true, Limit: 1}, pick(4)},
-		{"unknown endpoint", onboarding.AttemptQuery{EndpointID: "we_3"}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := h.s.DeliveryAttempts(ctx, tt.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("newest first (-want +got):\n%s", diff)
-			}
-		})
-	}
-	if got := slices.Collect(maps.Keys(keysWithPrefix(t, h.s, prefixAttempt))); len(got) != len(lines) {
-		t.Errorf("%d lines stored, want %d (the expired one hidden)", len(got), len(lines))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/storage/record"
+	"onboard/storage/storetest/fixture"
 )
 
 // The benchmarks run from 32 goroutines at once (parallelism 16 on 2
@@ -38,7 +39,7 @@ func benchStore(b *testing.B) *Store {
 // benchRecord is the record bytes of a typical application.
 func benchRecord(b testing.TB) []byte {
 	b.Helper()
-	rec, err := record.Encode(newApp(b, "acme", 1, onboarding.StatusSent))
+	rec, err := record.Encode(fixture.App("acme", 1, onboarding.StatusSent))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,8 +101,8 @@ func benchApps(b *testing.B, s *Store, n int) []*onboarding.Application {
 	b.Helper()
 	apps := make([]*onboarding.Application, n)
 	for i := range apps {
-		apps[i] = newApp(b, "acme", i, onboarding.StatusSent)
-		if err := s.CreateApplication(context.Background(), apps[i], onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
+		apps[i] = fixture.App("acme", i, onboarding.StatusSent)
+		if err := s.CreateApplication(context.Background(), apps[i], onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -116,9 +117,9 @@ func BenchmarkCreateApplication(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			app := newApp(b, "acme", 1, onboarding.StatusSent)
+			app := fixture.App("acme", 1, onboarding.StatusSent)
 			app.Participants[0].LinkSlug = rand.Text()
-			if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
+			if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}}); err != nil {
 				b.Error(err)
 				return
 			}
@@ -204,9 +205,9 @@ func benchCreateWithEvent(b *testing.B, ep *onboarding.Endpoint) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			app := newApp(b, "acme", 1, onboarding.StatusSent)
+			app := fixture.App("acme", 1, onboarding.StatusSent)
 			app.Participants[0].LinkSlug = rand.Text()
-			ch := onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)},
+			ch := onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)},
 				Events: []*onboarding.Event{testEvent(onboarding.EventApplicationCreated, "acme", app.ID)}}
 			if err := s.CreateApplication(ctx, app, ch); err != nil {
 				b.Error(err)

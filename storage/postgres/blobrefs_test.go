@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // TestBlobReferences: the set is every blob id any application or RFI
@@ -32,7 +33,7 @@ func TestBlobReferences(t *testing.T) {
 	if got := refs(); len(got) != 0 {
 		t.Errorf("an empty store refers to %v", got)
 	}
-	app := newApp(t, "acme", 1, onboarding.StatusSent)
+	app := fixture.App("acme", 1, onboarding.StatusSent)
 	app.Data.Documents = docs("company")
 	app.Data.People = []onboarding.Person{{ID: "p1", Documents: docs("p1")}, {ID: "p2"}}
 	app.Data.Entities = []onboarding.Entity{{ID: "e1", Documents: docs("e1")}}
@@ -40,10 +41,10 @@ func TestBlobReferences(t *testing.T) {
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
 	}
-	storedApp(t, s, "acme", 2, onboarding.StatusSent) // refers to none
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
+	fixture.StoredApp(t, s, "acme", 2, onboarding.StatusSent) // refers to none
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
 	r.Documents = docs("rfi")
-	createRFIs(t, s, r)
+	fixture.CreateRFIs(t, s, r)
 	want := map[string]bool{}
 	for _, id := range append(app.BlobIDs(), r.BlobIDs()...) {
 		want[id] = true
@@ -57,7 +58,7 @@ func TestBlobReferences(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	updateRFI(t, s, r.ID, func(r *onboarding.RFIRequest) { r.Documents = nil })
+	fixture.UpdateRFI(t, s, r.ID, func(r *onboarding.RFIRequest) { r.Documents = nil })
 	want = map[string]bool{"blob-company-a": true, "blob-company-b": true, "blob-e1-a": true, "blob-e1-b": true, "blob-r1": true}
 	if diff := cmp.Diff(want, refs()); diff != "" {
 		t.Errorf("after updates (-want +got):\n%s", diff)

@@ -11,6 +11,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // testEvent builds an event of org about subject.
@@ -29,8 +30,8 @@ func TestWritesWithEvents(t *testing.T) {
 	ctx := context.Background()
 	s, url := openTest(t, Options{})
 	other := openOn(t, url, Options{CacheBytes: -1})
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
-	log := []onboarding.Activity{act(onboarding.ActionCreated, t0)}
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	log := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log, Events: []*onboarding.Event{testEvent(onboarding.EventApplicationCreated, "acme", app.ID)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestWritesWithEvents(t *testing.T) {
 		name  string
 		store *Store
 	}{{"from the cache", s}, {"without a cache", other}, {"from a stale cache", s}, {"from the cache again", s}} {
-		entry := act("test."+string(status[i]), t0.Add(time.Duration(i)*time.Second))
+		entry := fixture.Act("test."+string(status[i]), t0.Add(time.Duration(i)*time.Second))
 		got, err := st.store.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 			a.Status = status[i]
 			return onboarding.Changes{Log: []onboarding.Activity{entry}, Events: []*onboarding.Event{testEvent(onboarding.EventApplicationSent, "acme", app.ID)},
@@ -49,13 +50,13 @@ func TestWritesWithEvents(t *testing.T) {
 			t.Fatalf("%s: %v, %v", st.name, got, err)
 		}
 		log = append(log, entry)
-		wantChained(t, s, app.ID, log)
+		fixture.WantChained(t, s, app.ID, log)
 		if _, err := s.SavedResponse(ctx, "c", st.name); err != nil {
 			t.Errorf("%s: outcome %v", st.name, err)
 		}
 	}
 	before := everything(t, s)
-	dup := newApp(t, "acme", 2, onboarding.StatusCreated)
+	dup := fixture.App("acme", 2, onboarding.StatusCreated)
 	dup.Participants[0].LinkSlug = app.Participants[0].LinkSlug
 	if err := s.CreateApplication(ctx, dup, onboarding.Changes{Log: log[:1], Events: []*onboarding.Event{testEvent(onboarding.EventApplicationCreated, "acme", dup.ID)}}); !errors.Is(err, errDuplicate) {
 		t.Errorf("create onto a slug taken = %v, want errDuplicate", err)
@@ -70,19 +71,19 @@ func TestWritesWithEvents(t *testing.T) {
 		t.Errorf("refused writes wrote (-before +after):\n%s", diff)
 	}
 
-	r := newRFI(t, "acme", 1, onboarding.RFIActive)
-	rlog := []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	rlog := []onboarding.Activity{fixture.Act(onboarding.ActionRFICreated, t0)}
 	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: rlog, Events: []*onboarding.Event{testEvent(onboarding.EventRFIRequestCreated, "acme", r.ID)}}); err != nil {
 		t.Fatal(err)
 	}
-	done := act(onboarding.ActionRFICompleted, t0.Add(time.Minute))
+	done := fixture.Act(onboarding.ActionRFICompleted, t0.Add(time.Minute))
 	if _, err := s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
 		x.Status = onboarding.RFICompleted
 		return onboarding.Changes{Log: []onboarding.Activity{done}, Events: []*onboarding.Event{testEvent(onboarding.EventRFIRequestCompleted, "acme", r.ID)}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	wantChained(t, s, r.ID, append(rlog, done))
+	fixture.WantChained(t, s, r.ID, append(rlog, done))
 	if q := rfiQueue(t, s); len(q) != 0 {
 		t.Errorf("queue after completion = %v", q)
 	}

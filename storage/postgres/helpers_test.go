@@ -2,22 +2,19 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/oklog/ulid/v2"
 
-	"onboard/onboarding"
 	"onboard/storage/postgres/pgtest"
+	"onboard/storage/storetest/fixture"
 )
 
-var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+// t0 is the fixtures' creation time.
+var t0 = fixture.T0
 
 // openTest opens a Store on a fresh database of its own, closed when t
 // ends, and returns it with the database's URL (to open more Stores on it).
@@ -39,93 +36,6 @@ func openOn(t *testing.T, url string, o Options) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-// newApp builds an application of org created at t0+i seconds, with one
-// participant whose slug is "slug-<org>-<i>".
-func newApp(t testing.TB, org string, i int, status onboarding.Status) *onboarding.Application {
-	t.Helper()
-	at := t0.Add(time.Duration(i) * time.Second)
-	return &onboarding.Application{
-		ID:       uuid.NewString(),
-		Seq:      ulid.MustNew(ulid.Timestamp(at), ulid.DefaultEntropy()),
-		OrgID:    org,
-		ConfigID: "default",
-		Country:  "GB",
-		Status:   status,
-		Data: onboarding.Data{
-			Fields: map[string]json.RawMessage{"company_name": json.RawMessage(fmt.Sprintf(`"COMPANY %d"`, i))},
-			Meta:   onboarding.Meta{PrimaryContact: &onboarding.Contact{Email: "a@example.com"}},
-		},
-		Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: fmt.Sprintf("slug-%s-%d", org, i), Email: "a@example.com", Role: onboarding.RolePrimary}},
-		CreatedAt:    at,
-		UpdatedAt:    at,
-	}
-}
-
-// storedApp creates application i of org with status in s, with no
-// activity or events, and returns it.
-func storedApp(t *testing.T, s *Store, org string, i int, status onboarding.Status) *onboarding.Application {
-	t.Helper()
-	app := newApp(t, org, i, status)
-	if err := s.CreateApplication(context.Background(), app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
-	return app
-}
-
-// newRFI builds an RFI request created at t0+i seconds, expiring 14 days
-// and i hours later.
-func newRFI(t testing.TB, org string, i int, status onboarding.RFIStatus) *onboarding.RFIRequest {
-	t.Helper()
-	at := t0.Add(time.Duration(i) * time.Second)
-	opened := at.Add(time.Minute)
-	return &onboarding.RFIRequest{
-		ID:             uuid.NewString(),
-		Seq:            ulid.MustNew(ulid.Timestamp(at), ulid.DefaultEntropy()),
-		OrgID:          org,
-		AgentID:        "6f1c2a9e-8d4b-4c53-9a57-0c1d2e3f4a5b",
-		Status:         status,
-		CompanyName:    fmt.Sprintf("Company %d", i),
-		RegisteredName: fmt.Sprintf("COMPANY %d LTD", i),
-		CompanyNumber:  fmt.Sprintf("%08d", i),
-		Country:        "GB",
-		Contact:        onboarding.Contact{Name: "Jane Smith", Email: "jane@example.com", Role: "Director"},
-		Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: fmt.Sprintf("rfi-%s-%d", org, i),
-			Email: "jane@example.com", Name: "Jane Smith", Role: onboarding.RolePrimary}},
-		Documents: map[string]onboarding.Document{},
-		CreatedAt: at,
-		UpdatedAt: at,
-		ExpiresAt: at.Add(14*24*time.Hour + time.Duration(i)*time.Hour),
-		OpenedAt:  &opened,
-	}
-}
-
-// createRFIs stores rs with no activity and no events.
-func createRFIs(t *testing.T, s *Store, rs ...*onboarding.RFIRequest) {
-	t.Helper()
-	for _, r := range rs {
-		if err := s.CreateRFIRequest(context.Background(), r, onboarding.Changes{}); err != nil {
-			t.Fatalf("CreateRFIRequest(%s): %v", r.CompanyName, err)
-		}
-	}
-}
-
-// updateRFI applies change to the request id, with no activity or events.
-func updateRFI(t *testing.T, s *Store, id string, change func(*onboarding.RFIRequest)) *onboarding.RFIRequest {
-	t.Helper()
-	r, err := s.UpdateRFIRequest(context.Background(), id, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
-		change(r)
-		return onboarding.Changes{}, nil
-	})
-	if err != nil {
-		t.Fatalf("UpdateRFIRequest(%s): %v", id, err)
-	}
-	return r
-}
-
-func act(action string, at time.Time) onboarding.Activity {
-	return onboarding.Activity{At: at, Action: action, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}}
 }
 
 // rows returns the rows of a query as strings, one per row with its

@@ -156,15 +156,22 @@ type queuedRow struct {
 	DueAt                        time.Time
 }
 
-// queued returns every queued delivery by hookPair, after checking the
-// queue's invariants: every queue has exactly one head, and a delivery is
-// due at its lease's end while claimed, else at its own time.
+// queued returns every queued delivery of h's database by hookPair,
+// after checking the queue's invariants (deliveryQueue).
 func (h *hookEnv) queued() map[string]queuedRow {
 	h.t.Helper()
-	rows, err := h.s.pool.Query(context.Background(), `SELECT endpoint_id, subject, event_id, event_type, head, attempts, next_at,
+	return deliveryQueue(h.t, h.s)
+}
+
+// deliveryQueue returns every queued delivery by hookPair, after checking
+// the queue's invariants: every queue has exactly one head, and a
+// delivery is due at its lease's end while claimed, else at its own time.
+func deliveryQueue(t *testing.T, s *Store) map[string]queuedRow {
+	t.Helper()
+	rows, err := s.pool.Query(context.Background(), `SELECT endpoint_id, subject, event_id, event_type, head, attempts, next_at,
 		coalesce(owner, ''), coalesce(lease_until, 'epoch'), due_at FROM deliveries`)
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	out := map[string]queuedRow{}
 	heads := map[string]int{}
@@ -182,11 +189,11 @@ func (h *hookEnv) queued() map[string]queuedRow {
 		}
 		return nil
 	}); err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	for k, n := range heads {
 		if n != 1 {
-			h.t.Errorf("queue %s has %d heads", k, n)
+			t.Errorf("queue %s has %d heads", k, n)
 		}
 	}
 	for _, q := range out {
@@ -195,10 +202,19 @@ func (h *hookEnv) queued() map[string]queuedRow {
 			want = q.LeaseUntil
 		}
 		if !q.DueAt.Equal(want) {
-			h.t.Errorf("%s → %s is due at %v, want %v", q.EndpointID, q.EventID, q.DueAt, want)
+			t.Errorf("%s → %s is due at %v, want %v", q.EndpointID, q.EventID, q.DueAt, want)
 		}
 	}
 	return out
+}
+
+// CheckQueues checks the invariants of the delivery and RFI expiry
+// queues: the Store suite (storetest) calls it after every operation
+// that changes them.
+func (s *Store) CheckQueues(t *testing.T) {
+	t.Helper()
+	deliveryQueue(t, s)
+	rfiQueue(t, s)
 }
 
 // queuedPairs names the queued deliveries, sorted.
@@ -209,14 +225,5 @@ func (h *hookEnv) queuedPairs() []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
-	return out
-}
-
-// hookEventIDs lists the ids of events.
-func hookEventIDs(events []*onboarding.Event) []string {
-	out := []string{}
-	for _, e := range events {
-		out = append(out, e.ID)
-	}
 	return out
 }

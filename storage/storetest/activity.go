@@ -15,6 +15,7 @@ import (
 
 	"onboard/onboarding"
 	"onboard/pdf"
+	"onboard/storage/storetest/fixture"
 )
 
 var activityCases = []suiteCase{
@@ -43,39 +44,6 @@ func verifyChains(t *testing.T, s onboarding.Store, org string) onboarding.LogRe
 	return report
 }
 
-// wantChained checks that the subject's stored log is the chain of want
-// (its activities, in order): each entry chained after the one before,
-// from the log's start, and the head at the last.
-func wantChained(t *testing.T, s onboarding.Store, id string, want []onboarding.Activity) []onboarding.LoggedActivity {
-	t.Helper()
-	head, log := readLog(t, s, id)
-	got := make([]onboarding.Activity, len(log))
-	prev := onboarding.ActivityChainStart(id)
-	for i, e := range log {
-		got[i] = e.Activity
-		if e.Prev != prev {
-			t.Errorf("%s entry %d: Prev = %q, want %q", id, i, e.Prev, prev)
-		}
-		if h := onboarding.ActivityHash(prev, &e); e.Hash != h || len(h) != 64 {
-			t.Errorf("%s entry %d: Hash = %q, want %q", id, i, e.Hash, h)
-		}
-		if i > 0 && e.Seq.Compare(log[i-1].Seq) <= 0 {
-			t.Errorf("%s entry %d: Seq %s not after %s", id, i, e.Seq, log[i-1].Seq)
-		}
-		prev = e.Hash
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("%s log (-want +got):\n%s", id, diff)
-	}
-	switch {
-	case len(log) == 0 && head != nil:
-		t.Errorf("%s: empty log with head %+v", id, head)
-	case len(log) > 0 && (head == nil || *head != onboarding.ActivityHead{Seq: log[len(log)-1].Seq, Hash: prev}):
-		t.Errorf("%s: head = %+v, want the last entry %s %s", id, head, log[len(log)-1].Seq, prev)
-	}
-	return log
-}
-
 // testActivityChain appends to application and RFI logs in every way the
 // Store does (create, update, an update that logs nothing), with a clock
 // that steps back: each log is one chain in append order, with its head,
@@ -83,12 +51,12 @@ func wantChained(t *testing.T, s onboarding.Store, id string, want []onboarding.
 func testActivityChain(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusCreated)
-	created := []onboarding.Activity{act(onboarding.ActionCreated, t0), act(onboarding.ActionInviteSent, t0)}
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	created := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0), fixture.Act(onboarding.ActionInviteSent, t0)}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: created}); err != nil {
 		t.Fatal(err)
 	}
-	first := wantChained(t, s, app.ID, created)
+	first := fixture.WantChained(t, s, app.ID, created)
 	log := created
 	for i, a := range []onboarding.Activity{
 		{At: t0.Add(time.Minute), Action: onboarding.ActionFieldsUpdated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1"}, Fields: []string{"industry", "website"}},
@@ -107,29 +75,33 @@ func testActivityChain(t *testing.T, open Opener) {
 		if a.Action != "" {
 			log = append(log, a)
 		}
-		got := wantChained(t, s, app.ID, log)
+		got := fixture.WantChained(t, s, app.ID, log)
 		if !cmp.Equal(got[:len(first)], first) {
 			t.Errorf("update %d changed earlier entries", i)
 		}
 	}
 
-	r := newRFI("acme", 1, onboarding.RFIActive)
-	rlog := []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	rlog := []onboarding.Activity{fixture.Act(onboarding.ActionRFICreated, t0)}
 	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: rlog}); err != nil {
 		t.Fatal(err)
 	}
-	more := act(onboarding.ActionRFIExpired, t0.Add(time.Hour))
+	more := fixture.Act(onboarding.ActionRFIExpired, t0.Add(time.Hour))
 	if _, err := s.UpdateRFIRequest(ctx, r.ID, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
 		r.Status = onboarding.RFIExpired
 		return onboarding.Changes{Log: []onboarding.Activity{more}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	wantChained(t, s, r.ID, append(rlog, more))
+	fixture.WantChained(t, s, r.ID, append(rlog, more))
 
-	// A subject with no log: no head, no entries.
-	if head, log := readLog(t, s, uuid.NewString()); head != nil || log != nil {
-		t.Errorf("unknown subject: head %+v, log %+v", head, log)
+	// A subject with no log: no head, no entries; a record created
+	// without entries has no head either.
+	quiet := fixture.StoredApp(t, s, "quiet", 2, onboarding.StatusCreated) // the verifier would report it
+	for _, id := range []string{uuid.NewString(), quiet.ID} {
+		if head, log := fixture.ReadLog(t, s, id); head != nil || log != nil {
+			t.Errorf("subject without entries: head %+v, log %+v", head, log)
+		}
 	}
 	wantNotFound(t, "ActivityLog(malformed id)", s.ActivityLog(ctx, "nope", nil))
 	// walk's error is ActivityLog's.
@@ -144,34 +116,46 @@ func testActivityChain(t *testing.T, open Opener) {
 }
 
 // testConcurrentAppendsKeepOneChain appends to one log from many
-// goroutines: every entry is in the chain once.
+// goroutines, on two stores of the same data where the backend has two:
+// every entry is in the chain once, each append's entries together.
 func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusCreated)
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}}); err != nil {
 		t.Fatal(err)
 	}
-	r := newRFI("acme", 1, onboarding.RFIActive)
-	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionRFICreated, t0)}}); err != nil {
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFICreated, t0)}}); err != nil {
 		t.Fatal(err)
+	}
+	// Every other writer uses a second store on the same data, where the
+	// backend has one.
+	stores := []onboarding.Store{s}
+	if s2 := open(t, Options{Beside: s}); s2 != nil {
+		stores = append(stores, s2)
 	}
 	const n = 20
 	var wg sync.WaitGroup
 	for i := range n {
+		w := stores[i%len(stores)]
+		// Two entries an append: they stay together, in order.
+		entries := func() []onboarding.Activity {
+			return []onboarding.Activity{fixture.Act(fmt.Sprintf("test.%02d", i), t0), fixture.Act(fmt.Sprintf("test.%02d.second", i), t0)}
+		}
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
-				return onboarding.Changes{Log: []onboarding.Activity{act(fmt.Sprintf("test.%02d", i), t0)}}, nil
+			if _, err := w.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
+				return onboarding.Changes{Log: entries()}, nil
 			}); err != nil {
 				t.Error(err)
 			}
 		}()
 		go func() {
 			defer wg.Done()
-			if _, err := s.UpdateRFIRequest(ctx, r.ID, func(*onboarding.RFIRequest) (onboarding.Changes, error) {
-				return onboarding.Changes{Log: []onboarding.Activity{act(fmt.Sprintf("test.%02d", i), t0)}}, nil
+			if _, err := w.UpdateRFIRequest(ctx, r.ID, func(*onboarding.RFIRequest) (onboarding.Changes, error) {
+				return onboarding.Changes{Log: entries()}, nil
 			}); err != nil {
 				t.Error(err)
 			}
@@ -179,21 +163,31 @@ func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
 	}
 	wg.Wait()
 	for _, id := range []string{app.ID, r.ID} {
-		head, log := readLog(t, s, id)
-		if len(log) != n+1 {
-			t.Fatalf("%d entries, want %d", len(log), n+1)
+		head, log := fixture.ReadLog(t, s, id)
+		if len(log) != 2*n+1 {
+			t.Fatalf("%d entries, want %d", len(log), 2*n+1)
 		}
 		prev := onboarding.ActivityChainStart(id)
 		seen := map[string]bool{}
+		paired := 0
 		for i, e := range log {
 			if e.Prev != prev || onboarding.ActivityHash(prev, &e) != e.Hash {
 				t.Fatalf("entry %d (%s) is not chained after the one before it", i, e.Action)
+			}
+			if i > 0 && e.Seq.Compare(log[i-1].Seq) <= 0 {
+				t.Fatalf("entry %d: Seq %s not after %s", i, e.Seq, log[i-1].Seq)
+			}
+			if i > 0 && e.Action == log[i-1].Action+".second" {
+				paired++
 			}
 			if seen[e.Action] {
 				t.Errorf("%s logged twice", e.Action)
 			}
 			seen[e.Action] = true
 			prev = e.Hash
+		}
+		if paired != n {
+			t.Errorf("%d appends' entries stand together, want all %d", paired, n)
 		}
 		if head == nil || head.Hash != prev {
 			t.Errorf("head = %+v, want hash %s", head, prev)
@@ -207,19 +201,19 @@ func testConcurrentAppendsKeepOneChain(t *testing.T, open Opener) {
 func testActivityAfter(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	var want []onboarding.Activity
 	for i := range 7 {
-		want = append(want, act(fmt.Sprintf("test.%d", i), t0.Add(time.Duration(i)*time.Second)))
+		want = append(want, fixture.Act(fmt.Sprintf("test.%d", i), t0.Add(time.Duration(i)*time.Second)))
 	}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: want}); err != nil {
 		t.Fatal(err)
 	}
-	other := newApp("acme", 2, onboarding.StatusCreated)
+	other := fixture.App("acme", 2, onboarding.StatusCreated)
 	if err := s.CreateApplication(ctx, other, onboarding.Changes{Log: want[:1]}); err != nil {
 		t.Fatal(err)
 	}
-	_, all := readLog(t, s, app.ID)
+	_, all := fixture.ReadLog(t, s, app.ID)
 	for _, limit := range []int{1, 3, 7, 50} {
 		var got []onboarding.LoggedActivity
 		after := ulid.ULID{}
@@ -260,8 +254,8 @@ func testActivityAfter(t *testing.T, open Opener) {
 func testActivityLogSnapshot(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusCreated)
-	log := []onboarding.Activity{act(onboarding.ActionCreated, t0), act(onboarding.ActionInviteSent, t0)}
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	log := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0), fixture.Act(onboarding.ActionInviteSent, t0)}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +266,7 @@ func testActivityLogSnapshot(t *testing.T, open Opener) {
 		// to wait for the walk on some backends, so it runs beside it.
 		go func() {
 			_, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
-				return onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionOpened, t0)}}, nil
+				return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionOpened, t0)}}, nil
 			})
 			appended <- err
 		}()
@@ -305,5 +299,5 @@ func testActivityLogSnapshot(t *testing.T, open Opener) {
 	if len(walked) != len(log) {
 		t.Errorf("walked %d entries, want the %d of the snapshot", len(walked), len(log))
 	}
-	wantChained(t, s, app.ID, append(log, act(onboarding.ActionOpened, t0)))
+	fixture.WantChained(t, s, app.ID, append(log, fixture.Act(onboarding.ActionOpened, t0)))
 }

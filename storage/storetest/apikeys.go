@@ -25,13 +25,19 @@ func newKey(id, org string, i int) *onboarding.APIKey {
 }
 
 // testAPIKeys: keys read back as stored, list by organization oldest
-// first (every organization's with none named), update atomically; a
-// duplicate client id is refused; an unknown one is ErrNotFound.
+// first, in client id order among keys of one time (every
+// organization's with none named), update atomically; a duplicate
+// client id and a change of a key's client id are refused; an unknown
+// one is ErrNotFound.
 func testAPIKeys(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	keys := []*onboarding.APIKey{newKey("zzz", "acme", 1), newKey("aaa", "acme", 2), newKey("mmm", "other", 3)}
-	keys[2].AllScopes = true
+	if got, err := s.APIKeys(ctx, ""); err != nil || len(got) != 0 {
+		t.Errorf("APIKeys of an empty store = %v, %v; want none", got, err)
+	}
+	// bbb is created at the same time as aaa: client id order.
+	keys := []*onboarding.APIKey{newKey("zzz", "acme", 1), newKey("aaa", "acme", 2), newKey("bbb", "acme", 2), newKey("mmm", "other", 3)}
+	keys[3].AllScopes = true
 	for _, k := range keys {
 		if err := s.CreateAPIKey(ctx, k); err != nil {
 			t.Fatal(err)
@@ -47,7 +53,7 @@ func testAPIKeys(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(keys[:2], got); diff != "" {
+	if diff := cmp.Diff(keys[:3], got); diff != "" {
 		t.Errorf("APIKeys(acme), oldest first (-want +got):\n%s", diff)
 	}
 	all, err := s.APIKeys(ctx, "")
@@ -71,9 +77,14 @@ func testAPIKeys(t *testing.T, open Opener) {
 	if _, err := s.UpdateAPIKey(ctx, "aaa", func(k *onboarding.APIKey) error { k.Name = "changed"; return errBoom }); err != errBoom {
 		t.Errorf("UpdateAPIKey(failing change) = %v, want boom unchanged", err)
 	}
-	if stored, _ := s.APIKey(ctx, "aaa"); stored.Name != "kaaa" {
-		t.Errorf("name after a failed change = %q", stored.Name)
+	if _, err := s.UpdateAPIKey(ctx, "aaa", func(k *onboarding.APIKey) error { k.ClientID = "ccc"; return nil }); err == nil {
+		t.Error("UpdateAPIKey(changing the client id) succeeded")
 	}
+	if stored, _ := s.APIKey(ctx, "aaa"); !cmp.Equal(k, stored) {
+		t.Errorf("refused updates changed the key (-before +after):\n%s", cmp.Diff(k, stored))
+	}
+	_, err = s.APIKey(ctx, "ccc")
+	wantNotFound(t, "APIKey(the refused client id)", err)
 	_, err = s.UpdateAPIKey(ctx, "nope", func(*onboarding.APIKey) error {
 		t.Error("change called for an unknown key")
 		return nil
@@ -81,6 +92,8 @@ func testAPIKeys(t *testing.T, open Opener) {
 	wantNotFound(t, "UpdateAPIKey(unknown)", err)
 	_, err = s.APIKey(ctx, "nope")
 	wantNotFound(t, "APIKey(unknown)", err)
+	_, err = s.APIKey(ctx, "\xffx")
+	wantNotFound(t, "APIKey(not UTF-8)", err)
 }
 
 // testAPIKeyConcurrentUpdates: concurrent changes of one key all apply.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 var applicationCases = []suiteCase{
@@ -36,8 +38,8 @@ var applicationCases = []suiteCase{
 func testApplicationRoundTrip(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusCreated)
-	log := []onboarding.Activity{act(onboarding.ActionCreated, t0)}
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	log := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,7 @@ func testApplicationRoundTrip(t *testing.T, open Opener) {
 		t.Errorf("CreateApplication(duplicate) = %v, want an error", err)
 	}
 	// A second application with another's link slug is refused too.
-	dupSlug := newApp("acme", 2, onboarding.StatusCreated)
+	dupSlug := fixture.App("acme", 2, onboarding.StatusCreated)
 	dupSlug.Participants[0].LinkSlug = app.Participants[0].LinkSlug
 	if err := s.CreateApplication(ctx, dupSlug, onboarding.Changes{}); err == nil {
 		t.Errorf("CreateApplication(duplicate slug) succeeded, want an error")
@@ -77,7 +79,7 @@ func testApplicationRoundTrip(t *testing.T, open Opener) {
 func testReadApplication(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := storedApp(t, s, "acme", 1, onboarding.StatusCreated)
+	app := fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated)
 	for i := range 2 {
 		if err := s.ReadApplication(ctx, app.ID, func(a *onboarding.Application) error {
 			if d := cmp.Diff(app, a); d != "" {
@@ -119,10 +121,10 @@ func testReadApplication(t *testing.T, open Opener) {
 func testApplicationBySlug(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusSent)
+	app := fixture.App("acme", 1, onboarding.StatusSent)
 	app.Participants = append(app.Participants, onboarding.Participant{ID: uuid.NewString(), LinkSlug: "second-" + uuid.NewString(),
 		Email: "b@example.com", Role: onboarding.RoleCollaborator})
-	other := storedApp(t, s, "acme", 2, onboarding.StatusSent)
+	other := fixture.StoredApp(t, s, "acme", 2, onboarding.StatusSent)
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +153,8 @@ func testApplicationBySlug(t *testing.T, open Opener) {
 	wantNotFound(t, "ApplicationBySlug(unknown)", err)
 	_, err = s.ApplicationBySlug(ctx, "")
 	wantNotFound(t, "ApplicationBySlug(empty)", err)
+	_, err = s.ApplicationBySlug(ctx, "\xff\x00")
+	wantNotFound(t, "ApplicationBySlug(not UTF-8)", err)
 	if got, err := s.ApplicationBySlug(ctx, other.Participants[0].LinkSlug); err != nil || got.ID != other.ID {
 		t.Errorf("ApplicationBySlug(other) = %v, %v", got, err)
 	}
@@ -173,12 +177,12 @@ func testApplicationBySlug(t *testing.T, open Opener) {
 func testUpdateApplication(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	a, b := storedApp(t, s, "acme", 1, onboarding.StatusCreated), storedApp(t, s, "acme", 2, onboarding.StatusSent)
+	a, b := fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated), fixture.StoredApp(t, s, "acme", 2, onboarding.StatusSent)
 	hash := bytes.Repeat([]byte{7}, 32)
 	updated, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) (onboarding.Changes, error) {
 		app.Status = onboarding.StatusInProgress
 		app.Participants[0].PreAuthHash = hash
-		return onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionPreAuthIssued, t0)}}, nil
+		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionPreAuthIssued, t0)}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +215,7 @@ func testUpdateApplication(t *testing.T, open Opener) {
 		Body: json.RawMessage(`{}`)}
 	if _, err := s.UpdateApplication(ctx, a.ID, func(app *onboarding.Application) (onboarding.Changes, error) {
 		app.Status = onboarding.StatusApproved
-		return onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionFieldsUpdated, t0)}, Events: []*onboarding.Event{e}}, errBoom
+		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionFieldsUpdated, t0)}, Events: []*onboarding.Event{e}}, errBoom
 	}); err != errBoom {
 		t.Errorf("UpdateApplication(failing change) = %v, want boom unchanged", err)
 	}
@@ -236,7 +240,7 @@ func testUpdateApplication(t *testing.T, open Opener) {
 	wantNotFound(t, "UpdateApplication(unknown)", err)
 	_, err = s.UpdateApplication(ctx, "not-a-uuid", func(*onboarding.Application) (onboarding.Changes, error) { return onboarding.Changes{}, nil })
 	wantNotFound(t, "UpdateApplication(malformed)", err)
-	wantActivity(t, s, a.ID, []onboarding.Activity{act(onboarding.ActionPreAuthIssued, t0)})
+	wantActivity(t, s, a.ID, []onboarding.Activity{fixture.Act(onboarding.ActionPreAuthIssued, t0)})
 }
 
 func ids(apps []*onboarding.Application) []string {
@@ -259,8 +263,8 @@ func testListApplications(t *testing.T, open Opener) {
 		if i%3 == 0 {
 			status = onboarding.StatusCreated
 		}
-		acme = append([]*onboarding.Application{storedApp(t, s, "acme", i, status)}, acme...)
-		storedApp(t, s, "acme2", i, status)
+		acme = append([]*onboarding.Application{fixture.StoredApp(t, s, "acme", i, status)}, acme...)
+		fixture.StoredApp(t, s, "acme2", i, status)
 	}
 	page := func(status onboarding.Status, before ulid.ULID, limit int) ([]string, bool) {
 		t.Helper()
@@ -274,28 +278,48 @@ func testListApplications(t *testing.T, open Opener) {
 	if diff := cmp.Diff(ids(acme), got); diff != "" || more {
 		t.Errorf("all (-want +got):\n%s more=%v", diff, more)
 	}
-	// Walk pages of 3: 3 + 3 + 1, no repeats, no gaps.
-	var walked []string
-	var before ulid.ULID
-	for n := 0; ; n++ {
-		apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Before: before, Limit: 3})
-		if err != nil {
-			t.Fatal(err)
+	of := func(status onboarding.Status) []string {
+		var out []string
+		for _, a := range acme {
+			if status == "" || a.Status == status {
+				out = append(out, a.ID)
+			}
 		}
-		if more && len(apps) != 3 {
-			t.Errorf("page %d: %d apps with more", n, len(apps))
-		}
-		walked = append(walked, ids(apps)...)
-		if !more {
-			break
-		}
-		before = apps[len(apps)-1].Seq
-		if n > 5 {
-			t.Fatal("pagination does not end")
-		}
+		return out
 	}
-	if diff := cmp.Diff(ids(acme), walked); diff != "" {
-		t.Errorf("paged walk (-want +got):\n%s", diff)
+	// Walk the pages of each list in pages of each size: no repeats, no
+	// gaps, full pages while there are more.
+	for _, tt := range []struct {
+		status onboarding.Status
+		limit  int
+	}{
+		{"", 100}, {"", 3}, {"", 7}, {"", 1},
+		{onboarding.StatusCreated, 100}, {onboarding.StatusCreated, 2},
+		{onboarding.StatusSent, 100}, {onboarding.StatusSent, 1},
+		{onboarding.StatusApproved, 10},
+	} {
+		var walked []string
+		var before ulid.ULID
+		for n := 0; ; n++ {
+			apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Status: tt.status, Before: before, Limit: tt.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if more && len(apps) != tt.limit || len(apps) > tt.limit {
+				t.Errorf("status %q page %d: %d apps, more=%v, limit %d", tt.status, n, len(apps), more, tt.limit)
+			}
+			walked = append(walked, ids(apps)...)
+			if !more {
+				break
+			}
+			before = apps[len(apps)-1].Seq
+			if n > 10 {
+				t.Fatal("pagination does not end")
+			}
+		}
+		if diff := cmp.Diff(of(tt.status), walked); diff != "" {
+			t.Errorf("status %q, pages of %d (-want +got):\n%s", tt.status, tt.limit, diff)
+		}
 	}
 	var created []string
 	for _, a := range acme {
@@ -326,6 +350,23 @@ func testListApplications(t *testing.T, open Opener) {
 	if apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "nobody", Limit: 10}); err != nil || len(apps) != 0 || more {
 		t.Errorf("unknown organization: %d, %v, %v", len(apps), more, err)
 	}
+	if apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "acme", Limit: 0}); err != nil || len(apps) != 0 || !more {
+		t.Errorf("a limit of none: %d, %v, %v; want none and more", len(apps), more, err)
+	}
+	// A status move carries an application between the status lists.
+	moved, err := s.UpdateApplication(ctx, acme[0].ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+		a.Status = onboarding.StatusApproved
+		return onboarding.Changes{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := page(onboarding.StatusApproved, ulid.ULID{}, 10); !cmp.Equal(got, []string{moved.ID}) {
+		t.Errorf("approved after the move = %v, want [%s]", got, moved.ID)
+	}
+	if got, _ := page(onboarding.StatusCreated, ulid.ULID{}, 10); slices.Contains(got, moved.ID) {
+		t.Errorf("created after the move = %v, still with %s", got, moved.ID)
+	}
 }
 
 // testListBigNextToSmall lists the newest page of a large organization and
@@ -341,7 +382,7 @@ func testListBigNextToSmall(t *testing.T, open Opener) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < big; i += 4 {
-				if err := s.CreateApplication(ctx, newApp("big", i, onboarding.StatusSent), onboarding.Changes{}); err != nil {
+				if err := s.CreateApplication(ctx, fixture.App("big", i, onboarding.StatusSent), onboarding.Changes{}); err != nil {
 					errs <- err
 					return
 				}
@@ -354,14 +395,14 @@ func testListBigNextToSmall(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		storedApp(t, s, "small", i, onboarding.StatusSent)
+		fixture.StoredApp(t, s, "small", i, onboarding.StatusSent)
 	}
 	apps, more, err := s.ListApplications(ctx, onboarding.ListQuery{OrgID: "big", Limit: 5})
 	if err != nil || len(apps) != 5 || !more {
 		t.Fatalf("big first page: %d apps, more=%v, err=%v", len(apps), more, err)
 	}
 	for i, a := range apps {
-		if want := newApp("big", big-1-i, "").CreatedAt; !a.CreatedAt.Equal(want) {
+		if want := fixture.App("big", big-1-i, "").CreatedAt; !a.CreatedAt.Equal(want) {
 			t.Errorf("big page entry %d created %v, want %v", i, a.CreatedAt, want)
 		}
 	}
@@ -388,7 +429,7 @@ func concurrentUpdates(t *testing.T, app *onboarding.Application, stores ...onbo
 			for {
 				got, err := s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 					a.Data.Fields[field] = json.RawMessage(`true`)
-					return onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionFieldsUpdated, t0)}}, nil
+					return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionFieldsUpdated, t0)}}, nil
 				})
 				if errors.Is(err, onboarding.ErrWriteConflict) {
 					continue // the caller may retry
@@ -425,7 +466,7 @@ func concurrentUpdates(t *testing.T, app *onboarding.Application, stores ...onbo
 // all apply.
 func testConcurrentUpdatesAllApply(t *testing.T, open Opener) {
 	s := fresh(t, open)
-	concurrentUpdates(t, storedApp(t, s, "acme", 1, onboarding.StatusCreated), s)
+	concurrentUpdates(t, fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated), s)
 }
 
 // testConcurrentUpdatesTwoInstances: conflicting updates of one
@@ -433,7 +474,7 @@ func testConcurrentUpdatesAllApply(t *testing.T, open Opener) {
 func testConcurrentUpdatesTwoInstances(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	s2 := beside(t, open, s)
-	concurrentUpdates(t, storedApp(t, s, "acme", 1, onboarding.StatusCreated), s, s2)
+	concurrentUpdates(t, fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated), s, s2)
 }
 
 // testPendingRegistryDocuments checks the queue of the registry documents
@@ -443,10 +484,13 @@ func testConcurrentUpdatesTwoInstances(t *testing.T, open Opener) {
 func testPendingRegistryDocuments(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	pending, done, later := newApp("acme", 1, onboarding.StatusSent), newApp("acme", 2, onboarding.StatusSent), newApp("acme", 3, onboarding.StatusSent)
+	if got, err := s.PendingRegistryDocuments(ctx); err != nil || len(got) != 0 {
+		t.Errorf("pending of an empty store = %v, %v; want none", got, err)
+	}
+	pending, done, later := fixture.App("acme", 1, onboarding.StatusSent), fixture.App("acme", 2, onboarding.StatusSent), fixture.App("acme", 3, onboarding.StatusSent)
 	pending.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
 	done.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
-	other := newApp("acme", 4, onboarding.StatusSent) // not registry-eligible
+	other := fixture.App("acme", 4, onboarding.StatusSent) // not registry-eligible
 	for _, app := range []*onboarding.Application{pending, done, later, other} {
 		if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 			t.Fatal(err)
@@ -481,8 +525,8 @@ func testPendingRegistryDocuments(t *testing.T, open Opener) {
 func testRestart(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	app := newApp("acme", 1, onboarding.StatusCreated)
-	log := []onboarding.Activity{act(onboarding.ActionCreated, t0), act(onboarding.ActionInviteSent, t0)}
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
+	log := []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0), fixture.Act(onboarding.ActionInviteSent, t0)}
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: log[:1]}); err != nil {
 		t.Fatal(err)
 	}
@@ -518,7 +562,7 @@ func testRestart(t *testing.T, open Opener) {
 	}
 	// The log goes on chaining after a restart.
 	if _, err := s.UpdateApplication(ctx, app.ID, func(*onboarding.Application) (onboarding.Changes, error) {
-		return onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionOpened, t0)}}, nil
+		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionOpened, t0)}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +578,7 @@ func testReadsNeverGoBack(t *testing.T, open Opener) {
 	const apps, updates, readers = 4, 60, 4
 	ids := make([]string, apps)
 	for i := range ids {
-		ids[i] = storedApp(t, s, "acme", i, onboarding.StatusCreated).ID
+		ids[i] = fixture.StoredApp(t, s, "acme", i, onboarding.StatusCreated).ID
 	}
 	// read reads the industry field's number of application id (0: unset).
 	read := func(id string) (int, error) {

@@ -101,6 +101,7 @@ func testClaimLease(t *testing.T, open Opener) {
 	}{
 		{"another owner before the lease lapses", "w2", h.at(30 * time.Second), []string{}, h.at(time.Minute)},
 		{"the same owner before the lease lapses", "w1", h.at(59 * time.Second), []string{}, h.at(time.Minute)},
+		{"a nanosecond before the lease lapses", "w2", h.at(time.Minute - time.Nanosecond), []string{}, h.at(time.Minute)},
 		{"another owner after the lease lapsed", "w2", h.at(61 * time.Second), []string{pair(ep.ID, e.ID)}, h.at(121 * time.Second)},
 	}
 	var second []*onboarding.Delivery

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -140,7 +139,7 @@ func testDisablingDropsTheQueue(t *testing.T, open Opener) {
 	}{
 		{"by the operator", 2, 2, false},
 		{"by a delivery's result", 2, 2, true},
-		{"many subjects", 3, 70, false},
+		{"many subjects", 3, 200, false}, // more than one of Badger's drop batches
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,10 +335,13 @@ func testDisablingDropsClaimed(t *testing.T, open Opener) {
 }
 
 // testStoppingAnEndpointUnderLoad disables or deletes an endpoint with a
-// backlog while producers queue events for it and workers claim and
-// finish deliveries: no claim that starts after the call returned gets a
-// delivery of the endpoint, and every event queued before the call began
-// was delivered to it or (disabling) dropped with a log line.
+// backlog of some thousand deliveries while producers (on two stores
+// of the same data, where the backend has two) queue events for it and a
+// worker claims and finishes deliveries; the call is made while the load
+// runs, and the load goes on after it returns. The call succeeds; no claim
+// that starts after it returned gets a delivery of the endpoint; every
+// event queued before the call began was delivered to it or (disabling)
+// dropped with a log line, not both; and nothing of its queue is left.
 func testStoppingAnEndpointUnderLoad(t *testing.T, open Opener) {
 	tests := []struct {
 		name   string
@@ -359,6 +361,10 @@ func testStoppingAnEndpointUnderLoad(t *testing.T, open Opener) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			h := newHooks(t, open)
+			stores := []onboarding.Store{h.s}
+			if s2 := open(t, Options{Beside: h.s, Now: h.clock}); s2 != nil {
+				stores = append(stores, s2)
+			}
 			ep := h.endpoint("acme")
 			h.endpoint("acme") // another endpoint, whose deliveries go on
 			var mu sync.Mutex  // guards h.event's entropy and what the workers saw
@@ -368,106 +374,163 @@ func testStoppingAnEndpointUnderLoad(t *testing.T, open Opener) {
 				return h.event(onboarding.EventApplicationSent, "acme", subject, h.now)
 			}
 			var before []string // events committed before the call began
-			for i := 0; i < 150; i++ {
+			for i := 0; i < 1100; i++ {
 				e := event(fmt.Sprintf("app-%d", i%40))
 				h.add(e)
 				before = append(before, e.ID)
 			}
-			var stopped atomic.Bool
+
+			var stopping, stopped atomic.Bool
+			quit := make(chan struct{})
+			added, claimedBefore, claimedAfter := make(chan struct{}, 1024), make(chan struct{}, 1024), make(chan struct{}, 1024)
+			tick := func(c chan struct{}) {
+				select {
+				case c <- struct{}{}:
+				default:
+				}
+			}
+			errs, failed := make(chan error, 16), make(chan struct{})
+			var failing sync.Once
+			fail := func(err error) {
+				failing.Do(func() { close(failed) })
+				select {
+				case errs <- err:
+				default: // enough said
+				}
+			}
+			// await takes a tick from c, unless a goroutine failed.
+			await := func(c chan struct{}) bool {
+				select {
+				case <-c:
+					return true
+				case <-failed:
+					return false
+				}
+			}
 			delivered := map[string]bool{} // events delivered to ep
-			done := make(chan struct{})
-			var producers, workers sync.WaitGroup
-			for p := range 2 {
-				producers.Add(1)
+			var wg sync.WaitGroup
+			for p := 0; p < 3; p++ {
+				wg.Add(1)
 				go func() {
-					defer producers.Done()
+					defer wg.Done()
+					s := stores[p%len(stores)]
 					for i := 0; ; i++ {
 						select {
-						case <-done:
+						case <-quit:
 							return
 						default:
 						}
-						if err := h.s.AddEvent(ctx, event(fmt.Sprintf("new-%d-%d", p, i%10))); err != nil {
-							t.Error(err)
+						e := event(fmt.Sprintf("app-%d", (p*7+i)%40))
+						if err := s.AddEvent(ctx, e); err != nil {
+							fail(fmt.Errorf("AddEvent: %w", err))
 							return
 						}
+						if !stopping.Load() {
+							mu.Lock()
+							before = append(before, e.ID)
+							mu.Unlock()
+						}
+						tick(added)
 					}
 				}()
 			}
-			var producing atomic.Bool
-			producing.Store(true)
-			for w := range 3 {
-				workers.Add(1)
-				go func() {
-					defer workers.Done()
-					owner := fmt.Sprintf("w%d", w)
-					for {
-						after := stopped.Load()
-						claimed, next, err := h.s.ClaimDeliveries(ctx, onboarding.Claim{Owner: owner, Now: h.now, Lease: time.Hour, Limit: 5})
-						if errors.Is(err, onboarding.ErrWriteConflict) {
-							continue
+			wg.Add(1)
+			go func() { // one worker, on the other store where there are two
+				defer wg.Done()
+				s := stores[len(stores)-1]
+				for {
+					select {
+					case <-quit:
+						return
+					default:
+					}
+					after := stopped.Load()
+					claimed, _, err := s.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w", Now: h.now, Lease: time.Hour, Limit: 8})
+					if errors.Is(err, onboarding.ErrWriteConflict) {
+						continue
+					}
+					if err != nil {
+						fail(fmt.Errorf("ClaimDeliveries: %w", err))
+						return
+					}
+					for _, d := range claimed {
+						if after && d.EndpointID == ep.ID {
+							fail(fmt.Errorf("a claim begun after the call returned got %s", d.EventID))
 						}
+						r := onboarding.DeliveryResult{Done: true, Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
+							EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: h.now, StatusCode: 200, Success: true}}
+						lost, err := s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
 						if err != nil {
-							t.Error(err)
+							fail(fmt.Errorf("FinishDeliveries: %w", err))
 							return
 						}
-						if len(claimed) == 0 && next.IsZero() && !producing.Load() {
-							return
-						}
-						for _, d := range claimed {
-							if after && d.EndpointID == ep.ID {
-								t.Errorf("a claim that started after the stop returned got %s of the stopped endpoint", d.EventID)
-							}
-							r := onboarding.DeliveryResult{Done: true, Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
-								EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: h.now, StatusCode: 200, Success: true}}
-							lost, err := h.s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
-							if err != nil {
-								t.Error(err)
-								return
-							}
-							if !lost[0] && d.EndpointID == ep.ID {
-								mu.Lock()
-								delivered[d.EventID] = true
-								mu.Unlock()
-							}
-						}
-						if len(claimed) == 0 {
-							runtime.Gosched()
+						if !lost[0] && d.EndpointID == ep.ID {
+							mu.Lock()
+							delivered[d.EventID] = true
+							mu.Unlock()
 						}
 					}
-				}()
+					if after {
+						tick(claimedAfter)
+					} else if len(claimed) > 0 {
+						tick(claimedBefore)
+					}
+				}
+			}()
+			for i := 0; i < 20; i++ {
+				if !await(added) || !await(claimedBefore) {
+					break
+				}
 			}
-			if err := tt.stop(h.s, ep.ID); err != nil {
-				t.Fatal(err)
-			}
+			stopping.Store(true)
+			err := tt.stop(h.s, ep.ID)
 			stopped.Store(true)
-			close(done)
-			producers.Wait()
-			producing.Store(false)
-			workers.Wait()
-			dropped := map[string]bool{}
-			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 100000})
+			for i := 0; i < 20 && err == nil; i++ {
+				if !await(added) || !await(claimedAfter) {
+					break
+				}
+			}
+			close(quit)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if err != nil {
+				t.Fatalf("%s under load: %v", tt.name, err)
+			}
+
+			checkQueues(t, h.s)
+			late, _ := h.claim("late", h.at(48*time.Hour), 100000)
+			for _, d := range late {
+				if d.EndpointID == ep.ID {
+					t.Errorf("claimable after the call: %s", d.EventID)
+				}
+			}
+			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 100 * len(before)})
 			if err != nil {
 				t.Fatal(err)
 			}
+			dropped := map[string]bool{}
 			for _, l := range lines {
 				if l.Attempt == 0 {
 					dropped[l.EventID] = true
 				}
 			}
+			if !tt.logged && len(dropped) != 0 {
+				t.Errorf("deleting logged %d drops", len(dropped))
+			}
+			missing := 0
 			for _, id := range before {
 				switch {
 				case delivered[id] && dropped[id]:
 					t.Errorf("%s was delivered and dropped", id)
 				case !delivered[id] && !dropped[id] && tt.logged:
-					t.Errorf("%s was neither delivered nor dropped with a log line", id)
+					missing++
 				}
 			}
-			if !tt.logged && len(dropped) != 0 {
-				t.Errorf("deleting logged %d drops", len(dropped))
-			}
-			if n := h.queued(); n != 0 {
-				t.Errorf("QueuedDeliveries after the workers = %d, want 0", n)
+			if missing > 0 {
+				t.Errorf("%d of %d events queued before disabling were neither delivered nor logged as dropped", missing, len(before))
 			}
 		})
 	}

@@ -3,12 +3,14 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 var eventCases = []suiteCase{
@@ -25,7 +27,7 @@ func testEventsCommitWithTheirChange(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
 	ep := h.endpoint("acme")
-	app := newApp("acme", 1, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	created := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.now)
 	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{created}}); err != nil {
 		t.Fatal(err)
@@ -112,26 +114,36 @@ func testExpiredEventsAreInvisible(t *testing.T, open Opener) {
 	ep := h.endpoint("acme")
 	old := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(-onboarding.EventRetention-24*time.Hour))
 	fresh := h.event(onboarding.EventApplicationSent, "acme", "app-2", h.at(-onboarding.EventRetention+24*time.Hour))
-	h.add(old, fresh)
+	behind := h.event(onboarding.EventApplicationOpened, "acme", "app-1", h.at(-onboarding.EventRetention+24*time.Hour))
+	h.add(old, fresh, behind)
 	_, err := h.s.Event(ctx, old.ID)
 	wantNotFound(t, "Event(expired)", err)
 	if _, err := h.s.Event(ctx, fresh.ID); err != nil {
 		t.Errorf("Event(a day from expiry) = %v", err)
 	}
-	for _, typ := range []onboarding.EventType{"", onboarding.EventApplicationSent} {
+	for typ, want := range map[onboarding.EventType][]string{"": {behind.ID, fresh.ID}, onboarding.EventApplicationSent: {fresh.ID}} {
 		got, more, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Type: typ, Limit: 10})
-		if err != nil || more || len(got) != 1 || got[0].ID != fresh.ID {
-			t.Errorf("Events(type %q) = %v more=%v err=%v; want only the fresh one", typ, eventIDs(got), more, err)
+		if diff := cmp.Diff(want, eventIDs(got)); err != nil || more || diff != "" {
+			t.Errorf("Events(type %q) (-want +got):\n%s more=%v err=%v", typ, diff, more, err)
 		}
 	}
 	_, err = h.s.Redeliver(ctx, old.ID, "", h.now)
 	wantNotFound(t, "Redeliver(expired)", err)
-	claimed, _ := h.claim("w1", h.now, 10)
-	if diff := cmp.Diff([]string{pair(ep.ID, fresh.ID)}, pairs(claimed)); diff != "" {
+	// The expired event is dropped from its subject's queue, and the one
+	// behind it is due at once.
+	claimed, next := h.claim("w1", h.now, 10)
+	if !slices.ContainsFunc(claimed, func(d *onboarding.Delivery) bool { return d.EventID == behind.ID }) {
+		if !next.Equal(h.now) {
+			t.Errorf("next = %v, want now (%v): the event behind the dropped one is due", next, h.now)
+		}
+		more, _ := h.claim("w1", h.now, 10)
+		claimed = append(claimed, more...)
+	}
+	if diff := cmp.Diff(sorted(pair(ep.ID, fresh.ID), pair(ep.ID, behind.ID)), pairs(claimed)); diff != "" {
 		t.Errorf("claimed (-want +got):\n%s", diff)
 	}
-	if n := h.queued(); n != 1 {
-		t.Errorf("QueuedDeliveries after the claim = %d, want the fresh one's", n)
+	if n := h.queued(); n != 2 {
+		t.Errorf("QueuedDeliveries after the claims = %d, want the two unexpired", n)
 	}
 	lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: old.ID})
 	want := []onboarding.DeliveryAttempt{{EventID: old.ID, EventType: old.Type, EndpointID: ep.ID, OrgID: "acme", At: h.now,
@@ -205,7 +217,8 @@ func testEvents(t *testing.T, open Opener) {
 	}
 }
 
-// testDuplicateEvent: a second AddEvent of an event id fails and queues
+// testDuplicateEvent: a second AddEvent of an event id, or one of an id
+// that is not an event's, fails; the duplicate queues
 // nothing more.
 func testDuplicateEvent(t *testing.T, open Opener) {
 	h := newHooks(t, open)
@@ -214,6 +227,9 @@ func testDuplicateEvent(t *testing.T, open Opener) {
 	h.add(e)
 	if err := h.s.AddEvent(context.Background(), e); err == nil {
 		t.Error("AddEvent(duplicate) succeeded")
+	}
+	if err := h.s.AddEvent(context.Background(), &onboarding.Event{ID: "app_1", OrgID: "acme"}); err == nil {
+		t.Error("AddEvent(not an event id) succeeded")
 	}
 	if n := h.queued(); n != 1 {
 		t.Errorf("QueuedDeliveries = %d, want 1", n)

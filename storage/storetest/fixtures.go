@@ -10,99 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
-// t0 is the creation time of the fixtures' applications and requests.
-var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-
-// newApp builds application i of org, created at t0+i seconds.
-func newApp(org string, i int, status onboarding.Status) *onboarding.Application {
-	at := t0.Add(time.Duration(i) * time.Second)
-	return &onboarding.Application{
-		ID:       uuid.NewString(),
-		Seq:      ulid.MustNew(ulid.Timestamp(at), ulid.DefaultEntropy()),
-		OrgID:    org,
-		ConfigID: "default",
-		Country:  "GB",
-		Status:   status,
-		Data: onboarding.Data{
-			Fields: map[string]json.RawMessage{"company_name": json.RawMessage(fmt.Sprintf(`"COMPANY %d"`, i))},
-			Meta:   onboarding.Meta{PrimaryContact: &onboarding.Contact{Email: "a@example.com"}},
-		},
-		Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: fmt.Sprintf("slug-%s-%d-%s", org, i, uuid.NewString()[:8]),
-			Email: "a@example.com", Role: onboarding.RolePrimary}},
-		CreatedAt: at,
-		UpdatedAt: at,
-	}
-}
-
-// storedApp creates application i of org in s, with no activity or events.
-func storedApp(t *testing.T, s onboarding.Store, org string, i int, status onboarding.Status) *onboarding.Application {
-	t.Helper()
-	app := newApp(org, i, status)
-	if err := s.CreateApplication(context.Background(), app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
-	return app
-}
-
-// newRFI builds RFI request i of org, created at t0+i seconds and expiring
-// 14 days and i hours later.
-func newRFI(org string, i int, status onboarding.RFIStatus) *onboarding.RFIRequest {
-	at := t0.Add(time.Duration(i) * time.Second)
-	opened := at.Add(time.Minute)
-	return &onboarding.RFIRequest{
-		ID:             uuid.NewString(),
-		Seq:            ulid.MustNew(ulid.Timestamp(at), ulid.DefaultEntropy()),
-		OrgID:          org,
-		AgentID:        "6f1c2a9e-8d4b-4c53-9a57-0c1d2e3f4a5b",
-		Status:         status,
-		CompanyName:    fmt.Sprintf("Company %d", i),
-		RegisteredName: fmt.Sprintf("COMPANY %d LTD", i),
-		CompanyNumber:  fmt.Sprintf("%08d", i),
-		Country:        "GB",
-		Contact:        onboarding.Contact{Name: "Jane Smith", Email: "jane@example.com", Role: "Director"},
-		Participants: []onboarding.Participant{{ID: uuid.NewString(), LinkSlug: fmt.Sprintf("rfi-%s-%d-%s", org, i, uuid.NewString()[:8]),
-			Email: "jane@example.com", Name: "Jane Smith", Role: onboarding.RolePrimary}},
-		Documents: map[string]onboarding.Document{},
-		CreatedAt: at,
-		UpdatedAt: at,
-		ExpiresAt: at.Add(14*24*time.Hour + time.Duration(i)*time.Hour),
-		OpenedAt:  &opened,
-	}
-}
-
-// createRFIs stores rs with no activity and no events.
-func createRFIs(t *testing.T, s onboarding.Store, rs ...*onboarding.RFIRequest) {
-	t.Helper()
-	for _, r := range rs {
-		if err := s.CreateRFIRequest(context.Background(), r, onboarding.Changes{}); err != nil {
-			t.Fatalf("CreateRFIRequest(%s): %v", r.CompanyName, err)
-		}
-	}
-}
-
-// updateRFI applies change to the request id, with no activity or events.
-func updateRFI(t *testing.T, s onboarding.Store, id string, change func(*onboarding.RFIRequest)) *onboarding.RFIRequest {
-	t.Helper()
-	r, err := s.UpdateRFIRequest(context.Background(), id, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
-		change(r)
-		return onboarding.Changes{}, nil
-	})
-	if err != nil {
-		t.Fatalf("UpdateRFIRequest(%s): %v", id, err)
-	}
-	return r
-}
-
-// act is an activity entry of an API key.
-func act(action string, at time.Time) onboarding.Activity {
-	return onboarding.Activity{At: at, Action: action, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}}
-}
+// t0 is the fixtures' creation time.
+var t0 = fixture.T0
 
 // hooks is a store for the event and webhook cases, with a clock that
 // starts now (events expire relative to the real time) and makers of

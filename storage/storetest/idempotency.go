@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 var idempotencyCases = []suiteCase{
@@ -47,8 +48,8 @@ func testOutcomeCommitsWithTheWork(t *testing.T, open Opener) {
 	outcome := func(key, id string) *onboarding.IdempotentOutcome {
 		return &onboarding.IdempotentOutcome{ClientID: "client", Key: key, Fingerprint: []byte(key), CreatedAt: t0, ID: id}
 	}
-	app := newApp("acme", 1, onboarding.StatusSent)
-	rfi := newRFI("acme", 2, onboarding.RFIActive)
+	app := fixture.App("acme", 1, onboarding.StatusSent)
+	rfi := fixture.RFI("acme", 2, onboarding.RFIActive)
 	writes := []struct {
 		key   string
 		id    string

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 var lifecycleCases = []suiteCase{
@@ -26,7 +27,7 @@ func testPingAndClose(t *testing.T, open Opener) {
 	if !ok {
 		t.Skip("the store has no Ping and Close")
 	}
-	storedApp(t, s, "acme", 1, onboarding.StatusCreated)
+	fixture.StoredApp(t, s, "acme", 1, onboarding.StatusCreated)
 	if err := pc.Ping(context.Background()); err != nil {
 		t.Errorf("Ping of an open store = %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 var rfiCases = []suiteCase{
@@ -58,7 +59,7 @@ func rfiClaim(t *testing.T, s onboarding.Store, owner string, at time.Time, limi
 func testRFIRoundTrip(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	r := newRFI("acme", 1, onboarding.RFIActive)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
 	log := []onboarding.Activity{{At: t0, Action: onboarding.ActionRFICreated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}, Detail: "agent x"}}
 	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
@@ -124,15 +125,15 @@ func testRFIRoundTrip(t *testing.T, open Opener) {
 		t.Errorf("CreateRFIRequest(bad id) = %v, want an error", err)
 	}
 	// An application and an RFI request with the same slug are not each other's.
-	app := newApp("acme", 1, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	shared := "shared-" + uuid.NewString()
 	app.Participants[0].LinkSlug = shared
 	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 		t.Fatal(err)
 	}
-	other := newRFI("acme", 2, onboarding.RFIActive)
+	other := fixture.RFI("acme", 2, onboarding.RFIActive)
 	other.Participants[0].LinkSlug = shared
-	createRFIs(t, s, other)
+	fixture.CreateRFIs(t, s, other)
 	if got, err := s.RFIRequestBySlug(ctx, shared); err != nil || got.ID != other.ID {
 		t.Errorf("RFIRequestBySlug(shared) = %+v, %v; want %s", got, err, other.ID)
 	}
@@ -149,6 +150,7 @@ func testRFIRoundTrip(t *testing.T, open Opener) {
 		{"RFIRequestBySlug(unknown)", func() error { _, err := s.RFIRequestBySlug(ctx, "nope"); return err }},
 		{"RFIRequestBySlug(old slug)", func() error { _, err := s.RFIRequestBySlug(ctx, r.Participants[0].LinkSlug); return err }},
 		{"RFIRequestBySlug(empty)", func() error { _, err := s.RFIRequestBySlug(ctx, ""); return err }},
+		{"RFIRequestBySlug(not UTF-8)", func() error { _, err := s.RFIRequestBySlug(ctx, "\xfe"); return err }},
 		{"Application(an RFI request's id)", func() error { _, err := s.Application(ctx, r.ID); return err }},
 		{"UpdateRFIRequest(unknown)", func() error {
 			_, err := s.UpdateRFIRequest(ctx, uuid.NewString(), func(*onboarding.RFIRequest) (onboarding.Changes, error) {
@@ -176,8 +178,8 @@ func testRFIRoundTrip(t *testing.T, open Opener) {
 func testRFIUpdateRefusesImmutableChanges(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
-	r := newRFI("acme", 1, onboarding.RFIActive)
-	createRFIs(t, s, r)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	fixture.CreateRFIs(t, s, r)
 	for name, change := range map[string]func(*onboarding.RFIRequest){
 		"id":           func(x *onboarding.RFIRequest) { x.ID = uuid.NewString() },
 		"organization": func(x *onboarding.RFIRequest) { x.OrgID = "acme2" },
@@ -186,7 +188,7 @@ func testRFIUpdateRefusesImmutableChanges(t *testing.T, open Opener) {
 		_, err := s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
 			change(x)
 			x.Status = onboarding.RFIExpired
-			return onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionRFIExpired, t0)}}, nil
+			return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, t0)}}, nil
 		})
 		if err == nil {
 			t.Errorf("changing the %s succeeded, want an error", name)
@@ -216,12 +218,12 @@ func testListRFIRequests(t *testing.T, open Opener) {
 		if i%3 == 0 {
 			status = onboarding.RFICompleted
 		}
-		r := newRFI("acme", i, status)
+		r := fixture.RFI("acme", i, status)
 		acme = append([]*onboarding.RFIRequest{r}, acme...)
 		// Another organization's requests (whose id starts with acme's)
 		// and applications interleave in time.
-		createRFIs(t, s, r, newRFI("acme2", i, status))
-		storedApp(t, s, "acme", i, onboarding.StatusSent)
+		fixture.CreateRFIs(t, s, r, fixture.RFI("acme2", i, status))
+		fixture.StoredApp(t, s, "acme", i, onboarding.StatusSent)
 	}
 	of := func(status onboarding.RFIStatus) []string {
 		var out []string
@@ -280,7 +282,7 @@ func testListRFIRequests(t *testing.T, open Opener) {
 		i  int
 		to onboarding.RFIStatus
 	}{{1, onboarding.RFIExpired}, {3, onboarding.RFIActive}, {6, onboarding.RFIExpired}, {0, onboarding.RFICompleted}} {
-		acme[mv.i] = updateRFI(t, s, acme[mv.i].ID, func(r *onboarding.RFIRequest) { r.Status = mv.to })
+		acme[mv.i] = fixture.UpdateRFI(t, s, acme[mv.i].ID, func(r *onboarding.RFIRequest) { r.Status = mv.to })
 	}
 	checkQueues(t, s)
 	check("after status moves")
@@ -305,7 +307,7 @@ func testRFIChangesCommitWithTheirWrite(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
 	ep := h.endpoint("acme", onboarding.EventRFIRequestCreated, onboarding.EventRFIRequestCompleted)
-	r := newRFI("acme", 1, onboarding.RFIActive)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
 	created := h.event(onboarding.EventRFIRequestCreated, "acme", r.ID, h.now)
 	log := []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFICreated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1"}}}
 	if err := h.s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
@@ -389,12 +391,13 @@ func testRFIChangesCommitWithTheirWrite(t *testing.T, open Opener) {
 func testClaimRFIExpiries(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	// a, b and c expire an hour apart; d is completed, e expired.
-	a, b, c := newRFI("acme", 1, onboarding.RFIActive), newRFI("acme", 2, onboarding.RFIActive), newRFI("acme2", 3, onboarding.RFIActive)
-	d, e := newRFI("acme", 4, onboarding.RFICompleted), newRFI("acme", 5, onboarding.RFIExpired)
+	a, b, c := fixture.RFI("acme", 1, onboarding.RFIActive), fixture.RFI("acme", 2, onboarding.RFIActive), fixture.RFI("acme2", 3, onboarding.RFIActive)
+	d, e := fixture.RFI("acme", 4, onboarding.RFICompleted), fixture.RFI("acme", 5, onboarding.RFIExpired)
 	// d and e would be the first due, were they queued.
 	d.ExpiresAt, e.ExpiresAt = t0, t0
-	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)
-	createRFIs(t, s, a, b, c, d, e)
+	// Nanoseconds: the queue orders and answers exact times.
+	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = t0.Add(time.Hour+1), t0.Add(2*time.Hour+2), t0.Add(3*time.Hour+3)
+	fixture.CreateRFIs(t, s, a, b, c, d, e)
 	checkQueues(t, s)
 	steps := []struct {
 		name     string
@@ -426,26 +429,26 @@ func testClaimRFIExpiries(t *testing.T, open Opener) {
 
 	// An update that leaves ExpiresAt alone keeps a running lease, and an
 	// unclaimed request at its ExpiresAt.
-	updateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.CompanyName = "renamed" })
-	updateRFI(t, s, c.ID, func(r *onboarding.RFIRequest) { r.CompanyName = "renamed" })
+	fixture.UpdateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.CompanyName = "renamed" })
+	fixture.UpdateRFI(t, s, c.ID, func(r *onboarding.RFIRequest) { r.CompanyName = "renamed" })
 	if got, next := rfiClaim(t, s, "w3", lease.Add(-1), 10); len(got) != 0 || !next.Equal(lease) {
 		t.Errorf("after unrelated updates: claimed %v, next %v; want none, the leases' end %v", got, next, lease)
 	}
 	// One that moves ExpiresAt moves the request there, lease or none.
 	later := c.ExpiresAt.Add(time.Hour)
-	updateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.ExpiresAt = later })
-	updateRFI(t, s, c.ID, func(r *onboarding.RFIRequest) { r.ExpiresAt = later.Add(time.Hour) })
+	fixture.UpdateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.ExpiresAt = later })
+	fixture.UpdateRFI(t, s, c.ID, func(r *onboarding.RFIRequest) { r.ExpiresAt = later.Add(time.Hour) })
 	if got, next := rfiClaim(t, s, "w3", lease, 10); !cmp.Equal([]string{b.ID}, got) || !next.Equal(later) {
 		t.Errorf("after moving ExpiresAt: claimed %v, next %v; want b, %v", got, next, later)
 	}
 	// A request that leaves active leaves the queue, leased or not.
-	updateRFI(t, s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFIExpired })
-	updateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
+	fixture.UpdateRFI(t, s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFIExpired })
+	fixture.UpdateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
 	if got, next := rfiClaim(t, s, "w3", later.Add(30*time.Minute), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour)) {
 		t.Errorf("claim after they left = %v, next %v; want none, %v", got, next, later.Add(time.Hour))
 	}
 	// A request back to active is queued again.
-	updateRFI(t, s, d.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFIActive })
+	fixture.UpdateRFI(t, s, d.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFIActive })
 	if got, next := rfiClaim(t, s, "w3", later.Add(time.Hour), 10); !cmp.Equal(sortedIDs(c, d), got) || !next.IsZero() {
 		t.Errorf("last claim = %v, next %v; want c and d, zero", got, next)
 	}
@@ -464,11 +467,11 @@ func concurrentRFIClaims(t *testing.T, stores ...onboarding.Store) {
 	const n = 120
 	var all []*onboarding.RFIRequest
 	for i := 0; i < n; i++ {
-		r := newRFI("acme", i, onboarding.RFIActive)
+		r := fixture.RFI("acme", i, onboarding.RFIActive)
 		r.ExpiresAt = t0.Add(time.Duration(i%7) * time.Second)
 		all = append(all, r)
 	}
-	createRFIs(t, s, all...)
+	fixture.CreateRFIs(t, s, all...)
 	now := t0.Add(time.Hour)
 	const workers = 4
 	var mu sync.Mutex
@@ -561,15 +564,15 @@ func testConcurrentRFIClaimsTwoInstances(t *testing.T, open Opener) {
 func testRFIRestart(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
-	a, b, c := newRFI("acme", 1, onboarding.RFIActive), newRFI("acme", 2, onboarding.RFIActive), newRFI("acme", 3, onboarding.RFIActive)
+	a, b, c := fixture.RFI("acme", 1, onboarding.RFIActive), fixture.RFI("acme", 2, onboarding.RFIActive), fixture.RFI("acme", 3, onboarding.RFIActive)
 	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = h.at(time.Hour), h.at(2*time.Hour), h.at(3*time.Hour)
 	created := h.event(onboarding.EventRFIRequestCreated, "acme", a.ID, h.now)
 	log := []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFICreated}}
 	if err := h.s.CreateRFIRequest(ctx, a, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
 		t.Fatal(err)
 	}
-	createRFIs(t, h.s, b, c)
-	b = updateRFI(t, h.s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
+	fixture.CreateRFIs(t, h.s, b, c)
+	b = fixture.UpdateRFI(t, h.s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
 	if ids, _ := rfiClaim(t, h.s, "w1", h.at(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
 		t.Fatalf("claimed %v, want a", ids)
 	}
@@ -609,9 +612,9 @@ func testRFIRestart(t *testing.T, open Opener) {
 func testRFIQueueIgnoresTheDeliveryQueue(t *testing.T, open Opener) {
 	h := newHooks(t, open)
 	h.endpoint("acme")
-	r := newRFI("acme", 1, onboarding.RFIActive)
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
 	r.ExpiresAt = h.now
-	createRFIs(t, h.s, r)
+	fixture.CreateRFIs(t, h.s, r)
 	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
 	h.add(e)
 	if ds, _ := h.claim("w1", h.now, 10); len(ds) != 1 || ds[0].EventID != e.ID {

@@ -8,13 +8,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"iter"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // Options says what store an Opener is asked for.
@@ -124,31 +124,10 @@ func checkQueues(t *testing.T, s onboarding.Store) {
 	}
 }
 
-// readLog returns the subject's head and entries as ActivityLog reads them.
-func readLog(t *testing.T, s onboarding.Store, id string) (*onboarding.ActivityHead, []onboarding.LoggedActivity) {
-	t.Helper()
-	var head *onboarding.ActivityHead
-	var log []onboarding.LoggedActivity
-	err := s.ActivityLog(context.Background(), id, func(h *onboarding.ActivityHead, entries iter.Seq2[*onboarding.LoggedActivity, error]) error {
-		head = h
-		for e, err := range entries {
-			if err != nil {
-				return err
-			}
-			log = append(log, *e)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("ActivityLog(%s): %v", id, err)
-	}
-	return head, log
-}
-
 // activity returns the subject's activity entries, oldest first.
 func activity(t *testing.T, s onboarding.Store, id string) []onboarding.Activity {
 	t.Helper()
-	_, log := readLog(t, s, id)
+	_, log := fixture.ReadLog(t, s, id)
 	var out []onboarding.Activity
 	for _, e := range log {
 		out = append(out, e.Activity)
