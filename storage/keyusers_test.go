@@ -78,7 +78,7 @@ func TestRecordKeyUsers(t *testing.T) {
 		// cache holds anything), loadActivityHead (a restore's Load, into
 		// an empty store before it serves anything) and TamperWithActivity
 		// (tests: under the lock, dropping the entry).
-		"activityHeadKey":    {"TamperWithActivity", "activityHead", "appendActivityAfter", "finishLog", "loadActivityHead"},
+		"activityHeadKey": {"TamperWithActivity", "activityHead", "appendActivityAfter", "finishLog", "loadActivityHead"},
 		// A backup's Dump reads them.
 		"prefixActivityHead": {"activityHeadKey", "dumpActivityHead", "dumpFamilies"},
 	}

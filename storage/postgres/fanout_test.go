@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // queuedFor returns the endpoints event id is queued for, in id order.
@@ -117,18 +118,18 @@ func TestFanOutThroughEveryWritePath(t *testing.T) {
 	other := h.open()
 	locking := openOn(t, h.url, Options{CacheBytes: -1})
 	ep := h.endpoint("acme")
-	app := newApp(t, "acme", 1, onboarding.StatusCreated)
+	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	writes := []struct {
 		name  string
 		write func(events ...*onboarding.Event) error
 	}{
 		{"create", func(events ...*onboarding.Event) error {
-			a := newApp(t, "acme", 2, onboarding.StatusCreated)
+			a := fixture.App("acme", 2, onboarding.StatusCreated)
 			a.Participants[0].LinkSlug = h.ulid(h.now)
 			for _, e := range events {
 				e.Subject = a.ID
 			}
-			return h.s.CreateApplication(ctx, a, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}, Events: events})
+			return h.s.CreateApplication(ctx, a, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}, Events: events})
 		}},
 		{"update from the cache", func(events ...*onboarding.Event) error {
 			_, err := h.s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
@@ -145,7 +146,7 @@ func TestFanOutThroughEveryWritePath(t *testing.T) {
 			return err
 		}},
 	}
-	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{act(onboarding.ActionCreated, t0)}}); err != nil {
+	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, disabled := range []bool{false, true} {
