@@ -44,7 +44,7 @@ func (s *Store) CreateApplication(ctx context.Context, app *onboarding.Applicati
 	slugs, _ := slugDiff(nil, appSlugs(app))
 	logSeq, logHash := headColumns(w.log.head)
 	blobs := nullIfEmpty(app.BlobIDs())
-	err = s.sendAtomically(ctx, func(b *pgx.Batch) {
+	err = s.sendAtomically(ctx, id.String(), func(b *pgx.Batch) {
 		b.Queue(`INSERT INTO applications (id, org_id, status, seq, registry_documents_pending, log_seq, log_hash, blob_ids, record, version)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1)`,
 			pgUUID(id), app.OrgID, string(app.Status), seqBytes(app.Seq), pending(app), logSeq, logHash, blobs, rec)
@@ -242,7 +242,7 @@ func (s *Store) UpdateApplication(ctx context.Context, id string, change func(*o
 	if c := s.apps.get(u); c != nil {
 		w, err := s.applyAppChange(u, c.app.Clone(), c.version, c.head, change)
 		if err == nil {
-			err = s.sendAtomically(ctx, w.queue, w.events)
+			err = s.sendAtomically(ctx, u.String(), w.queue, w.events)
 			switch {
 			case err == nil:
 				s.apps.put(u, w.next, w.app.Clone(), w.changes.log.head, jsonSize(w.rec))

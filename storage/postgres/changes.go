@@ -85,7 +85,7 @@ func queueSlugs(b *pgx.Batch, table, column string, id uuid.UUID, added, removed
 // writeEvents and commits (inBatchTx). Like inTx, it tries again (build
 // too) when PostgreSQL aborted it for a serialization failure or a
 // deadlock.
-func (s *Store) sendAtomically(ctx context.Context, build func(*pgx.Batch), events []*onboarding.Event) error {
+func (s *Store) sendAtomically(ctx context.Context, key string, build func(*pgx.Batch), events []*onboarding.Event) error {
 	var f fanOut
 	if len(events) > 0 {
 		rows, err := encodeEvents(events)
@@ -99,10 +99,10 @@ func (s *Store) sendAtomically(ctx context.Context, build func(*pgx.Batch), even
 	}
 	var err error
 	for range maxAttempts {
-		b := &pgx.Batch{}
-		build(b)
-		f.queue(b)
-		err = s.pool.SendBatch(ctx, b).Close()
+		err = s.writes.send(ctx, key, func(b *pgx.Batch) {
+			build(b)
+			f.queue(b)
+		})
 		switch {
 		case err == nil:
 			if len(f.deliveries) > 0 {

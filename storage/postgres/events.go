@@ -165,7 +165,7 @@ func queueDeliveries(ctx context.Context, tx pgx.Tx, ds []newDelivery) error {
 // AddEvent stores an event that no application change caused (webhook.test)
 // and queues it for the endpoints that want it, in one transaction.
 func (s *Store) AddEvent(ctx context.Context, e *onboarding.Event) error {
-	return s.sendAtomically(ctx, func(*pgx.Batch) {}, []*onboarding.Event{e})
+	return s.sendAtomically(ctx, e.ID, func(*pgx.Batch) {}, []*onboarding.Event{e})
 }
 
 // Event returns the event with id, or onboarding.ErrNotFound when there is

@@ -74,7 +74,7 @@ func (s *Store) CreateRFIRequest(ctx context.Context, r *onboarding.RFIRequest, 
 	}
 	slugs, _ := slugDiff(nil, rfiSlugs(r))
 	logSeq, logHash := headColumns(w.log.head)
-	err = s.sendAtomically(ctx, func(b *pgx.Batch) {
+	err = s.sendAtomically(ctx, id.String(), func(b *pgx.Batch) {
 		b.Queue(`INSERT INTO rfi_requests (id, org_id, status, seq, log_seq, log_hash, blob_ids, record)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			pgUUID(id), r.OrgID, string(r.Status), seqBytes(r.Seq), logSeq, logHash, nullIfEmpty(r.BlobIDs()), rec)

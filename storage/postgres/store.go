@@ -81,6 +81,9 @@ type Store struct {
 	closed  bool
 	// stopWebhookSweep stops the webhook sweep's goroutine (webhooksweep.go).
 	stopWebhookSweep func()
+	// writes groups the one-batch writes that arrive together
+	// (groupcommit.go).
+	writes *commitGroup
 }
 
 // Open connects to the database at url (a postgres:// URL or a libpq
@@ -113,7 +116,8 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 		o.CacheBytes = 0
 	}
 	s := &Store{pool: pool, log: o.Logger, now: o.Now, apps: newAppCache(o.CacheBytes), endpoints: newEndpointCache(),
-		notifyWanted: make(chan struct{}, 1), stop: make(chan struct{})}
+		notifyWanted: make(chan struct{}, 1), stop: make(chan struct{}),
+		writes: newCommitGroup(pool, groupSending(o.MaxConnections), maxGroupWrites)}
 	if err := s.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err
