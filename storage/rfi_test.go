@@ -158,153 +158,89 @@ func TestRFIKeys(t *testing.T) {
 	}
 }
 
-func TestRFIRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	s := openTestStore(t, t.TempDir())
-	defer s.Close()
-	r := fixture.RFI("acme", 1, onboarding.RFIActive)
-	act := []onboarding.Activity{{At: t0, Action: onboarding.ActionRFICreated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1", Name: "ci"}, Detail: "agent x"}}
-	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: act}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.RFIRequest(ctx, r.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(r, got); diff != "" {
-		t.Errorf("RFIRequest() mismatch (-want +got):\n%s", diff)
-	}
-	got, err = s.RFIRequestBySlug(ctx, r.Participants[0].LinkSlug)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(r, got); diff != "" {
-		t.Errorf("RFIRequestBySlug() mismatch (-want +got):\n%s", diff)
-	}
-
-	done := t0.Add(time.Hour)
-	want := *r
-	want.Status, want.CompletedAt, want.UpdatedAt = onboarding.RFICompleted, &done, done
-	want.Documents = map[string]onboarding.Document{"certificate_of_incorporation": {FileID: "f1", FileName: "coi.pdf", FileType: "application/pdf",
-		UploadedAt: done, Status: onboarding.DocumentAccepted, BlobID: "b1", Size: 42}}
-	want.Participants = []onboarding.Participant{r.Participants[0]}
-	want.Participants[0].LinkSlug, want.Participants[0].Verified = "rfi-new-slug", true
-	updated, err := s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
-		x.Status, x.CompletedAt, x.UpdatedAt, x.Documents = want.Status, want.CompletedAt, want.UpdatedAt, want.Documents
-		x.Participants[0].LinkSlug, x.Participants[0].Verified = "rfi-new-slug", true
-		return onboarding.Changes{}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(&want, updated); diff != "" {
-		t.Errorf("UpdateRFIRequest() result (-want +got):\n%s", diff)
-	}
-	for name, read := range map[string]func() (*onboarding.RFIRequest, error){
-		"RFIRequest":       func() (*onboarding.RFIRequest, error) { return s.RFIRequest(ctx, r.ID) },
-		"RFIRequestBySlug": func() (*onboarding.RFIRequest, error) { return s.RFIRequestBySlug(ctx, "rfi-new-slug") },
-	} {
-		got, err := read()
-		if err != nil {
-			t.Fatalf("%s after update: %v", name, err)
-		}
-		if diff := cmp.Diff(&want, got); diff != "" {
-			t.Errorf("%s after update (-want +got):\n%s", name, diff)
-		}
-	}
-	if diff := cmp.Diff(wantRFIIndexes(&want), rfiIndexSnapshot(t, s)); diff != "" {
-		t.Errorf("indexes after update (-want +got):\n%s", diff)
-	}
-	if q := rfiQueue(t, s); len(q) != 0 {
-		t.Errorf("expiry queue after completion = %v, want empty", q)
-	}
-	logged, err := s.Activity(ctx, r.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(act, logged); diff != "" {
-		t.Errorf("Activity() mismatch (-want +got):\n%s", diff)
-	}
-
-	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{}); !errors.Is(err, errDuplicate) {
-		t.Errorf("CreateRFIRequest(duplicate) = %v, want errDuplicate", err)
-	}
-	if err := s.CreateRFIRequest(ctx, &onboarding.RFIRequest{ID: "nope"}, onboarding.Changes{}); err == nil || errors.Is(err, onboarding.ErrNotFound) {
-		t.Errorf("CreateRFIRequest(bad id) = %v, want an error", err)
-	}
-	// An application and an RFI request with the same slug are not each other's.
-	app := fixture.App("acme", 1, onboarding.StatusCreated)
-	app.Participants[0].LinkSlug = "shared-slug"
-	if err := s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
-		t.Fatal(err)
-	}
-	other := fixture.RFI("acme", 2, onboarding.RFIActive)
-	other.Participants[0].LinkSlug = "shared-slug"
-	fixture.CreateRFIs(t, s, other)
-	if got, err := s.RFIRequestBySlug(ctx, "shared-slug"); err != nil || got.ID != other.ID {
-		t.Errorf("RFIRequestBySlug(shared) = %+v, %v; want %s", got, err, other.ID)
-	}
-	if got, err := s.ApplicationBySlug(ctx, "shared-slug"); err != nil || got.ID != app.ID {
-		t.Errorf("ApplicationBySlug(shared) = %+v, %v; want %s", got, err, app.ID)
-	}
-
-	notFound := []struct {
-		name string
-		call func() error
-	}{
-		{"RFIRequest(unknown)", func() error { _, err := s.RFIRequest(ctx, uuid.NewString()); return err }},
-		{"RFIRequest(malformed)", func() error { _, err := s.RFIRequest(ctx, "not-a-uuid"); return err }},
-		{"RFIRequest(an application's id)", func() error { _, err := s.RFIRequest(ctx, app.ID); return err }},
-		{"RFIRequestBySlug(unknown)", func() error { _, err := s.RFIRequestBySlug(ctx, "nope"); return err }},
-		{"RFIRequestBySlug(old slug)", func() error { _, err := s.RFIRequestBySlug(ctx, r.Participants[0].LinkSlug); return err }},
-		{"RFIRequestBySlug(empty)", func() error { _, err := s.RFIRequestBySlug(ctx, ""); return err }},
-		{"Application(an RFI request's id)", func() error { _, err := s.Application(ctx, r.ID); return err }},
-		{"UpdateRFIRequest(unknown)", func() error {
-			_, err := s.UpdateRFIRequest(ctx, uuid.NewString(), func(*onboarding.RFIRequest) (onboarding.Changes, error) {
-				t.Error("change called for an unknown request")
-				return onboarding.Changes{}, nil
-			})
-			return err
-		}},
-		{"UpdateRFIRequest(malformed)", func() error {
-			_, err := s.UpdateRFIRequest(ctx, "not-a-uuid", func(*onboarding.RFIRequest) (onboarding.Changes, error) { return onboarding.Changes{}, nil })
-			return err
-		}},
-	}
-	for _, tt := range notFound {
-		if err := tt.call(); !errors.Is(err, onboarding.ErrNotFound) {
-			t.Errorf("%s = %v, want ErrNotFound", tt.name, err)
-		}
-	}
-}
-
-// TestRFIUpdateRefusesImmutableChanges checks that a change of id,
-// organization or sequence fails and writes nothing.
-func TestRFIUpdateRefusesImmutableChanges(t *testing.T) {
+// TestRFIIndexesFollowTheRecord: an update that changes a request's
+// status and slug moves its listing and slug index entries with it, and
+// takes it out of the expiry queue once it is no longer active; a second
+// create of it is errDuplicate. (What the store answers is the Store
+// suite's.)
+func TestRFIIndexesFollowTheRecord(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, t.TempDir())
 	defer s.Close()
 	r := fixture.RFI("acme", 1, onboarding.RFIActive)
 	fixture.CreateRFIs(t, s, r)
-	before := allKeys(t, s)
-	for name, change := range map[string]func(*onboarding.RFIRequest){
-		"id":           func(x *onboarding.RFIRequest) { x.ID = uuid.NewString() },
-		"organization": func(x *onboarding.RFIRequest) { x.OrgID = "acme2" },
-		"sequence":     func(x *onboarding.RFIRequest) { x.Seq = ulid.Make() },
-	} {
-		_, err := s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
-			change(x)
-			x.Status = onboarding.RFIExpired
-			return onboarding.Changes{}, nil
-		})
-		if err == nil || !strings.Contains(err.Error(), "immutable") {
-			t.Errorf("changing the %s: %v, want the immutable error", name, err)
-		}
+	if diff := cmp.Diff(wantRFIIndexes(r), rfiIndexSnapshot(t, s)); diff != "" {
+		t.Errorf("indexes after create (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(before, allKeys(t, s)); diff != "" {
-		t.Errorf("refused updates wrote (-before +after):\n%s", diff)
+	updated := fixture.UpdateRFI(t, s, r.ID, func(x *onboarding.RFIRequest) {
+		x.Status, x.Participants[0].LinkSlug = onboarding.RFICompleted, "rfi-new-slug"
+	})
+	if diff := cmp.Diff(wantRFIIndexes(updated), rfiIndexSnapshot(t, s)); diff != "" {
+		t.Errorf("indexes after update (-want +got):\n%s", diff)
+	}
+	if q := rfiQueue(t, s); len(q) != 0 {
+		t.Errorf("expiry queue after completion = %v, want empty", q)
+	}
+	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{}); !errors.Is(err, errDuplicate) {
+		t.Errorf("CreateRFIRequest(duplicate) = %v, want errDuplicate", err)
 	}
 }
+
+// TestRFIRefusedWritesWriteNothing: a create or an update of a request
+// that fails, with the activity and events it carried, leaves every key as
+// it was; a duplicate create is errDuplicate, a change of what is
+// immutable says so.
+func TestRFIRefusedWritesWriteNothing(t *testing.T) {
+	ctx := context.Background()
+	h := newHooks(t)
+	h.endpoint("acme")
+	r := fixture.RFI("acme", 1, onboarding.RFIActive)
+	fixture.CreateRFIs(t, h.s, r)
+	changes := func() onboarding.Changes {
+		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, h.now)},
+			Events: []*onboarding.Event{h.event(onboarding.EventRFIRequestExpired, "acme", r.ID, h.now)}}
+	}
+	update := func(change func(x *onboarding.RFIRequest)) error {
+		_, err := h.s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
+			x.Status = onboarding.RFIExpired
+			change(x)
+			return changes(), nil
+		})
+		return err
+	}
+	boom := errors.New("boom")
+	tests := []struct {
+		name  string
+		write func() error
+		want  func(error) bool
+	}{
+		{"a failing change", func() error {
+			_, err := h.s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
+				x.Status = onboarding.RFIExpired
+				return changes(), boom
+			})
+			return err
+		}, func(err error) bool { return err == boom }},
+		{"a duplicate create", func() error { return h.s.CreateRFIRequest(ctx, r, changes()) },
+			func(err error) bool { return errors.Is(err, errDuplicate) }},
+		{"a change of the id", func() error { return update(func(x *onboarding.RFIRequest) { x.ID = uuid.NewString() }) }, isImmutable},
+		{"a change of the organization", func() error { return update(func(x *onboarding.RFIRequest) { x.OrgID = "acme2" }) }, isImmutable},
+		{"a change of the sequence", func() error { return update(func(x *onboarding.RFIRequest) { x.Seq = ulid.Make() }) }, isImmutable},
+	}
+	for _, tt := range tests {
+		before := allKeys(t, h.s)
+		if err := tt.write(); !tt.want(err) {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+		if diff := cmp.Diff(before, allKeys(t, h.s)); diff != "" {
+			t.Errorf("%s wrote (-before +after):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// isImmutable reports whether err is the error of a change of what a
+// record may not change.
+func isImmutable(err error) bool { return err != nil && strings.Contains(err.Error(), "immutable") }
 
 func rfiIDs(rs []*onboarding.RFIRequest) []string {
 	out := make([]string, len(rs))
@@ -312,95 +248,6 @@ func rfiIDs(rs []*onboarding.RFIRequest) []string {
 		out[i] = r.ID
 	}
 	return out
-}
-
-// TestRFIChangesCommitWithTheirWrite checks that a create or an update
-// writes its activity entries and events (queued for the endpoint that
-// wants them) in its transaction, and that a create or a change that fails
-// writes nothing at all.
-func TestRFIChangesCommitWithTheirWrite(t *testing.T) {
-	ctx := context.Background()
-	h := newHooks(t)
-	ep := h.endpoint("acme", onboarding.EventRFIRequestCreated, onboarding.EventRFIRequestCompleted)
-	r := fixture.RFI("acme", 1, onboarding.RFIActive)
-	created := h.event(onboarding.EventRFIRequestCreated, "acme", r.ID, h.now)
-	log := []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFICreated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1"}}}
-	if err := h.s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
-		t.Fatal(err)
-	}
-	queued := []string{pair(ep.ID, created.ID)}
-	checkWritten := func(stage string, events ...*onboarding.Event) {
-		t.Helper()
-		logged, err := h.s.Activity(ctx, r.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(log, logged); diff != "" {
-			t.Errorf("%s: activity (-want +got):\n%s", stage, diff)
-		}
-		for _, e := range events {
-			got, err := h.s.Event(ctx, e.ID)
-			if err != nil {
-				t.Errorf("%s: Event(%s) = %v", stage, e.Type, err)
-				continue
-			}
-			if diff := cmp.Diff(e, got); diff != "" {
-				t.Errorf("%s: stored event (-want +got):\n%s", stage, diff)
-			}
-		}
-		if diff := cmp.Diff(slices.Sorted(slices.Values(queued)), h.queuedPairs()); diff != "" {
-			t.Errorf("%s: delivery queue (-want +got):\n%s", stage, diff)
-		}
-		listed, _, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(listed) != len(events) {
-			t.Errorf("%s: %d events listed, want %d", stage, len(listed), len(events))
-		}
-	}
-	checkWritten("create", created)
-
-	boom := errors.New("boom")
-	before := allKeys(t, h.s)
-	opened := h.event(onboarding.EventRFIRequestOpened, "acme", r.ID, h.at(time.Second))
-	_, err := h.s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
-		x.Status, x.Contact.Name = onboarding.RFIExpired, "changed"
-		return onboarding.Changes{Log: []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFIExpired}}, Events: []*onboarding.Event{opened}}, boom
-	})
-	if err != boom {
-		t.Errorf("UpdateRFIRequest(failing change) = %v, want the change's error unchanged", err)
-	}
-	if diff := cmp.Diff(before, allKeys(t, h.s)); diff != "" {
-		t.Errorf("a failing change wrote (-before +after):\n%s", diff)
-	}
-	dup := h.event(onboarding.EventRFIRequestCreated, "acme", r.ID, h.at(2*time.Second))
-	if err := h.s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log, Events: []*onboarding.Event{dup}}); !errors.Is(err, errDuplicate) {
-		t.Errorf("CreateRFIRequest(duplicate) = %v, want errDuplicate", err)
-	}
-	if diff := cmp.Diff(before, allKeys(t, h.s)); diff != "" {
-		t.Errorf("a failing create wrote (-before +after):\n%s", diff)
-	}
-	checkWritten("failures", created)
-
-	done := h.at(3 * time.Second)
-	completed := h.event(onboarding.EventRFIRequestCompleted, "acme", r.ID, done)
-	entry := onboarding.Activity{At: done, Action: onboarding.ActionRFICompleted, Actor: onboarding.Actor{Type: onboarding.ActorParticipant, ID: r.Participants[0].ID}}
-	if _, err := h.s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
-		x.Status, x.CompletedAt = onboarding.RFICompleted, &done
-		return onboarding.Changes{Log: []onboarding.Activity{entry}, Events: []*onboarding.Event{completed}}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	log = append(log, entry)
-	queued = append(queued, pair(ep.ID, completed.ID))
-	checkWritten("update", created, completed)
-	if _, err := h.s.Event(ctx, opened.ID); !errors.Is(err, onboarding.ErrNotFound) {
-		t.Errorf("event of the failed change: %v, want ErrNotFound", err)
-	}
-	if _, err := h.s.Event(ctx, dup.ID); !errors.Is(err, onboarding.ErrNotFound) {
-		t.Errorf("event of the failed create: %v, want ErrNotFound", err)
-	}
 }
 
 // rfiClaim claims expiries for owner at at with a one-minute lease.
