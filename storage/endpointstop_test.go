@@ -11,17 +11,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // disableRecordOnly disables ep by writing its record alone, as the first
 // transaction of UpdateEndpoint does, leaving its queue as it is: what a
 // drain that failed (or has not run yet) leaves.
 func (h *hooks) disableRecordOnly(ep *onboarding.Endpoint) {
-	h.t.Helper()
+	h.T.Helper()
 	off := *ep
 	off.Enabled, off.DisabledReason = false, onboarding.DisabledByOperator
-	if err := h.s.db.Update(func(txn *badger.Txn) error { return setRecord(txn, endpointKey(ep.ID), &off) }); err != nil {
-		h.t.Fatal(err)
+	if err := h.S.db.Update(func(txn *badger.Txn) error { return setRecord(txn, endpointKey(ep.ID), &off) }); err != nil {
+		h.T.Fatal(err)
 	}
 }
 
@@ -30,10 +31,10 @@ func (h *hooks) disableRecordOnly(ep *onboarding.Endpoint) {
 // conflict and, retried, lease nothing of it.
 func TestClaimMeetingADisabling(t *testing.T) {
 	h := newHooks(t)
-	ep := h.endpoint("acme")
-	h.add(h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now))
+	ep := h.Endpoint("acme")
+	h.Add(h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now))
 	var once sync.Once
-	claimed, _, err := h.s.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: "w", Now: h.now, Lease: time.Minute, Limit: 10,
+	claimed, _, err := h.S.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: "w", Now: h.Now, Lease: time.Minute, Limit: 10,
 		MaxInFlight: func(string) int {
 			// Called inside the claim's transaction, after its view read
 			// the endpoint enabled.
@@ -44,7 +45,7 @@ func TestClaimMeetingADisabling(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(claimed) != 0 {
-		t.Errorf("claimed %v of an endpoint disabled before the claim committed", pairs(claimed))
+		t.Errorf("claimed %v of an endpoint disabled before the claim committed", fixture.Pairs(claimed))
 	}
 }
 
@@ -57,17 +58,17 @@ func TestLeftoversOfADisabledEndpoint(t *testing.T) {
 	for _, enable := range []bool{false, true} {
 		t.Run(fmt.Sprintf("enable=%v", enable), func(t *testing.T) {
 			h := newHooks(t)
-			ep := h.endpoint("acme")
+			ep := h.Endpoint("acme")
 			var events []*onboarding.Event
 			for i := 0; i < dropBatch+dropBatch/2; i++ {
-				events = append(events, h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i%30), h.now))
+				events = append(events, h.Event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i%30), h.Now))
 			}
-			if err := h.s.update(ctx, func(txn *badger.Txn) error { return h.s.writeEvents(txn, events) }); err != nil {
+			if err := h.S.update(ctx, func(txn *badger.Txn) error { return h.S.writeEvents(txn, events) }); err != nil {
 				t.Fatal(err)
 			}
 			h.disableRecordOnly(ep)
 			if enable {
-				got, err := h.s.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error {
+				got, err := h.S.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error {
 					e.Enabled, e.DisabledReason = true, ""
 					return nil
 				})
@@ -79,9 +80,9 @@ func TestLeftoversOfADisabledEndpoint(t *testing.T) {
 				}
 			} else {
 				for claims := 0; ; claims++ {
-					claimed, next := h.claim("w", h.now, 10)
+					claimed, next := h.Claim("w", h.Now, 10)
 					if len(claimed) != 0 {
-						t.Fatalf("claimed %v of a disabled endpoint", pairs(claimed))
+						t.Fatalf("claimed %v of a disabled endpoint", fixture.Pairs(claimed))
 					}
 					if next.IsZero() {
 						break
@@ -94,7 +95,7 @@ func TestLeftoversOfADisabledEndpoint(t *testing.T) {
 			if n := len(h.queued()); n != 0 {
 				t.Errorf("%d deliveries left queued", n)
 			}
-			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 2 * len(events)})
+			lines, err := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 2 * len(events)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,10 +103,10 @@ func TestLeftoversOfADisabledEndpoint(t *testing.T) {
 				t.Errorf("%d log lines for %d dropped deliveries", len(lines), len(events))
 			}
 			if enable {
-				e := h.event(onboarding.EventApplicationSent, "acme", "app-new", h.now)
-				h.add(e)
-				claimed, _ := h.claim("w", h.now, 10)
-				if diff := cmp.Diff([]string{pair(ep.ID, e.ID)}, pairs(claimed)); diff != "" {
+				e := h.Event(onboarding.EventApplicationSent, "acme", "app-new", h.Now)
+				h.Add(e)
+				claimed, _ := h.Claim("w", h.Now, 10)
+				if diff := cmp.Diff([]string{fixture.Pair(ep.ID, e.ID)}, fixture.Pairs(claimed)); diff != "" {
 					t.Errorf("claimed after enabling (-want +got):\n%s", diff)
 				}
 			}
@@ -118,15 +119,15 @@ func TestLeftoversOfADisabledEndpoint(t *testing.T) {
 // store's garbage-collection round, not only at the next start.
 func TestOrphanQueueDroppedWhileServing(t *testing.T) {
 	h := newHooks(t)
-	h.s.Close()
+	h.S.Close()
 	h.gcEvery = 20 * time.Millisecond
 	h.open()
-	ep := h.endpoint("acme")
-	keep := h.endpoint("acme")
+	ep := h.Endpoint("acme")
+	keep := h.Endpoint("acme")
 	for i := range 3 {
-		h.add(h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.now))
+		h.Add(h.Event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.Now))
 	}
-	if err := h.s.db.Update(func(txn *badger.Txn) error { return txn.Delete(endpointKey(ep.ID)) }); err != nil {
+	if err := h.S.db.Update(func(txn *badger.Txn) error { return txn.Delete(endpointKey(ep.ID)) }); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)

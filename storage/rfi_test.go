@@ -193,15 +193,15 @@ func TestRFIIndexesFollowTheRecord(t *testing.T) {
 func TestRFIRefusedWritesWriteNothing(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
-	h.endpoint("acme")
+	h.Endpoint("acme")
 	r := fixture.RFI("acme", 1, onboarding.RFIActive)
-	fixture.CreateRFIs(t, h.s, r)
+	fixture.CreateRFIs(t, h.S, r)
 	changes := func() onboarding.Changes {
-		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, h.now)},
-			Events: []*onboarding.Event{h.event(onboarding.EventRFIRequestExpired, "acme", r.ID, h.now)}}
+		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, h.Now)},
+			Events: []*onboarding.Event{h.Event(onboarding.EventRFIRequestExpired, "acme", r.ID, h.Now)}}
 	}
 	update := func(change func(x *onboarding.RFIRequest)) error {
-		_, err := h.s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
+		_, err := h.S.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
 			x.Status = onboarding.RFIExpired
 			change(x)
 			return changes(), nil
@@ -215,24 +215,24 @@ func TestRFIRefusedWritesWriteNothing(t *testing.T) {
 		want  func(error) bool
 	}{
 		{"a failing change", func() error {
-			_, err := h.s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
+			_, err := h.S.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
 				x.Status = onboarding.RFIExpired
 				return changes(), boom
 			})
 			return err
 		}, func(err error) bool { return err == boom }},
-		{"a duplicate create", func() error { return h.s.CreateRFIRequest(ctx, r, changes()) },
+		{"a duplicate create", func() error { return h.S.CreateRFIRequest(ctx, r, changes()) },
 			func(err error) bool { return errors.Is(err, errDuplicate) }},
 		{"a change of the id", func() error { return update(func(x *onboarding.RFIRequest) { x.ID = uuid.NewString() }) }, isImmutable},
 		{"a change of the organization", func() error { return update(func(x *onboarding.RFIRequest) { x.OrgID = "acme2" }) }, isImmutable},
 		{"a change of the sequence", func() error { return update(func(x *onboarding.RFIRequest) { x.Seq = ulid.Make() }) }, isImmutable},
 	}
 	for _, tt := range tests {
-		before := allKeys(t, h.s)
+		before := allKeys(t, h.S)
 		if err := tt.write(); !tt.want(err) {
 			t.Errorf("%s: %v", tt.name, err)
 		}
-		if diff := cmp.Diff(before, allKeys(t, h.s)); diff != "" {
+		if diff := cmp.Diff(before, allKeys(t, h.S)); diff != "" {
 			t.Errorf("%s wrote (-before +after):\n%s", tt.name, diff)
 		}
 	}
@@ -310,55 +310,55 @@ func TestRFIReopen(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
 	a, b, c := fixture.RFI("acme", 1, onboarding.RFIActive), fixture.RFI("acme", 2, onboarding.RFIActive), fixture.RFI("acme", 3, onboarding.RFIActive)
-	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = h.at(time.Hour), h.at(2*time.Hour), h.at(3*time.Hour)
-	created := h.event(onboarding.EventRFIRequestCreated, "acme", a.ID, h.now)
-	log := []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFICreated}}
-	if err := h.s.CreateRFIRequest(ctx, a, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
+	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = h.At(time.Hour), h.At(2*time.Hour), h.At(3*time.Hour)
+	created := h.Event(onboarding.EventRFIRequestCreated, "acme", a.ID, h.Now)
+	log := []onboarding.Activity{{At: h.Now, Action: onboarding.ActionRFICreated}}
+	if err := h.S.CreateRFIRequest(ctx, a, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
 		t.Fatal(err)
 	}
-	fixture.CreateRFIs(t, h.s, b, c)
-	b = fixture.UpdateRFI(t, h.s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
-	if ids, _ := rfiClaim(t, h.s, "w1", h.at(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
+	fixture.CreateRFIs(t, h.S, b, c)
+	b = fixture.UpdateRFI(t, h.S, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
+	if ids, _ := rfiClaim(t, h.S, "w1", h.At(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
 		t.Fatalf("claimed %v, want a", ids)
 	}
-	keys, queue := allKeys(t, h.s), rfiQueue(t, h.s)
-	if err := h.s.Close(); err != nil {
+	keys, queue := allKeys(t, h.S), rfiQueue(t, h.S)
+	if err := h.S.Close(); err != nil {
 		t.Fatal(err)
 	}
 	h.open()
-	if diff := cmp.Diff(keys, allKeys(t, h.s)); diff != "" {
+	if diff := cmp.Diff(keys, allKeys(t, h.S)); diff != "" {
 		t.Errorf("keys after reopen (-before +after):\n%s", diff)
 	}
-	if diff := cmp.Diff(queue, rfiQueue(t, h.s)); diff != "" {
+	if diff := cmp.Diff(queue, rfiQueue(t, h.S)); diff != "" {
 		t.Errorf("queue after reopen (-before +after):\n%s", diff)
 	}
 	for _, want := range []*onboarding.RFIRequest{a, b, c} {
-		got, err := h.s.RFIRequest(ctx, want.ID)
+		got, err := h.S.RFIRequest(ctx, want.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s after reopen (-want +got):\n%s", want.CompanyName, diff)
 		}
-		if got, err := h.s.RFIRequestBySlug(ctx, want.Participants[0].LinkSlug); err != nil || got.ID != want.ID {
+		if got, err := h.S.RFIRequestBySlug(ctx, want.Participants[0].LinkSlug); err != nil || got.ID != want.ID {
 			t.Errorf("RFIRequestBySlug(%s) after reopen = %v, %v", want.CompanyName, got, err)
 		}
 	}
-	listed, _, err := h.s.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Status: onboarding.RFIActive, Limit: 10})
+	listed, _, err := h.S.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Status: onboarding.RFIActive, Limit: 10})
 	if err != nil || !cmp.Equal(rfiIDs([]*onboarding.RFIRequest{c, a}), rfiIDs(listed)) {
 		t.Errorf("active list after reopen = %v, %v; want c, a", rfiIDs(listed), err)
 	}
-	if logged, err := h.s.Activity(ctx, a.ID); err != nil || !cmp.Equal(log, logged) {
+	if logged, err := h.S.Activity(ctx, a.ID); err != nil || !cmp.Equal(log, logged) {
 		t.Errorf("activity after reopen = %v, %v", logged, err)
 	}
-	if got, err := h.s.Event(ctx, created.ID); err != nil || !cmp.Equal(created, got) {
+	if got, err := h.S.Event(ctx, created.ID); err != nil || !cmp.Equal(created, got) {
 		t.Errorf("event after reopen = %v, %v", got, err)
 	}
 	// The lease runs on: a is hidden until it lapses.
-	if ids, next := rfiClaim(t, h.s, "w2", h.at(time.Hour+time.Second), 10); len(ids) != 0 || !next.Equal(h.at(time.Hour+time.Minute)) {
+	if ids, next := rfiClaim(t, h.S, "w2", h.At(time.Hour+time.Second), 10); len(ids) != 0 || !next.Equal(h.At(time.Hour+time.Minute)) {
 		t.Errorf("claim after reopen = %v, next %v; want none, the lease's end", ids, next)
 	}
-	if ids, _ := rfiClaim(t, h.s, "w2", h.at(3*time.Hour), 10); !cmp.Equal(sortedIDs(a, c), slices.Sorted(slices.Values(ids))) {
+	if ids, _ := rfiClaim(t, h.S, "w2", h.At(3*time.Hour), 10); !cmp.Equal(sortedIDs(a, c), slices.Sorted(slices.Values(ids))) {
 		t.Errorf("claim after the lease lapsed = %v, want a and c", ids)
 	}
 }

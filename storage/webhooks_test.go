@@ -10,6 +10,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // TestFinishDeliveryUnchangedEndpoint: a result's Endpoint change that
@@ -18,15 +19,15 @@ import (
 // does is the Store suite's.)
 func TestFinishDeliveryUnchangedEndpoint(t *testing.T) {
 	h := newHooks(t)
-	ep := h.endpoint("acme")
-	h.add(h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now))
-	claimed, _ := h.claim("w1", h.now, 10)
+	ep := h.Endpoint("acme")
+	h.Add(h.Event(onboarding.EventApplicationCreated, "acme", "app-1", h.Now))
+	claimed, _ := h.Claim("w1", h.Now, 10)
 	if len(claimed) != 1 {
-		t.Fatalf("claimed %v, want one", pairs(claimed))
+		t.Fatalf("claimed %v, want one", fixture.Pairs(claimed))
 	}
 	version := func() uint64 {
 		var v uint64
-		if err := h.s.db.View(func(txn *badger.Txn) error {
+		if err := h.S.db.View(func(txn *badger.Txn) error {
 			item, err := txn.Get(endpointKey(ep.ID))
 			if err == nil {
 				v = item.Version()
@@ -39,7 +40,7 @@ func TestFinishDeliveryUnchangedEndpoint(t *testing.T) {
 	}
 	before := version()
 	reset := func(ep *onboarding.Endpoint) { ep.Exhausted = 0 }
-	if err := h.finish(claimed[0], h.at(time.Second), onboarding.DeliveryResult{Done: true, Endpoint: reset}); err != nil {
+	if err := h.Finish(claimed[0], h.At(time.Second), onboarding.DeliveryResult{Done: true, Endpoint: reset}); err != nil {
 		t.Fatal(err)
 	}
 	if after := version(); after != before {
@@ -54,18 +55,18 @@ func TestFinishDeliveryUnchangedEndpoint(t *testing.T) {
 func TestOpenDropsOrphanQueues(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
-	gone, kept := h.endpoint("acme"), h.endpoint("acme")
+	gone, kept := h.Endpoint("acme"), h.Endpoint("acme")
 	for i := 0; i < 10; i++ {
-		h.add(h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.now))
+		h.Add(h.Event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.Now))
 	}
-	if err := h.s.db.Update(func(txn *badger.Txn) error { return txn.Delete(endpointKey(gone.ID)) }); err != nil {
+	if err := h.S.db.Update(func(txn *badger.Txn) error { return txn.Delete(endpointKey(gone.ID)) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.s.Close(); err != nil {
+	if err := h.S.Close(); err != nil {
 		t.Fatal(err)
 	}
 	h.open()
-	if n, _ := h.s.QueuedDeliveries(ctx); n != 10 {
+	if n, _ := h.S.QueuedDeliveries(ctx); n != 10 {
 		t.Errorf("QueuedDeliveries after reopening = %d, want the 10 of the endpoint left", n)
 	}
 	for _, q := range h.queued() {
@@ -73,7 +74,7 @@ func TestOpenDropsOrphanQueues(t *testing.T) {
 			t.Errorf("delivery to %s left queued", q.EndpointID)
 		}
 	}
-	if lines, _ := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{}); len(lines) != 0 {
+	if lines, _ := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{}); len(lines) != 0 {
 		t.Errorf("dropping for a missing endpoint logged %+v", lines)
 	}
 }
@@ -94,27 +95,27 @@ func TestQueueingBehindAFinishingHeadConflicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHooks(t)
-			ep := h.endpoint("acme")
-			first := h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now)
-			second := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-			h.add(first)
-			claimed, _ := h.claim("w1", h.now, 1)
+			ep := h.Endpoint("acme")
+			first := h.Event(onboarding.EventApplicationCreated, "acme", "app-1", h.Now)
+			second := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+			h.Add(first)
+			claimed, _ := h.Claim("w1", h.Now, 1)
 			if len(claimed) != 1 {
-				t.Fatalf("claimed %v", pairs(claimed))
+				t.Fatalf("claimed %v", fixture.Pairs(claimed))
 			}
-			queue := h.s.db.NewTransaction(true)
+			queue := h.S.db.NewTransaction(true)
 			defer queue.Discard()
-			if err := h.s.writeEvents(queue, []*onboarding.Event{second}); err != nil {
+			if err := h.S.writeEvents(queue, []*onboarding.Event{second}); err != nil {
 				t.Fatal(err)
 			}
-			finish := h.s.db.NewTransaction(true)
+			finish := h.S.db.NewTransaction(true)
 			defer finish.Discard()
 			key := deliveryKey(ep.ID, "app-1", first.Seq())
 			var q queuedDelivery
 			if err := getRecord(finish, key, &q); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := finishHead(finish, key, &q, h.now); err != nil {
+			if _, err := finishHead(finish, key, &q, h.Now); err != nil {
 				t.Fatal(err)
 			}
 			a, b := queue, finish
@@ -138,29 +139,29 @@ func TestQueueingBehindAFinishingHeadConflicts(t *testing.T) {
 func TestFinishDeliveriesBatchIsOneCommit(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
-	h.endpoint("acme")
-	h.endpoint("acme")
+	h.Endpoint("acme")
+	h.Endpoint("acme")
 	for _, app := range []string{"app-1", "app-2", "app-3"} {
-		h.add(h.event(onboarding.EventApplicationCreated, "acme", app, h.now))
+		h.Add(h.Event(onboarding.EventApplicationCreated, "acme", app, h.Now))
 	}
-	claimed, _ := h.claim("w1", h.now, 10)
+	claimed, _ := h.Claim("w1", h.Now, 10)
 	if len(claimed) != 6 {
-		t.Fatalf("claimed %v, want six", pairs(claimed))
+		t.Fatalf("claimed %v, want six", fixture.Pairs(claimed))
 	}
 	var batch []onboarding.FinishedDelivery
 	for i, d := range claimed {
 		r := onboarding.DeliveryResult{Done: i%2 == 0, Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
-			EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: h.at(time.Second)}}
+			EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: h.At(time.Second)}}
 		if !r.Done {
-			r.RetryAt = h.at(time.Hour)
+			r.RetryAt = h.At(time.Hour)
 		}
 		batch = append(batch, onboarding.FinishedDelivery{Delivery: d, Result: r})
 	}
-	if _, err := h.s.FinishDeliveries(ctx, batch); err != nil {
+	if _, err := h.S.FinishDeliveries(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
 	versions := map[uint64]int{}
-	if err := h.s.db.View(func(txn *badger.Txn) error {
+	if err := h.S.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixAttempt)})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {

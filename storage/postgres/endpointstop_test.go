@@ -11,17 +11,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // disableRowOnly disables ep by writing its row alone, as UpdateEndpoint's
 // first transaction does, leaving its queue as it is: what a drop that
 // failed (or has not run yet) leaves.
 func (h *hookEnv) disableRowOnly(ep *onboarding.Endpoint) {
-	h.t.Helper()
+	h.T.Helper()
 	off := *ep
 	off.Enabled, off.DisabledReason = false, onboarding.DisabledByOperator
-	if err := h.s.inTx(context.Background(), func(tx pgx.Tx) error { return writeEndpoint(context.Background(), tx, &off) }); err != nil {
-		h.t.Fatal(err)
+	if err := h.S.inTx(context.Background(), func(tx pgx.Tx) error { return writeEndpoint(context.Background(), tx, &off) }); err != nil {
+		h.T.Fatal(err)
 	}
 }
 
@@ -30,10 +31,10 @@ func (h *hookEnv) disableRowOnly(ep *onboarding.Endpoint) {
 // leases nothing of it.
 func TestWebhookClaimMeetingADisabling(t *testing.T) {
 	h := newHookEnv(t)
-	ep := h.endpoint("acme")
-	h.add(h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now))
+	ep := h.Endpoint("acme")
+	h.Add(h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now))
 	var once sync.Once
-	claimed, _, err := h.s.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: "w", Now: h.now, Lease: time.Minute, Limit: 10,
+	claimed, _, err := h.S.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: "w", Now: h.Now, Lease: time.Minute, Limit: 10,
 		MaxInFlight: func(string) int {
 			// Called inside the claim's transaction, after it read the
 			// endpoint enabled.
@@ -44,7 +45,7 @@ func TestWebhookClaimMeetingADisabling(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(claimed) != 0 {
-		t.Errorf("claimed %v of an endpoint disabled before the claim leased", hookPairs(claimed))
+		t.Errorf("claimed %v of an endpoint disabled before the claim leased", fixture.Pairs(claimed))
 	}
 }
 
@@ -57,18 +58,18 @@ func TestWebhookLeftoversOfADisabledEndpoint(t *testing.T) {
 	for _, enable := range []bool{false, true} {
 		t.Run(fmt.Sprintf("enable=%v", enable), func(t *testing.T) {
 			h := newHookEnv(t)
-			ep := h.endpoint("acme")
+			ep := h.Endpoint("acme")
 			var events []*onboarding.Event
 			for i := 0; i < 90; i++ {
-				events = append(events, h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i%30), h.now))
+				events = append(events, h.Event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i%30), h.Now))
 			}
 			h.write(events...)
 			h.disableRowOnly(ep)
-			if claimed, next := h.claim("w", h.now, 10); len(claimed) != 0 || !next.IsZero() {
-				t.Errorf("claim of a disabled endpoint's queue = %v, next %v; want none, zero", hookPairs(claimed), next)
+			if claimed, next := h.Claim("w", h.Now, 10); len(claimed) != 0 || !next.IsZero() {
+				t.Errorf("claim of a disabled endpoint's queue = %v, next %v; want none, zero", fixture.Pairs(claimed), next)
 			}
 			if enable {
-				got, err := h.s.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error {
+				got, err := h.S.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error {
 					e.Enabled, e.DisabledReason = true, ""
 					return nil
 				})
@@ -78,13 +79,13 @@ func TestWebhookLeftoversOfADisabledEndpoint(t *testing.T) {
 				if !got.Enabled {
 					t.Errorf("UpdateEndpoint returned %+v, want it enabled", got)
 				}
-			} else if swept, err := h.s.sweepWebhooks(ctx); err != nil || !swept {
+			} else if swept, err := h.S.sweepWebhooks(ctx); err != nil || !swept {
 				t.Fatalf("sweep = %v, %v", swept, err)
 			}
 			if n := len(h.queued()); n != 0 {
 				t.Errorf("%d deliveries left queued", n)
 			}
-			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 2 * len(events)})
+			lines, err := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 2 * len(events)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,10 +93,10 @@ func TestWebhookLeftoversOfADisabledEndpoint(t *testing.T) {
 				t.Errorf("%d log lines for %d dropped deliveries", len(lines), len(events))
 			}
 			if enable {
-				e := h.event(onboarding.EventApplicationSent, "acme", "app-new", h.now)
-				h.add(e)
-				claimed, _ := h.claim("w", h.now, 10)
-				if diff := cmp.Diff([]string{hookPair(ep.ID, e.ID)}, hookPairs(claimed)); diff != "" {
+				e := h.Event(onboarding.EventApplicationSent, "acme", "app-new", h.Now)
+				h.Add(e)
+				claimed, _ := h.Claim("w", h.Now, 10)
+				if diff := cmp.Diff([]string{fixture.Pair(ep.ID, e.ID)}, fixture.Pairs(claimed)); diff != "" {
 					t.Errorf("claimed after enabling (-want +got):\n%s", diff)
 				}
 			}

@@ -29,7 +29,7 @@ func testClaimRFIExpiries(t *testing.T, open Opener) {
 	// Nanoseconds: the queue orders and answers exact times.
 	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = t0.Add(time.Hour+1), t0.Add(2*time.Hour+2), t0.Add(3*time.Hour+3)
 	fixture.CreateRFIs(t, s, a, b, c, d, e)
-	checkQueues(t, s)
+	fixture.CheckQueues(t, s)
 	steps := []struct {
 		name     string
 		owner    string
@@ -158,7 +158,7 @@ func concurrentRFIClaims(t *testing.T, stores ...onboarding.Store) {
 	for err := range errs {
 		t.Error(err)
 	}
-	checkQueues(t, s)
+	fixture.CheckQueues(t, s)
 	var active []*onboarding.RFIRequest
 	for i, r := range all {
 		if i%3 != 0 {
@@ -196,44 +196,44 @@ func testRFIRestart(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
 	a, b, c := fixture.RFI("acme", 1, onboarding.RFIActive), fixture.RFI("acme", 2, onboarding.RFIActive), fixture.RFI("acme", 3, onboarding.RFIActive)
-	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = h.at(time.Hour), h.at(2*time.Hour), h.at(3*time.Hour)
-	created := h.event(onboarding.EventRFIRequestCreated, "acme", a.ID, h.now)
-	log := []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFICreated}}
-	if err := h.s.CreateRFIRequest(ctx, a, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
+	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = h.At(time.Hour), h.At(2*time.Hour), h.At(3*time.Hour)
+	created := h.Event(onboarding.EventRFIRequestCreated, "acme", a.ID, h.Now)
+	log := []onboarding.Activity{{At: h.Now, Action: onboarding.ActionRFICreated}}
+	if err := h.S.CreateRFIRequest(ctx, a, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
 		t.Fatal(err)
 	}
-	fixture.CreateRFIs(t, h.s, b, c)
-	b = fixture.UpdateRFI(t, h.s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
-	if ids, _ := rfiClaim(t, h.s, "w1", h.at(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
+	fixture.CreateRFIs(t, h.S, b, c)
+	b = fixture.UpdateRFI(t, h.S, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
+	if ids, _ := rfiClaim(t, h.S, "w1", h.At(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
 		t.Fatalf("claimed %v, want a", ids)
 	}
 	h.restart()
-	checkQueues(t, h.s)
+	fixture.CheckQueues(t, h.S)
 	for _, want := range []*onboarding.RFIRequest{a, b, c} {
-		got, err := h.s.RFIRequest(ctx, want.ID)
+		got, err := h.S.RFIRequest(ctx, want.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s after the restart (-want +got):\n%s", want.CompanyName, diff)
 		}
-		if got, err := h.s.RFIRequestBySlug(ctx, want.Participants[0].LinkSlug); err != nil || got.ID != want.ID {
+		if got, err := h.S.RFIRequestBySlug(ctx, want.Participants[0].LinkSlug); err != nil || got.ID != want.ID {
 			t.Errorf("RFIRequestBySlug(%s) after the restart = %v, %v", want.CompanyName, got, err)
 		}
 	}
-	listed, _, err := h.s.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Status: onboarding.RFIActive, Limit: 10})
+	listed, _, err := h.S.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Status: onboarding.RFIActive, Limit: 10})
 	if err != nil || !cmp.Equal([]string{c.ID, a.ID}, rfiIDs(listed)) {
 		t.Errorf("active list after the restart = %v, %v; want c, a", rfiIDs(listed), err)
 	}
-	wantActivity(t, h.s, a.ID, log)
-	if got, err := h.s.Event(ctx, created.ID); err != nil || !cmp.Equal(created, got) {
+	wantActivity(t, h.S, a.ID, log)
+	if got, err := h.S.Event(ctx, created.ID); err != nil || !cmp.Equal(created, got) {
 		t.Errorf("event after the restart = %v, %v", got, err)
 	}
 	// The lease runs on: a is hidden until it lapses.
-	if ids, next := rfiClaim(t, h.s, "w2", h.at(time.Hour+time.Second), 10); len(ids) != 0 || !next.Equal(h.at(time.Hour+time.Minute)) {
+	if ids, next := rfiClaim(t, h.S, "w2", h.At(time.Hour+time.Second), 10); len(ids) != 0 || !next.Equal(h.At(time.Hour+time.Minute)) {
 		t.Errorf("claim after the restart = %v, next %v; want none, the lease's end", ids, next)
 	}
-	if ids, _ := rfiClaim(t, h.s, "w2", h.at(3*time.Hour), 10); !cmp.Equal(sortedIDs(a, c), ids) {
+	if ids, _ := rfiClaim(t, h.S, "w2", h.At(3*time.Hour), 10); !cmp.Equal(sortedIDs(a, c), ids) {
 		t.Errorf("claim after the lease lapsed = %v, want a and c", ids)
 	}
 }
@@ -242,22 +242,22 @@ func testRFIRestart(t *testing.T, open Opener) {
 // delivery claims never meet: a claim of either finds only its own.
 func testRFIQueueIgnoresTheDeliveryQueue(t *testing.T, open Opener) {
 	h := newHooks(t, open)
-	h.endpoint("acme")
+	h.Endpoint("acme")
 	r := fixture.RFI("acme", 1, onboarding.RFIActive)
-	r.ExpiresAt = h.now
-	fixture.CreateRFIs(t, h.s, r)
-	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-	h.add(e)
-	if ds, _ := h.claim("w1", h.now, 10); len(ds) != 1 || ds[0].EventID != e.ID {
-		t.Errorf("ClaimDeliveries = %v, want the event's delivery only", pairs(ds))
+	r.ExpiresAt = h.Now
+	fixture.CreateRFIs(t, h.S, r)
+	e := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+	h.Add(e)
+	if ds, _ := h.Claim("w1", h.Now, 10); len(ds) != 1 || ds[0].EventID != e.ID {
+		t.Errorf("ClaimDeliveries = %v, want the event's delivery only", fixture.Pairs(ds))
 	}
-	if ids, next := rfiClaim(t, h.s, "w1", h.now, 10); !cmp.Equal([]string{r.ID}, ids) || !next.IsZero() {
+	if ids, next := rfiClaim(t, h.S, "w1", h.Now, 10); !cmp.Equal([]string{r.ID}, ids) || !next.IsZero() {
 		t.Errorf("ClaimRFIExpiries = %v, next %v; want the request only", ids, next)
 	}
-	if ids, next := rfiClaim(t, h.s, "w2", h.now, 10); len(ids) != 0 || !next.Equal(h.at(time.Minute)) {
+	if ids, next := rfiClaim(t, h.S, "w2", h.Now, 10); len(ids) != 0 || !next.Equal(h.At(time.Minute)) {
 		t.Errorf("ClaimRFIExpiries during the lease = %v, next %v; want none, the lease's end", ids, next)
 	}
-	if n := h.queued(); n != 1 {
+	if n := h.Queued(); n != 1 {
 		t.Errorf("QueuedDeliveries = %d, want the one delivery", n)
 	}
 }
