@@ -25,6 +25,8 @@ var endpointCases = []suiteCase{
 	{"EnablingResumesNothing", testEnablingResumesNothing},
 	{"DisablingDropsClaimed", testDisablingDropsClaimed},
 	{"StoppingUnderLoad", testStoppingAnEndpointUnderLoad},
+	{"ClaimMeetingADisabling", testClaimMeetingADisabling},
+	{"LeftoversOfADisabledEndpoint", testLeftoversOfADisabledEndpoint},
 	{"Delete", testDeleteEndpoint},
 }
 
