@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"sort"
 	"testing"
 	"time"
 
@@ -126,17 +125,6 @@ func deliveryQueue(t *testing.T, s *Store) map[string]queuedDelivery {
 	if len(heads) != len(subjects) {
 		t.Errorf("%d queue heads for %d queues", len(heads), len(subjects))
 	}
-	return out
-}
-
-// queuedPairs names the queued deliveries, sorted.
-func (h *hooks) queuedPairs() []string {
-	h.T.Helper()
-	out := []string{}
-	for _, q := range h.queued() {
-		out = append(out, fixture.Pair(q.EndpointID, q.EventID))
-	}
-	sort.Strings(out)
 	return out
 }
 

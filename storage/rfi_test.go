@@ -242,14 +242,6 @@ func TestRFIRefusedWritesWriteNothing(t *testing.T) {
 // record may not change.
 func isImmutable(err error) bool { return err != nil && strings.Contains(err.Error(), "immutable") }
 
-func rfiIDs(rs []*onboarding.RFIRequest) []string {
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = r.ID
-	}
-	return out
-}
-
 // rfiClaim claims expiries for owner at at with a one-minute lease.
 func rfiClaim(t *testing.T, s *Store, owner string, at time.Time, limit int) ([]string, time.Time) {
 	t.Helper()
@@ -258,11 +250,6 @@ func rfiClaim(t *testing.T, s *Store, owner string, at time.Time, limit int) ([]
 		t.Fatal(err)
 	}
 	return ids, next
-}
-
-// sortedIDs is ids of rs, sorted.
-func sortedIDs(rs ...*onboarding.RFIRequest) []string {
-	return slices.Sorted(slices.Values(rfiIDs(rs)))
 }
 
 // TestRFIClaimIsOneTransaction checks that a claim and an update of the
@@ -304,20 +291,15 @@ func TestRFIClaimIsOneTransaction(t *testing.T) {
 	}
 }
 
-// TestRFIReopen closes and reopens the store: records, indexes, activity,
-// events and the expiry queue with its leases are all there.
+// TestRFIReopen closes and reopens the store: opening changes none of
+// the RFI keys, and the expiry queue with its leases is as it was. (What
+// the store answers after a restart is the Store suite's.)
 func TestRFIReopen(t *testing.T) {
-	ctx := context.Background()
 	h := newHooks(t)
 	a, b, c := fixture.RFI("acme", 1, onboarding.RFIActive), fixture.RFI("acme", 2, onboarding.RFIActive), fixture.RFI("acme", 3, onboarding.RFIActive)
 	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = h.At(time.Hour), h.At(2*time.Hour), h.At(3*time.Hour)
-	created := h.Event(onboarding.EventRFIRequestCreated, "acme", a.ID, h.Now)
-	log := []onboarding.Activity{{At: h.Now, Action: onboarding.ActionRFICreated}}
-	if err := h.S.CreateRFIRequest(ctx, a, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
-		t.Fatal(err)
-	}
-	fixture.CreateRFIs(t, h.S, b, c)
-	b = fixture.UpdateRFI(t, h.S, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
+	fixture.CreateRFIs(t, h.S, a, b, c)
+	fixture.UpdateRFI(t, h.S, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
 	if ids, _ := rfiClaim(t, h.S, "w1", h.At(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
 		t.Fatalf("claimed %v, want a", ids)
 	}
@@ -331,34 +313,5 @@ func TestRFIReopen(t *testing.T) {
 	}
 	if diff := cmp.Diff(queue, rfiQueue(t, h.S)); diff != "" {
 		t.Errorf("queue after reopen (-before +after):\n%s", diff)
-	}
-	for _, want := range []*onboarding.RFIRequest{a, b, c} {
-		got, err := h.S.RFIRequest(ctx, want.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s after reopen (-want +got):\n%s", want.CompanyName, diff)
-		}
-		if got, err := h.S.RFIRequestBySlug(ctx, want.Participants[0].LinkSlug); err != nil || got.ID != want.ID {
-			t.Errorf("RFIRequestBySlug(%s) after reopen = %v, %v", want.CompanyName, got, err)
-		}
-	}
-	listed, _, err := h.S.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Status: onboarding.RFIActive, Limit: 10})
-	if err != nil || !cmp.Equal(rfiIDs([]*onboarding.RFIRequest{c, a}), rfiIDs(listed)) {
-		t.Errorf("active list after reopen = %v, %v; want c, a", rfiIDs(listed), err)
-	}
-	if logged, err := h.S.Activity(ctx, a.ID); err != nil || !cmp.Equal(log, logged) {
-		t.Errorf("activity after reopen = %v, %v", logged, err)
-	}
-	if got, err := h.S.Event(ctx, created.ID); err != nil || !cmp.Equal(created, got) {
-		t.Errorf("event after reopen = %v, %v", got, err)
-	}
-	// The lease runs on: a is hidden until it lapses.
-	if ids, next := rfiClaim(t, h.S, "w2", h.At(time.Hour+time.Second), 10); len(ids) != 0 || !next.Equal(h.At(time.Hour+time.Minute)) {
-		t.Errorf("claim after reopen = %v, next %v; want none, the lease's end", ids, next)
-	}
-	if ids, _ := rfiClaim(t, h.S, "w2", h.At(3*time.Hour), 10); !cmp.Equal(sortedIDs(a, c), slices.Sorted(slices.Values(ids))) {
-		t.Errorf("claim after the lease lapsed = %v, want a and c", ids)
 	}
 }

@@ -19,12 +19,7 @@ import (
 // does is the Store suite's.)
 func TestFinishDeliveryUnchangedEndpoint(t *testing.T) {
 	h := newHooks(t)
-	ep := h.Endpoint("acme")
-	h.Add(h.Event(onboarding.EventApplicationCreated, "acme", "app-1", h.Now))
-	claimed, _ := h.Claim("w1", h.Now, 10)
-	if len(claimed) != 1 {
-		t.Fatalf("claimed %v, want one", fixture.Pairs(claimed))
-	}
+	ep, d := h.ClaimOne("acme")
 	version := func() uint64 {
 		var v uint64
 		if err := h.S.db.View(func(txn *badger.Txn) error {
@@ -40,7 +35,7 @@ func TestFinishDeliveryUnchangedEndpoint(t *testing.T) {
 	}
 	before := version()
 	reset := func(ep *onboarding.Endpoint) { ep.Exhausted = 0 }
-	if err := h.Finish(claimed[0], h.At(time.Second), onboarding.DeliveryResult{Done: true, Endpoint: reset}); err != nil {
+	if err := h.Finish(d, h.At(time.Second), onboarding.DeliveryResult{Done: true, Endpoint: reset}); err != nil {
 		t.Fatal(err)
 	}
 	if after := version(); after != before {
@@ -137,29 +132,8 @@ func TestQueueingBehindAFinishingHeadConflicts(t *testing.T) {
 // one commit: its log lines have the same version. (What each result does
 // is the Store suite's.)
 func TestFinishDeliveriesBatchIsOneCommit(t *testing.T) {
-	ctx := context.Background()
 	h := newHooks(t)
-	h.Endpoint("acme")
-	h.Endpoint("acme")
-	for _, app := range []string{"app-1", "app-2", "app-3"} {
-		h.Add(h.Event(onboarding.EventApplicationCreated, "acme", app, h.Now))
-	}
-	claimed, _ := h.Claim("w1", h.Now, 10)
-	if len(claimed) != 6 {
-		t.Fatalf("claimed %v, want six", fixture.Pairs(claimed))
-	}
-	var batch []onboarding.FinishedDelivery
-	for i, d := range claimed {
-		r := onboarding.DeliveryResult{Done: i%2 == 0, Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
-			EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: h.At(time.Second)}}
-		if !r.Done {
-			r.RetryAt = h.At(time.Hour)
-		}
-		batch = append(batch, onboarding.FinishedDelivery{Delivery: d, Result: r})
-	}
-	if _, err := h.S.FinishDeliveries(ctx, batch); err != nil {
-		t.Fatal(err)
-	}
+	n := h.FinishBatch()
 	versions := map[uint64]int{}
 	if err := h.S.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixAttempt)})
@@ -172,6 +146,6 @@ func TestFinishDeliveriesBatchIsOneCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(versions) != 1 {
-		t.Errorf("log lines by commit version: %v; want the batch's %d in one", versions, len(batch))
+		t.Errorf("log lines by commit version: %v; want the batch's %d in one", versions, n)
 	}
 }

@@ -40,16 +40,6 @@ func (h *hookEnv) open() *Store {
 	return s
 }
 
-// write stores events with writeEvents, in one transaction.
-func (h *hookEnv) write(events ...*onboarding.Event) {
-	h.T.Helper()
-	if err := h.S.inTx(context.Background(), func(tx pgx.Tx) error {
-		return h.S.writeEvents(context.Background(), tx, events)
-	}); err != nil {
-		h.T.Fatal(err)
-	}
-}
-
 // queuedRow is a row of the deliveries table.
 type queuedRow struct {
 	EndpointID, Subject, EventID string
