@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -83,28 +82,15 @@ func rfiQueue(t *testing.T, s *Store) map[string]rfiEntry {
 }
 
 // rfiIndexSnapshot returns the store's listing and slug index keys of RFI
-// requests.
+// requests, sorted.
 func rfiIndexSnapshot(t *testing.T, s *Store) []string {
 	t.Helper()
-	var keys []string
-	for _, family := range []string{prefixRFIOrgIndex, prefixRFIStatusIndex, prefixRFISlugIndex} {
-		for k := range keysWithPrefix(t, s, family) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
+	return sortedKeys(t, s, prefixRFIOrgIndex, prefixRFIStatusIndex, prefixRFISlugIndex)
 }
 
+// wantRFIIndexes returns the listing and slug index keys of rs, sorted.
 func wantRFIIndexes(rs ...*onboarding.RFIRequest) []string {
-	var keys []string
-	for _, r := range rs {
-		for k := range rfiIndexes(r, uuid.MustParse(r.ID)) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
+	return wantKeys(func(r *onboarding.RFIRequest) map[string][]byte { return rfiIndexes(r, uuid.MustParse(r.ID)) }, rs...)
 }
 
 func TestRFIKeys(t *testing.T) {
@@ -200,56 +186,22 @@ func TestRFIRefusedWritesWriteNothing(t *testing.T) {
 		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, h.Now)},
 			Events: []*onboarding.Event{h.Event(onboarding.EventRFIRequestExpired, "acme", r.ID, h.Now)}}
 	}
-	update := func(change func(x *onboarding.RFIRequest)) error {
-		_, err := h.S.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
-			x.Status = onboarding.RFIExpired
-			change(x)
-			return changes(), nil
-		})
-		return err
-	}
-	boom := errors.New("boom")
-	tests := []struct {
-		name  string
-		write func() error
-		want  func(error) bool
-	}{
-		{"a failing change", func() error {
-			_, err := h.S.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
-				x.Status = onboarding.RFIExpired
-				return changes(), boom
-			})
-			return err
-		}, func(err error) bool { return err == boom }},
-		{"a duplicate create", func() error { return h.S.CreateRFIRequest(ctx, r, changes()) },
-			func(err error) bool { return errors.Is(err, errDuplicate) }},
-		{"a change of the id", func() error { return update(func(x *onboarding.RFIRequest) { x.ID = uuid.NewString() }) }, isImmutable},
-		{"a change of the organization", func() error { return update(func(x *onboarding.RFIRequest) { x.OrgID = "acme2" }) }, isImmutable},
-		{"a change of the sequence", func() error { return update(func(x *onboarding.RFIRequest) { x.Seq = ulid.Make() }) }, isImmutable},
-	}
-	for _, tt := range tests {
+	check := func(name string, write func() error, want func(error) bool) {
+		t.Helper()
 		before := allKeys(t, h.S)
-		if err := tt.write(); !tt.want(err) {
-			t.Errorf("%s: %v", tt.name, err)
+		if err := write(); !want(err) {
+			t.Errorf("%s: %v", name, err)
 		}
 		if diff := cmp.Diff(before, allKeys(t, h.S)); diff != "" {
-			t.Errorf("%s wrote (-before +after):\n%s", tt.name, diff)
+			t.Errorf("%s wrote (-before +after):\n%s", name, diff)
 		}
 	}
-}
-
-// isImmutable reports whether err is the error of a change of what a
-// record may not change.
-func isImmutable(err error) bool { return err != nil && strings.Contains(err.Error(), "immutable") }
-
-// rfiClaim claims expiries for owner at at with a one-minute lease.
-func rfiClaim(t *testing.T, s *Store, owner string, at time.Time, limit int) ([]string, time.Time) {
-	t.Helper()
-	ids, next, err := s.ClaimRFIExpiries(context.Background(), onboarding.Claim{Owner: owner, Now: at, Lease: time.Minute, Limit: limit})
-	if err != nil {
-		t.Fatal(err)
+	check("a duplicate create", func() error { return h.S.CreateRFIRequest(ctx, r, changes()) },
+		func(err error) bool { return errors.Is(err, errDuplicate) })
+	for _, u := range fixture.RefusedRFIUpdates() {
+		check(u.Name, func() error { return fixture.UpdateRFIWith(h.S, r.ID, u, changes()) },
+			func(err error) bool { return u.Err == nil && fixture.IsImmutable(err) || u.Err != nil && err == u.Err })
 	}
-	return ids, next
 }
 
 // TestRFIClaimIsOneTransaction checks that a claim and an update of the
@@ -300,7 +252,7 @@ func TestRFIReopen(t *testing.T) {
 	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = h.At(time.Hour), h.At(2*time.Hour), h.At(3*time.Hour)
 	fixture.CreateRFIs(t, h.S, a, b, c)
 	fixture.UpdateRFI(t, h.S, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
-	if ids, _ := rfiClaim(t, h.S, "w1", h.At(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
+	if ids, _ := fixture.ClaimRFIs(t, h.S, "w1", h.At(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
 		t.Fatalf("claimed %v, want a", ids)
 	}
 	keys, queue := allKeys(t, h.S), rfiQueue(t, h.S)

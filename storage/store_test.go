@@ -95,32 +95,35 @@ func TestKeys(t *testing.T) {
 	}
 }
 
-// indexSnapshot returns every index key in the store.
+// indexSnapshot returns every index key in the store, sorted.
 func indexSnapshot(t *testing.T, s *Store) []string {
 	t.Helper()
+	return sortedKeys(t, s, "x")
+}
+
+// sortedKeys returns the store's keys under prefixes, sorted.
+func sortedKeys(t *testing.T, s *Store, prefixes ...string) []string {
+	t.Helper()
 	var keys []string
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			k := string(it.Item().KeyCopy(nil))
-			if k[0] == 'x' {
-				keys = append(keys, k)
-			}
+	for _, p := range prefixes {
+		for k := range keysWithPrefix(t, s, p) {
+			keys = append(keys, k)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	sort.Strings(keys)
 	return keys
 }
 
+// wantIndexes returns the index keys of apps, sorted.
 func wantIndexes(apps ...*onboarding.Application) []string {
+	return wantKeys(func(a *onboarding.Application) map[string][]byte { return appIndexes(a, uuid.MustParse(a.ID)) }, apps...)
+}
+
+// wantKeys returns the keys of index of each record, sorted.
+func wantKeys[R any](index func(R) map[string][]byte, records ...R) []string {
 	var keys []string
-	for _, a := range apps {
-		for k := range appIndexes(a, uuid.MustParse(a.ID)) {
+	for _, r := range records {
+		for k := range index(r) {
 			keys = append(keys, k)
 		}
 	}

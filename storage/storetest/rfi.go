@@ -39,17 +39,6 @@ func sortedIDs(rs ...*onboarding.RFIRequest) []string {
 	return sorted(rfiIDs(rs)...)
 }
 
-// rfiClaim claims expiries for owner at at with a one-minute lease.
-func rfiClaim(t *testing.T, s onboarding.Store, owner string, at time.Time, limit int) ([]string, time.Time) {
-	t.Helper()
-	ids, next, err := s.ClaimRFIExpiries(context.Background(), onboarding.Claim{Owner: owner, Now: at, Lease: time.Minute, Limit: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fixture.CheckQueues(t, s)
-	return sorted(ids...), next
-}
-
 // testRFIRoundTrip: a request reads back as stored by id and slug, an
 // update changes it and its slug, a duplicate or malformed create is
 // refused, and applications and requests never answer for each other.
@@ -110,7 +99,7 @@ func testRFIRoundTrip(t *testing.T, open Opener) {
 		}
 	}
 	// Completed, it left the expiry queue.
-	if ids, next := rfiClaim(t, s, "w1", r.ExpiresAt.Add(time.Hour), 10); len(ids) != 0 || !next.IsZero() {
+	if ids, next := fixture.ClaimRFIs(t, s, "w1", r.ExpiresAt.Add(time.Hour), 10); len(ids) != 0 || !next.IsZero() {
 		t.Errorf("expiry claim after completion = %v, next %v; want none", ids, next)
 	}
 	wantActivity(t, s, r.ID, log)
@@ -171,24 +160,16 @@ func testRFIRoundTrip(t *testing.T, open Opener) {
 }
 
 // testRFIUpdateRefusesImmutableChanges checks that a change of id,
-// organization or sequence fails and writes nothing.
+// organization or sequence, or one that fails, fails and writes nothing.
 func testRFIUpdateRefusesImmutableChanges(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
 	r := fixture.RFI("acme", 1, onboarding.RFIActive)
 	fixture.CreateRFIs(t, s, r)
-	for name, change := range map[string]func(*onboarding.RFIRequest){
-		"id":           func(x *onboarding.RFIRequest) { x.ID = uuid.NewString() },
-		"organization": func(x *onboarding.RFIRequest) { x.OrgID = "acme2" },
-		"sequence":     func(x *onboarding.RFIRequest) { x.Seq = ulid.Make() },
-	} {
-		_, err := s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
-			change(x)
-			x.Status = onboarding.RFIExpired
-			return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, t0)}}, nil
-		})
-		if err == nil {
-			t.Errorf("changing the %s succeeded, want an error", name)
+	for _, u := range fixture.RefusedRFIUpdates() {
+		err := fixture.UpdateRFIWith(s, r.ID, u, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, t0)}})
+		if err == nil || u.Err != nil && !errors.Is(err, u.Err) {
+			t.Errorf("%s: %v, want an error (%v)", u.Name, err, u.Err)
 		}
 	}
 	if got, err := s.RFIRequest(ctx, r.ID); err != nil || !cmp.Equal(r, got) {
@@ -198,7 +179,7 @@ func testRFIUpdateRefusesImmutableChanges(t *testing.T, open Opener) {
 		t.Errorf("acme2's requests = %v, %v; want none", rfiIDs(rs), err)
 	}
 	wantActivity(t, s, r.ID, nil)
-	if ids, _ := rfiClaim(t, s, "w1", r.ExpiresAt, 10); !cmp.Equal([]string{r.ID}, ids) {
+	if ids, _ := fixture.ClaimRFIs(t, s, "w1", r.ExpiresAt, 10); !cmp.Equal([]string{r.ID}, ids) {
 		t.Errorf("expiry claim = %v, want the request still active", ids)
 	}
 }
@@ -354,7 +335,7 @@ func testRFIChangesCommitWithTheirWrite(t *testing.T, open Opener) {
 		t.Errorf("CreateRFIRequest(duplicate) succeeded")
 	}
 	checkWritten("failures", created)
-	if ids, _ := rfiClaim(t, h.S, "w1", r.ExpiresAt, 10); !cmp.Equal([]string{r.ID}, ids) {
+	if ids, _ := fixture.ClaimRFIs(t, h.S, "w1", r.ExpiresAt, 10); !cmp.Equal([]string{r.ID}, ids) {
 		t.Errorf("expiry claim after the failures = %v, want the request still active", ids)
 	}
 

@@ -47,7 +47,7 @@ func testClaimRFIExpiries(t *testing.T, open Opener) {
 		{"a lapsed lease is due again", "w2", b.ExpiresAt.Add(time.Minute), 10, sortedIDs(a, b), c.ExpiresAt},
 	}
 	for _, st := range steps {
-		got, next := rfiClaim(t, s, st.owner, st.at, st.limit)
+		got, next := fixture.ClaimRFIs(t, s, st.owner, st.at, st.limit)
 		if diff := cmp.Diff(sorted(st.want...), got); diff != "" {
 			t.Errorf("%s: claimed (-want +got):\n%s", st.name, diff)
 		}
@@ -62,28 +62,28 @@ func testClaimRFIExpiries(t *testing.T, open Opener) {
 	// unclaimed request at its ExpiresAt.
 	fixture.UpdateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.CompanyName = "renamed" })
 	fixture.UpdateRFI(t, s, c.ID, func(r *onboarding.RFIRequest) { r.CompanyName = "renamed" })
-	if got, next := rfiClaim(t, s, "w3", lease.Add(-1), 10); len(got) != 0 || !next.Equal(lease) {
+	if got, next := fixture.ClaimRFIs(t, s, "w3", lease.Add(-1), 10); len(got) != 0 || !next.Equal(lease) {
 		t.Errorf("after unrelated updates: claimed %v, next %v; want none, the leases' end %v", got, next, lease)
 	}
 	// One that moves ExpiresAt moves the request there, lease or none.
 	later := c.ExpiresAt.Add(time.Hour)
 	fixture.UpdateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.ExpiresAt = later })
 	fixture.UpdateRFI(t, s, c.ID, func(r *onboarding.RFIRequest) { r.ExpiresAt = later.Add(time.Hour) })
-	if got, next := rfiClaim(t, s, "w3", lease, 10); !cmp.Equal([]string{b.ID}, got) || !next.Equal(later) {
+	if got, next := fixture.ClaimRFIs(t, s, "w3", lease, 10); !cmp.Equal([]string{b.ID}, got) || !next.Equal(later) {
 		t.Errorf("after moving ExpiresAt: claimed %v, next %v; want b, %v", got, next, later)
 	}
 	// A request that leaves active leaves the queue, leased or not.
 	fixture.UpdateRFI(t, s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFIExpired })
 	fixture.UpdateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
-	if got, next := rfiClaim(t, s, "w3", later.Add(30*time.Minute), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour)) {
+	if got, next := fixture.ClaimRFIs(t, s, "w3", later.Add(30*time.Minute), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour)) {
 		t.Errorf("claim after they left = %v, next %v; want none, %v", got, next, later.Add(time.Hour))
 	}
 	// A request back to active is queued again.
 	fixture.UpdateRFI(t, s, d.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFIActive })
-	if got, next := rfiClaim(t, s, "w3", later.Add(time.Hour), 10); !cmp.Equal(sortedIDs(c, d), got) || !next.IsZero() {
+	if got, next := fixture.ClaimRFIs(t, s, "w3", later.Add(time.Hour), 10); !cmp.Equal(sortedIDs(c, d), got) || !next.IsZero() {
 		t.Errorf("last claim = %v, next %v; want c and d, zero", got, next)
 	}
-	if got, next := rfiClaim(t, s, "w3", later.Add(time.Hour+time.Second), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour+time.Minute)) {
+	if got, next := fixture.ClaimRFIs(t, s, "w3", later.Add(time.Hour+time.Second), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour+time.Minute)) {
 		t.Errorf("claim while c and d are leased = %v, next %v; want none, the lease's end", got, next)
 	}
 }
@@ -169,10 +169,10 @@ func concurrentRFIClaims(t *testing.T, stores ...onboarding.Store) {
 		}
 	}
 	// Each active request is leased until now+1h; the completed ones are gone.
-	if ids, next := rfiClaim(t, s, "w9", now.Add(time.Hour-1), 1000); len(ids) != 0 || !next.Equal(now.Add(time.Hour)) {
+	if ids, next := fixture.ClaimRFIs(t, s, "w9", now.Add(time.Hour-1), 1000); len(ids) != 0 || !next.Equal(now.Add(time.Hour)) {
 		t.Errorf("claim while the leases run = %d requests, next %v; want none, %v", len(ids), next, now.Add(time.Hour))
 	}
-	ids, next := rfiClaim(t, s, "w9", now.Add(time.Hour), 1000)
+	ids, next := fixture.ClaimRFIs(t, s, "w9", now.Add(time.Hour), 1000)
 	if diff := cmp.Diff(sortedIDs(active...), ids); diff != "" || !next.IsZero() {
 		t.Errorf("claim once the leases lapsed (-want +got):\n%s next=%v", diff, next)
 	}
@@ -204,7 +204,7 @@ func testRFIRestart(t *testing.T, open Opener) {
 	}
 	fixture.CreateRFIs(t, h.S, b, c)
 	b = fixture.UpdateRFI(t, h.S, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
-	if ids, _ := rfiClaim(t, h.S, "w1", h.At(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
+	if ids, _ := fixture.ClaimRFIs(t, h.S, "w1", h.At(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
 		t.Fatalf("claimed %v, want a", ids)
 	}
 	h.restart()
@@ -230,10 +230,10 @@ func testRFIRestart(t *testing.T, open Opener) {
 		t.Errorf("event after the restart = %v, %v", got, err)
 	}
 	// The lease runs on: a is hidden until it lapses.
-	if ids, next := rfiClaim(t, h.S, "w2", h.At(time.Hour+time.Second), 10); len(ids) != 0 || !next.Equal(h.At(time.Hour+time.Minute)) {
+	if ids, next := fixture.ClaimRFIs(t, h.S, "w2", h.At(time.Hour+time.Second), 10); len(ids) != 0 || !next.Equal(h.At(time.Hour+time.Minute)) {
 		t.Errorf("claim after the restart = %v, next %v; want none, the lease's end", ids, next)
 	}
-	if ids, _ := rfiClaim(t, h.S, "w2", h.At(3*time.Hour), 10); !cmp.Equal(sortedIDs(a, c), ids) {
+	if ids, _ := fixture.ClaimRFIs(t, h.S, "w2", h.At(3*time.Hour), 10); !cmp.Equal(sortedIDs(a, c), ids) {
 		t.Errorf("claim after the lease lapsed = %v, want a and c", ids)
 	}
 }
@@ -251,10 +251,10 @@ func testRFIQueueIgnoresTheDeliveryQueue(t *testing.T, open Opener) {
 	if ds, _ := h.Claim("w1", h.Now, 10); len(ds) != 1 || ds[0].EventID != e.ID {
 		t.Errorf("ClaimDeliveries = %v, want the event's delivery only", fixture.Pairs(ds))
 	}
-	if ids, next := rfiClaim(t, h.S, "w1", h.Now, 10); !cmp.Equal([]string{r.ID}, ids) || !next.IsZero() {
+	if ids, next := fixture.ClaimRFIs(t, h.S, "w1", h.Now, 10); !cmp.Equal([]string{r.ID}, ids) || !next.IsZero() {
 		t.Errorf("ClaimRFIExpiries = %v, next %v; want the request only", ids, next)
 	}
-	if ids, next := rfiClaim(t, h.S, "w2", h.Now, 10); len(ids) != 0 || !next.Equal(h.At(time.Minute)) {
+	if ids, next := fixture.ClaimRFIs(t, h.S, "w2", h.Now, 10); len(ids) != 0 || !next.Equal(h.At(time.Minute)) {
 		t.Errorf("ClaimRFIExpiries during the lease = %v, next %v; want none, the lease's end", ids, next)
 	}
 	if n := h.Queued(); n != 1 {
