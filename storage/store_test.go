@@ -357,22 +357,31 @@ func allKeys(t *testing.T, s *Store) map[string]string {
 func keysWithPrefix(t *testing.T, s *Store, prefix string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	eachItem(t, s, badger.IteratorOptions{Prefix: []byte(prefix)}, func(item *badger.Item) error {
+		v, err := item.ValueCopy(nil)
+		out[string(item.KeyCopy(nil))] = string(v)
+		return err
+	})
+	return out
+}
+
+// eachItem calls fn with every item an iterator of o visits, in one read
+// transaction, and fails t on an error.
+func eachItem(t *testing.T, s *Store, o badger.IteratorOptions, fn func(*badger.Item) error) {
+	t.Helper()
 	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
+		it := txn.NewIterator(o)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			v, err := it.Item().ValueCopy(nil)
-			if err != nil {
+			if err := fn(it.Item()); err != nil {
 				return err
 			}
-			out[string(it.Item().KeyCopy(nil))] = string(v)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
 }
 
 // TestMigrateSchema3 opens a version 3 data directory, whose keys were

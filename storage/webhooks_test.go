@@ -135,16 +135,10 @@ func TestFinishDeliveriesBatchIsOneCommit(t *testing.T) {
 	h := newHooks(t)
 	n := h.FinishBatch()
 	versions := map[uint64]int{}
-	if err := h.S.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixAttempt)})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			versions[it.Item().Version()]++
-		}
+	eachItem(t, h.S, badger.IteratorOptions{Prefix: []byte(prefixAttempt)}, func(item *badger.Item) error {
+		versions[item.Version()]++
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if len(versions) != 1 {
 		t.Errorf("log lines by commit version: %v; want the batch's %d in one", versions, n)
 	}
