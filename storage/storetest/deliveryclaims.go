@@ -2,11 +2,8 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -242,65 +239,28 @@ func testDeliveryAttempts(t *testing.T, open Opener) {
 	}
 }
 
-// runClaimers runs workers claiming and finishing through stores at once
-// until nothing is queued, and returns the event ids in the order they
-// were finished.
-func runClaimers(t *testing.T, h *hooks, workers int, stores ...onboarding.Store) []string {
+// claimAndFinish runs workers claiming and finishing through stores at
+// once until nothing is queued, and returns the event ids in the order
+// they were claimed.
+func claimAndFinish(t *testing.T, h *hooks, workers int, stores ...onboarding.Store) []string {
 	ctx := context.Background()
-	var mu sync.Mutex
-	var done []string
-	claimedBy := map[string]string{}
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := stores[w%len(stores)]
-			owner := fmt.Sprintf("w%d", w)
-			for {
-				claimed, next, err := s.ClaimDeliveries(ctx, onboarding.Claim{Owner: owner, Now: h.Now, Lease: time.Hour, Limit: 3})
-				if errors.Is(err, onboarding.ErrWriteConflict) {
-					continue
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				if len(claimed) == 0 && next.IsZero() {
-					return
-				}
-				for _, d := range claimed {
-					mu.Lock()
-					if prev, dup := claimedBy[d.EventID]; dup {
-						t.Errorf("%s claimed by %s and %s", d.EventID, prev, owner)
-					}
-					claimedBy[d.EventID] = owner
-					done = append(done, d.EventID)
-					mu.Unlock()
-					r := onboarding.DeliveryResult{Done: true, Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
-						EndpointID: d.EndpointID, OrgID: d.Event.OrgID, Attempt: 1, At: h.Now, StatusCode: 200, Success: true}}
-					lost, err := s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
-					if err == nil && lost[0] {
-						err = fmt.Errorf("%s: %w", d.EventID, onboarding.ErrLeaseLost)
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
-				}
-				if len(claimed) == 0 {
-					runtime.Gosched() // what is due is in another worker's hands
-				}
+	claimed := newClaimLedger(t)
+	runClaimers(t, workers, stores, func(s onboarding.Store, owner string) (bool, error) {
+		ds, next, err := s.ClaimDeliveries(ctx, onboarding.Claim{Owner: owner, Now: h.Now, Lease: time.Hour, Limit: 3})
+		if err != nil {
+			return false, err
+		}
+		for _, d := range ds {
+			claimed.claimed(owner, d.EventID)
+			r := onboarding.DeliveryResult{Done: true, Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
+				EndpointID: d.EndpointID, OrgID: d.Event.OrgID, Attempt: 1, At: h.Now, StatusCode: 200, Success: true}}
+			if err := fixture.FinishDelivery(ctx, s, d, r); err != nil {
+				return false, fmt.Errorf("finish %s: %v", d.EventID, err) // not retried as a conflict of the claim
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	return done
+		}
+		return len(ds) == 0 && next.IsZero(), nil
+	})
+	return claimed.order
 }
 
 // concurrentClaims queues 30 events of 10 subjects and has workers claim
@@ -315,7 +275,7 @@ func concurrentClaims(t *testing.T, h *hooks, stores ...onboarding.Store) {
 		h.Add(e)
 		want = append(want, e.ID)
 	}
-	done := runClaimers(t, h, 4, stores...)
+	done := claimAndFinish(t, h, 4, stores...)
 	if diff := cmp.Diff(want, slices.Sorted(slices.Values(done))); diff != "" {
 		t.Errorf("delivered (-want +got):\n%s", diff)
 	}

@@ -2,10 +2,6 @@ package storetest
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -104,66 +100,29 @@ func concurrentRFIClaims(t *testing.T, stores ...onboarding.Store) {
 	}
 	fixture.CreateRFIs(t, s, all...)
 	now := t0.Add(time.Hour)
-	const workers = 4
-	var mu sync.Mutex
-	seen := map[string]string{} // request id → the claimer that got it
-	var wg sync.WaitGroup
-	errs := make(chan error, workers+1)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := stores[w%len(stores)]
-			owner := fmt.Sprintf("w%d", w)
-			for {
-				ids, next, err := s.ClaimRFIExpiries(ctx, onboarding.Claim{Owner: owner, Now: now, Lease: time.Hour, Limit: 5})
-				if errors.Is(err, onboarding.ErrWriteConflict) {
-					continue
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				for _, id := range ids {
-					if prev, dup := seen[id]; dup {
-						t.Errorf("%s claimed by %s and %s", id, prev, owner)
-					}
-					seen[id] = owner
-				}
-				mu.Unlock()
-				if len(ids) == 0 && next.After(now) || next.IsZero() {
-					return
-				}
-				runtime.Gosched()
-			}
-		}()
-	}
-	// Meanwhile every third request is completed.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	seen := newClaimLedger(t)
+	runClaimers(t, 4, stores, func(s onboarding.Store, owner string) (bool, error) {
+		ids, next, err := s.ClaimRFIExpiries(ctx, onboarding.Claim{Owner: owner, Now: now, Lease: time.Hour, Limit: 5})
+		seen.claimed(owner, ids...)
+		return len(ids) == 0 && next.After(now) || next.IsZero(), err
+	}, func() error {
+		// Meanwhile every third request is completed.
 		for i := 0; i < n; i += 3 {
 			if _, err := stores[len(stores)-1].UpdateRFIRequest(ctx, all[i].ID, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
 				r.Status = onboarding.RFICompleted
 				return onboarding.Changes{}, nil
 			}); err != nil {
-				errs <- err
-				return
+				return err
 			}
 		}
-	}()
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+		return nil
+	})
 	fixture.CheckQueues(t, s)
 	var active []*onboarding.RFIRequest
 	for i, r := range all {
 		if i%3 != 0 {
 			active = append(active, r)
-			if _, claimed := seen[r.ID]; !claimed {
+			if _, claimed := seen.owner[r.ID]; !claimed {
 				t.Errorf("active request %d was never claimed", i)
 			}
 		}
