@@ -62,15 +62,22 @@ func benchRecord(b testing.TB) []byte {
 	return rec
 }
 
+// benchKV creates the key-value table of the ceilings and returns the
+// record they write.
+func benchKV(b *testing.B, s *Store) []byte {
+	b.Helper()
+	if _, err := s.pool.Exec(context.Background(), `CREATE TABLE kv (key uuid PRIMARY KEY, value bytea NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	return benchRecord(b)
+}
+
 // BenchmarkCeilingInsert: one durable single-statement INSERT of a
 // record per operation.
 func BenchmarkCeilingInsert(b *testing.B) {
 	s := benchStore(b)
 	ctx := context.Background()
-	if _, err := s.pool.Exec(ctx, `CREATE TABLE kv (key uuid PRIMARY KEY, value bytea NOT NULL)`); err != nil {
-		b.Fatal(err)
-	}
-	rec := benchRecord(b)
+	rec := benchKV(b, s)
 	benchParallel(b, func(_ int64) error {
 		_, err := s.pool.Exec(ctx, `INSERT INTO kv (key, value) VALUES ($1, $2)`, uuid.New(), rec)
 		return err
@@ -81,10 +88,7 @@ func BenchmarkCeilingInsert(b *testing.B) {
 func BenchmarkCeilingGet(b *testing.B) {
 	s := benchStore(b)
 	ctx := context.Background()
-	if _, err := s.pool.Exec(ctx, `CREATE TABLE kv (key uuid PRIMARY KEY, value bytea NOT NULL)`); err != nil {
-		b.Fatal(err)
-	}
-	rec := benchRecord(b)
+	rec := benchKV(b, s)
 	keys := make([]uuid.UUID, 1000)
 	for i := range keys {
 		keys[i] = uuid.New()
