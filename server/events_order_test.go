@@ -11,7 +11,7 @@ import (
 
 	"onboard/notify"
 	"onboard/onboarding"
-	"onboard/storage/storetest"
+	"onboard/storage/storetest/fixture"
 )
 
 // TestDeliveryOrderWhenClockStepsBack: docs/webhooks.md says events of one
@@ -52,7 +52,7 @@ func TestDeliveryOrderWhenClockStepsBack(t *testing.T) {
 		}
 		for _, d := range claimed {
 			got = append(got, d.Event.Type)
-			if err := storetest.FinishDelivery(ctx, e.store, d, onboarding.DeliveryResult{Done: true, Attempt: onboarding.DeliveryAttempt{
+			if err := fixture.FinishDelivery(ctx, e.store, d, onboarding.DeliveryResult{Done: true, Attempt: onboarding.DeliveryAttempt{
 				EventID: d.EventID, EventType: d.Event.Type, EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: e.clock.Now(), Success: true,
 			}}); err != nil {
 				t.Fatal(err)

@@ -89,16 +89,10 @@ func versions(t *testing.T, s *Store) map[string]uint64 {
 	t.Helper()
 	out := map[string]uint64{}
 	for _, prefix := range []string{prefixActivity, prefixActivityHead} {
-		if err := s.db.View(func(txn *badger.Txn) error {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
-			defer it.Close()
-			for it.Rewind(); it.Valid(); it.Next() {
-				out[string(it.Item().KeyCopy(nil))] = it.Item().Version()
-			}
+		eachItem(t, s, badger.IteratorOptions{Prefix: []byte(prefix)}, func(item *badger.Item) error {
+			out[string(item.KeyCopy(nil))] = item.Version()
 			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
 	return out
 }

@@ -26,17 +26,10 @@ import (
 func expiries(t *testing.T, s *Store) map[string]uint64 {
 	t.Helper()
 	out := map[string]uint64{}
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			out[string(it.Item().KeyCopy(nil))] = it.Item().ExpiresAt()
-		}
+	eachItem(t, s, badger.IteratorOptions{}, func(item *badger.Item) error {
+		out[string(item.KeyCopy(nil))] = item.ExpiresAt()
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
@@ -289,17 +282,7 @@ func TestRestoreRefusals(t *testing.T) {
 func keyVersions(t *testing.T, s *Store, key []byte) int {
 	t.Helper()
 	n := 0
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{AllVersions: true, Prefix: key})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eachItem(t, s, badger.IteratorOptions{AllVersions: true, Prefix: key}, func(*badger.Item) error { n++; return nil })
 	return n
 }
 

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -50,9 +49,7 @@ func benchmarkCreate(b *testing.B, withEvent, grouped bool) {
 	// draws from it on other goroutines.
 	entropy := ulid.Monotonic(rand.Reader, 0)
 	if withEvent {
-		ep := &onboarding.Endpoint{ID: "we_" + ulid.MustNew(ulid.Timestamp(now), entropy).String(), OrgID: "acme",
-			URL: "https://hooks.example.com/", Enabled: true, CreatedAt: now}
-		if err := s.CreateEndpoint(ctx, ep); err != nil {
+		if err := s.CreateEndpoint(ctx, fixture.NewEndpoint("we_"+ulid.MustNew(ulid.Timestamp(now), entropy).String(), "acme", now)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -67,8 +64,7 @@ func benchmarkCreate(b *testing.B, withEvent, grouped bool) {
 		app := fixture.App("acme", i, onboarding.StatusCreated)
 		ch := onboarding.Changes{Log: []onboarding.Activity{{At: now, Action: onboarding.ActionCreated}}}
 		if withEvent {
-			ch.Events = []*onboarding.Event{{ID: id, Type: onboarding.EventApplicationCreated, OrgID: "acme", Subject: app.ID, At: now,
-				Body: json.RawMessage(`{"id":"` + id + `","type":"application.created","data":{}}`)}}
+			ch.Events = []*onboarding.Event{fixture.NewEvent(id, onboarding.EventApplicationCreated, "acme", app.ID, now)}
 		}
 		return s.CreateApplication(ctx, app, ch)
 	}

@@ -21,29 +21,29 @@ import (
 // floor returns the store's floor of family's space of ep (nil: none,
 // the space's start).
 func (h *hooks) floor(family string, ep *onboarding.Endpoint) []byte {
-	h.s.due.mu.Lock()
-	defer h.s.due.mu.Unlock()
-	return bytes.Clone(h.s.due.keys[string(indexSpace(family, ep.ID))])
+	h.S.due.mu.Lock()
+	defer h.S.due.mu.Unlock()
+	return bytes.Clone(h.S.due.keys[string(indexSpace(family, ep.ID))])
 }
 
 // raiseFloor makes a claim at at that takes nothing (limit 0), which
 // raises the due floors, and checks that ep's due floor is then past every
 // entry due at below: the write that follows must lower it to be claimed.
 func (h *hooks) raiseFloor(ep *onboarding.Endpoint, at, below time.Time) {
-	h.t.Helper()
-	h.claim("raiser", at, 0)
+	h.T.Helper()
+	h.Claim("raiser", at, 0)
 	if f := h.floor(prefixDueIndex, ep); bytes.Compare(f, floorKey(indexSpace(prefixDueIndex, ep.ID), dueNanos(below)+1)) < 0 {
-		h.t.Fatalf("the floor %x is not past the entries due at %v", f, below)
+		h.T.Fatalf("the floor %x is not past the entries due at %v", f, below)
 	}
 }
 
 // longClaim claims up to limit deliveries for owner at at with a
 // three-hour lease.
 func (h *hooks) longClaim(owner string, at time.Time, limit int) []*onboarding.Delivery {
-	h.t.Helper()
-	got, _, err := h.s.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: owner, Now: at, Lease: 3 * time.Hour, Limit: limit})
+	h.T.Helper()
+	got, _, err := h.S.ClaimDeliveries(context.Background(), onboarding.Claim{Owner: owner, Now: at, Lease: 3 * time.Hour, Limit: limit})
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return got
 }
@@ -66,78 +66,78 @@ func TestClaimsFindEntriesBelowTheFloor(t *testing.T) {
 		queue func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time)
 	}{
 		{"an event in the past", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
-			e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(-time.Hour))
-			h.raiseFloor(ep, h.now, e.At)
-			h.add(e)
-			return pair(ep.ID, e.ID), e.At
+			e := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.At(-time.Hour))
+			h.raiseFloor(ep, h.Now, e.At)
+			h.Add(e)
+			return fixture.Pair(ep.ID, e.ID), e.At
 		}},
 		{"a new application's event", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
 			app := fixture.App("acme", 1, onboarding.StatusCreated)
-			e := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.now)
-			h.raiseFloor(ep, h.at(time.Hour), e.At)
-			if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{e}}); err != nil {
+			e := h.Event(onboarding.EventApplicationCreated, "acme", app.ID, h.Now)
+			h.raiseFloor(ep, h.At(time.Hour), e.At)
+			if err := h.S.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{e}}); err != nil {
 				t.Fatal(err)
 			}
-			return pair(ep.ID, e.ID), e.At
+			return fixture.Pair(ep.ID, e.ID), e.At
 		}},
 		{"an application change's event", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
 			app := fixture.App("acme", 1, onboarding.StatusCreated)
-			if err := h.s.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
+			if err := h.S.CreateApplication(ctx, app, onboarding.Changes{}); err != nil {
 				t.Fatal(err)
 			}
-			e := h.event(onboarding.EventApplicationSent, "acme", app.ID, h.now)
-			h.raiseFloor(ep, h.at(time.Hour), e.At)
-			if _, err := h.s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+			e := h.Event(onboarding.EventApplicationSent, "acme", app.ID, h.Now)
+			h.raiseFloor(ep, h.At(time.Hour), e.At)
+			if _, err := h.S.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 				return onboarding.Changes{Events: []*onboarding.Event{e}}, nil
 			}); err != nil {
 				t.Fatal(err)
 			}
-			return pair(ep.ID, e.ID), e.At
+			return fixture.Pair(ep.ID, e.ID), e.At
 		}},
 		{"a redelivery", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
-			e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-			h.add(e)
-			for _, d := range h.longClaim("w1", h.now, 10) {
-				if err := h.finish(d, h.now, onboarding.DeliveryResult{Done: true}); err != nil {
+			e := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+			h.Add(e)
+			for _, d := range h.longClaim("w1", h.Now, 10) {
+				if err := h.Finish(d, h.Now, onboarding.DeliveryResult{Done: true}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			h.raiseFloor(ep, h.at(time.Hour), h.at(time.Minute))
-			if _, err := h.s.Redeliver(ctx, e.ID, ep.ID, h.at(time.Minute)); err != nil {
+			h.raiseFloor(ep, h.At(time.Hour), h.At(time.Minute))
+			if _, err := h.S.Redeliver(ctx, e.ID, ep.ID, h.At(time.Minute)); err != nil {
 				t.Fatal(err)
 			}
-			return pair(ep.ID, e.ID), h.at(time.Minute)
+			return fixture.Pair(ep.ID, e.ID), h.At(time.Minute)
 		}},
 		{"a retry", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
-			e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-			h.add(e)
-			claimed := h.longClaim("w1", h.now, 10)
+			e := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+			h.Add(e)
+			claimed := h.longClaim("w1", h.Now, 10)
 			// The floor rises to the lease's end, the only entry left.
-			h.raiseFloor(ep, h.at(time.Hour), h.at(time.Minute))
-			if err := h.finish(claimed[0], h.now, onboarding.DeliveryResult{RetryAt: h.at(time.Minute)}); err != nil {
+			h.raiseFloor(ep, h.At(time.Hour), h.At(time.Minute))
+			if err := h.Finish(claimed[0], h.Now, onboarding.DeliveryResult{RetryAt: h.At(time.Minute)}); err != nil {
 				t.Fatal(err)
 			}
-			return pair(ep.ID, e.ID), h.at(time.Minute)
+			return fixture.Pair(ep.ID, e.ID), h.At(time.Minute)
 		}},
 		{"the next of a subject", func(t *testing.T, h *hooks, ep *onboarding.Endpoint) (string, time.Time) {
-			first := h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now)
-			second := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-			h.add(first, second)
-			claimed := h.longClaim("w1", h.now, 10)
-			h.raiseFloor(ep, h.at(time.Hour), h.at(time.Minute))
-			if err := h.finish(claimed[0], h.at(time.Minute), onboarding.DeliveryResult{Done: true}); err != nil {
+			first := h.Event(onboarding.EventApplicationCreated, "acme", "app-1", h.Now)
+			second := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+			h.Add(first, second)
+			claimed := h.longClaim("w1", h.Now, 10)
+			h.raiseFloor(ep, h.At(time.Hour), h.At(time.Minute))
+			if err := h.Finish(claimed[0], h.At(time.Minute), onboarding.DeliveryResult{Done: true}); err != nil {
 				t.Fatal(err)
 			}
-			return pair(ep.ID, second.ID), h.at(time.Minute)
+			return fixture.Pair(ep.ID, second.ID), h.At(time.Minute)
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHooks(t)
-			ep := h.endpoint("acme")
+			ep := h.Endpoint("acme")
 			want, at := tt.queue(t, h, ep)
-			claimed, _ := h.claim("w2", at, 10)
-			if diff := cmp.Diff([]string{want}, pairs(claimed)); diff != "" {
+			claimed, _ := h.Claim("w2", at, 10)
+			if diff := cmp.Diff([]string{want}, fixture.Pairs(claimed)); diff != "" {
 				t.Errorf("claim at %v (-want +got):\n%s", at, diff)
 			}
 			h.queued()
@@ -150,17 +150,17 @@ func TestClaimsFindEntriesBelowTheFloor(t *testing.T) {
 // claim must not raise the floor past it.
 func TestWriteDuringAClaim(t *testing.T) {
 	h := newHooks(t)
-	ep := h.endpoint("acme")
-	late := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(time.Hour))
-	early := h.event(onboarding.EventApplicationSent, "acme", "app-2", h.now)
-	h.add(late)
+	ep := h.Endpoint("acme")
+	late := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.At(time.Hour))
+	early := h.Event(onboarding.EventApplicationSent, "acme", "app-2", h.Now)
+	h.Add(late)
 	// The claim begins: it reads the floor, then its transaction takes
 	// its snapshot.
-	from, others := h.s.due.beginClaim()
-	snap := h.s.db.NewTransaction(false)
+	from, others := h.S.due.beginClaim()
+	snap := h.S.db.NewTransaction(false)
 	defer snap.Discard()
 	// Meanwhile early is queued, and AddEvent returns.
-	h.add(early)
+	h.Add(early)
 	// The claim's walk meets late's entry first, and the claim commits.
 	prefix := indexSpace(prefixDueIndex, ep.ID)
 	it := snap.NewIterator(badger.IteratorOptions{Prefix: prefix})
@@ -177,9 +177,9 @@ func TestWriteDuringAClaim(t *testing.T) {
 	if diff := cmp.Diff(dueEntry(ep, late, late.At), met); diff != "" {
 		t.Fatalf("the claim met (-want +got):\n%s", diff)
 	}
-	h.s.due.endClaim(others, true, map[string][]byte{string(prefix): met}, dueWrites{})
-	claimed, _ := h.claim("w1", h.now, 10)
-	if diff := cmp.Diff([]string{pair(ep.ID, early.ID)}, pairs(claimed)); diff != "" {
+	h.S.due.endClaim(others, true, map[string][]byte{string(prefix): met}, dueWrites{})
+	claimed, _ := h.Claim("w1", h.Now, 10)
+	if diff := cmp.Diff([]string{fixture.Pair(ep.ID, early.ID)}, fixture.Pairs(claimed)); diff != "" {
 		t.Errorf("claim after the in-flight claim (-want +got):\n%s", diff)
 	}
 }
@@ -189,26 +189,26 @@ func TestWriteDuringAClaim(t *testing.T) {
 // deleted before that.
 func TestClaimRaisesTheFloor(t *testing.T) {
 	h := newHooks(t)
-	ep := h.endpoint("acme")
+	ep := h.Endpoint("acme")
 	var events []*onboarding.Event
 	for i := range 3 {
-		events = append(events, h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.at(time.Duration(i)*time.Second)))
+		events = append(events, h.Event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", i), h.At(time.Duration(i)*time.Second)))
 	}
-	h.add(events...)
+	h.Add(events...)
 	if f := h.floor(prefixDueIndex, ep); f != nil {
 		t.Fatalf("the floor of a new store is %x, want the start", f)
 	}
-	at := h.at(10 * time.Second)
+	at := h.At(10 * time.Second)
 	for i, e := range events {
-		claimed, _ := h.claim("w1", at, 1)
-		if diff := cmp.Diff([]string{pair(ep.ID, e.ID)}, pairs(claimed)); diff != "" {
+		claimed, _ := h.Claim("w1", at, 1)
+		if diff := cmp.Diff([]string{fixture.Pair(ep.ID, e.ID)}, fixture.Pairs(claimed)); diff != "" {
 			t.Fatalf("claim %d (-want +got):\n%s", i, diff)
 		}
 		if diff := cmp.Diff(dueEntry(ep, e, e.At), h.floor(prefixDueIndex, ep)); diff != "" {
 			t.Errorf("floor after claim %d (-want +got):\n%s", i, diff)
 		}
 	}
-	h.claim("w1", at, 1)
+	h.Claim("w1", at, 1)
 	if diff := cmp.Diff(floorKey(indexSpace(prefixDueIndex, ep.ID), math.MaxUint64), h.floor(prefixDueIndex, ep)); diff != "" {
 		t.Errorf("due floor after the last claim, which met no due entry (-want +got):\n%s", diff)
 	}
@@ -222,14 +222,14 @@ func TestClaimRaisesTheFloor(t *testing.T) {
 func TestFloorUnderConcurrentWrites(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
-	h.endpoint("acme")
+	h.Endpoint("acme")
 	const writers, perWriter = 4, 25
 	var want []string
 	var events [writers][]*onboarding.Event
 	for w := range writers {
 		for i := range perWriter {
-			at := h.at(-time.Duration(i*writers+w) * time.Millisecond)
-			e := h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d-%d", w, i), at)
+			at := h.At(-time.Duration(i*writers+w) * time.Millisecond)
+			e := h.Event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d-%d", w, i), at)
 			events[w] = append(events[w], e)
 			want = append(want, e.ID)
 		}
@@ -237,13 +237,13 @@ func TestFloorUnderConcurrentWrites(t *testing.T) {
 	var got []string
 	claimAll := func() error {
 		for {
-			claimed, _, err := h.s.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w1", Now: h.now, Lease: time.Hour, Limit: 3})
+			claimed, _, err := h.S.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w1", Now: h.Now, Lease: time.Hour, Limit: 3})
 			if err != nil || len(claimed) == 0 {
 				return err
 			}
 			for _, d := range claimed {
 				got = append(got, d.EventID)
-				if err := h.finish(d, h.now, onboarding.DeliveryResult{Done: true}); err != nil {
+				if err := h.Finish(d, h.Now, onboarding.DeliveryResult{Done: true}); err != nil {
 					return err
 				}
 			}
@@ -272,7 +272,7 @@ func TestFloorUnderConcurrentWrites(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for _, e := range events[w] {
-				if err := h.s.AddEvent(ctx, e); err != nil {
+				if err := h.S.AddEvent(ctx, e); err != nil {
 					t.Error(err)
 				}
 			}

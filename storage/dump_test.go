@@ -26,16 +26,16 @@ import (
 func fillForDump(t *testing.T, h *hooks) {
 	t.Helper()
 	ctx := context.Background()
-	s := h.s
-	ep := h.endpoint("acme")
-	h.endpoint("acme", onboarding.EventApplicationCreated)
+	s := h.S
+	ep := h.Endpoint("acme")
+	h.Endpoint("acme", onboarding.EventApplicationCreated)
 
 	a1 := fixture.App("acme", 1, onboarding.StatusInProgress)
 	a1.RegistryDocumentsStatus = onboarding.RegistryDocumentsPending
 	if err := s.CreateApplication(ctx, a1, onboarding.Changes{
-		Log:        []onboarding.Activity{fixture.Act("created", h.now), fixture.Act("invited", h.now)},
-		Idempotent: &onboarding.IdempotentOutcome{ClientID: "c1", Key: "idem-1", CreatedAt: h.now, ID: a1.ID},
-		Events:     []*onboarding.Event{h.event(onboarding.EventApplicationCreated, "acme", a1.ID, h.now)},
+		Log:        []onboarding.Activity{fixture.Act("created", h.Now), fixture.Act("invited", h.Now)},
+		Idempotent: &onboarding.IdempotentOutcome{ClientID: "c1", Key: "idem-1", CreatedAt: h.Now, ID: a1.ID},
+		Events:     []*onboarding.Event{h.Event(onboarding.EventApplicationCreated, "acme", a1.ID, h.Now)},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -45,19 +45,19 @@ func fillForDump(t *testing.T, h *hooks) {
 	}
 	if _, err := s.UpdateApplication(ctx, a2.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 		a.Status = onboarding.StatusInProgress
-		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act("opened", h.now)}}, nil
+		return onboarding.Changes{Log: []onboarding.Activity{fixture.Act("opened", h.Now)}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 
 	active, leased, done := fixture.RFI("acme", 3, onboarding.RFIActive), fixture.RFI("acme", 4, onboarding.RFIActive), fixture.RFI("acme", 5, onboarding.RFICompleted)
-	leased.ExpiresAt = h.at(-time.Hour)
+	leased.ExpiresAt = h.At(-time.Hour)
 	fixture.CreateRFIs(t, s, active, leased, done)
-	if ids, _, err := s.ClaimRFIExpiries(ctx, onboarding.Claim{Owner: "expirer", Now: h.now, Lease: time.Minute, Limit: 10}); err != nil || len(ids) != 1 {
+	if ids, _, err := s.ClaimRFIExpiries(ctx, onboarding.Claim{Owner: "expirer", Now: h.Now, Lease: time.Minute, Limit: 10}); err != nil || len(ids) != 1 {
 		t.Fatalf("ClaimRFIExpiries: %v, %v; want the one request", ids, err)
 	}
 
-	if err := s.CreateAPIKey(ctx, &onboarding.APIKey{ClientID: "c1", OrgID: "acme", Name: "k", CreatedAt: h.now}); err != nil {
+	if err := s.CreateAPIKey(ctx, &onboarding.APIKey{ClientID: "c1", OrgID: "acme", Name: "k", CreatedAt: h.Now}); err != nil {
 		t.Fatal(err)
 	}
 	saved := make(chan error, 1)
@@ -70,22 +70,22 @@ func fillForDump(t *testing.T, h *hooks) {
 	// done, the second becomes the head, and the first, redelivered,
 	// waits behind it though it sorts first.
 	subject := uuid.NewString()
-	e1, e2 := h.event(onboarding.EventApplicationSubmitted, "acme", subject, h.at(time.Second)), h.event(onboarding.EventApplicationSubmitted, "acme", subject, h.at(2*time.Second))
-	h.add(e1, e2)
-	got, _ := h.claim("worker", h.at(time.Minute), 10)
+	e1, e2 := h.Event(onboarding.EventApplicationSubmitted, "acme", subject, h.At(time.Second)), h.Event(onboarding.EventApplicationSubmitted, "acme", subject, h.At(2*time.Second))
+	h.Add(e1, e2)
+	got, _ := h.Claim("worker", h.At(time.Minute), 10)
 	for _, d := range got {
 		if d.EventID == e1.ID {
-			if err := h.finish(d, h.at(time.Minute), onboarding.DeliveryResult{Done: true}); err != nil {
+			if err := h.Finish(d, h.At(time.Minute), onboarding.DeliveryResult{Done: true}); err != nil {
 				t.Fatal(err)
 			}
-		} else if err := h.finish(d, h.at(time.Minute), onboarding.DeliveryResult{RetryAt: h.at(time.Hour)}); err != nil {
+		} else if err := h.Finish(d, h.At(time.Minute), onboarding.DeliveryResult{RetryAt: h.At(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Redeliver(ctx, e1.ID, ep.ID, h.at(2*time.Minute)); err != nil {
+	if _, err := s.Redeliver(ctx, e1.ID, ep.ID, h.At(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	h.claim("worker", h.at(2*time.Hour), 1) // one head leased
+	h.Claim("worker", h.At(2*time.Hour), 1) // one head leased
 }
 
 // dumpLines dumps s, passing every line through its JSON as a backup
@@ -130,7 +130,7 @@ func lineSource(lines []*dump.Line) func() (*dump.Line, error) {
 func TestDumpLoadRoundTrip(t *testing.T) {
 	h := newHooks(t)
 	fillForDump(t, h)
-	lines := dumpLines(t, h.s)
+	lines := dumpLines(t, h.S)
 	kinds := map[string]int{}
 	for _, l := range lines {
 		kinds[l.Kind]++
@@ -155,10 +155,10 @@ func TestDumpLoadRoundTrip(t *testing.T) {
 	if err := loaded.Load(context.Background(), lineSource(lines)); err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if diff := cmp.Diff(allKeys(t, h.s), allKeys(t, loaded)); diff != "" {
+	if diff := cmp.Diff(allKeys(t, h.S), allKeys(t, loaded)); diff != "" {
 		t.Errorf("loaded keys (-dumped +loaded):\n%s", diff)
 	}
-	if diff := cmp.Diff(expiries(t, h.s), expiries(t, loaded)); diff != "" {
+	if diff := cmp.Diff(expiries(t, h.S), expiries(t, loaded)); diff != "" {
 		t.Errorf("loaded expiries (-dumped +loaded):\n%s", diff)
 	}
 	if diff := cmp.Diff(lines, dumpLines(t, loaded)); diff != "" {
@@ -176,11 +176,11 @@ func TestDumpStopsWhenCancelled(t *testing.T) {
 	fillForDump(t, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := h.s.Dump(ctx, func(*dump.Line) error { return nil }); !errors.Is(err, context.Canceled) {
+	if err := h.S.Dump(ctx, func(*dump.Line) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("Dump with a cancelled context: %v", err)
 	}
 	stop := errors.New("disk full")
-	if err := h.s.Dump(context.Background(), func(*dump.Line) error { return stop }); !errors.Is(err, stop) {
+	if err := h.S.Dump(context.Background(), func(*dump.Line) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("Dump whose emit fails: %v", err)
 	}
 }
@@ -190,7 +190,7 @@ func TestDumpStopsWhenCancelled(t *testing.T) {
 func TestLoadRefusals(t *testing.T) {
 	h := newHooks(t)
 	fillForDump(t, h)
-	lines := dumpLines(t, h.s)
+	lines := dumpLines(t, h.S)
 	first := func(kind string) *dump.Line {
 		for _, l := range lines {
 			if l.Kind == kind {
@@ -225,7 +225,7 @@ func TestLoadRefusals(t *testing.T) {
 		})
 	}
 	t.Run("not empty", func(t *testing.T) {
-		if err := h.s.Load(context.Background(), lineSource(nil)); !errors.Is(err, dump.ErrNotEmpty) {
+		if err := h.S.Load(context.Background(), lineSource(nil)); !errors.Is(err, dump.ErrNotEmpty) {
 			t.Errorf("Load into a store with records: %v, want %v", err, dump.ErrNotEmpty)
 		}
 	})

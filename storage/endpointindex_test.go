@@ -26,15 +26,15 @@ func endpointIDs(eps []*onboarding.Endpoint) []string {
 func TestEndpointIndex(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
-	a1, g1, a2, a3 := h.endpoint("acme"), h.endpoint("globex"), h.endpoint("acme"), h.endpoint("acme")
-	if err := h.s.DeleteEndpoint(ctx, a2.ID); err != nil {
+	a1, g1, a2, a3 := h.Endpoint("acme"), h.Endpoint("globex"), h.Endpoint("acme"), h.Endpoint("acme")
+	if err := h.S.DeleteEndpoint(ctx, a2.ID); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]string{"acme": {a1.ID, a3.ID}, "globex": {g1.ID}, "initech": {}}
 	check := func(when string) {
 		t.Helper()
 		for org, ids := range want {
-			got, err := h.s.Endpoints(ctx, org)
+			got, err := h.S.Endpoints(ctx, org)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,13 +44,13 @@ func TestEndpointIndex(t *testing.T) {
 		}
 	}
 	check("serving")
-	if d := cmp.Diff(map[string][]string{"acme": {a1.ID, a3.ID}, "globex": {g1.ID}}, h.s.endpoints.byOrg); d != "" {
+	if d := cmp.Diff(map[string][]string{"acme": {a1.ID, a3.ID}, "globex": {g1.ID}}, h.S.endpoints.byOrg); d != "" {
 		t.Errorf("ids in memory (-want +got):\n%s", d)
 	}
-	h.s.Close()
+	h.S.Close()
 	h.open()
 	check("reopened")
-	if d := cmp.Diff(map[string][]string{"acme": {a1.ID, a3.ID}, "globex": {g1.ID}}, h.s.endpoints.byOrg); d != "" {
+	if d := cmp.Diff(map[string][]string{"acme": {a1.ID, a3.ID}, "globex": {g1.ID}}, h.S.endpoints.byOrg); d != "" {
 		t.Errorf("ids loaded (-want +got):\n%s", d)
 	}
 }
@@ -63,13 +63,13 @@ func TestEndpointIndex(t *testing.T) {
 func TestEndpointIndexUncommitted(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
-	old := h.endpoint("acme")
-	ep := &onboarding.Endpoint{ID: old.ID + "Z", OrgID: "acme", URL: "https://hooks.example.com/new", Enabled: true, CreatedAt: h.now}
-	h.s.endpoints.add("acme", ep.ID) // as CreateEndpoint does before committing
+	old := h.Endpoint("acme")
+	ep := &onboarding.Endpoint{ID: old.ID + "Z", OrgID: "acme", URL: "https://hooks.example.com/new", Enabled: true, CreatedAt: h.Now}
+	h.S.endpoints.add("acme", ep.ID) // as CreateEndpoint does before committing
 
-	txn := h.s.db.NewTransaction(true)
+	txn := h.S.db.NewTransaction(true)
 	defer txn.Discard()
-	got, err := h.s.orgEndpoints(txn, "acme")
+	got, err := h.S.orgEndpoints(txn, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestEndpointIndexUncommitted(t *testing.T) {
 		t.Errorf("endpoints before the create commits (-want +got):\n%s", d)
 	}
 
-	if err := h.s.CreateEndpoint(ctx, ep); err != nil {
+	if err := h.S.CreateEndpoint(ctx, ep); err != nil {
 		t.Fatal(err)
 	}
 	if err := txn.Set([]byte("test/written"), nil); err != nil {
@@ -87,8 +87,8 @@ func TestEndpointIndexUncommitted(t *testing.T) {
 		t.Errorf("commit of a transaction that read the endpoints before the create = %v, want a conflict", err)
 	}
 	var after []*onboarding.Endpoint
-	if err := h.s.view(func(txn *badger.Txn) error {
-		after, err = h.s.orgEndpoints(txn, "acme")
+	if err := h.S.view(func(txn *badger.Txn) error {
+		after, err = h.S.orgEndpoints(txn, "acme")
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -106,10 +106,10 @@ func TestEndpointIndexUncommitted(t *testing.T) {
 func TestEndpointDecodedOnce(t *testing.T) {
 	ctx := context.Background()
 	h := newHooks(t)
-	ep := h.endpoint("acme")
+	ep := h.Endpoint("acme")
 	read := func(txn *badger.Txn) *onboarding.Endpoint {
 		t.Helper()
-		got, err := h.s.orgEndpoints(txn, "acme")
+		got, err := h.S.orgEndpoints(txn, "acme")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestEndpointDecodedOnce(t *testing.T) {
 	view := func() *onboarding.Endpoint {
 		t.Helper()
 		var got *onboarding.Endpoint
-		if err := h.s.view(func(txn *badger.Txn) error { got = read(txn); return nil }); err != nil {
+		if err := h.S.view(func(txn *badger.Txn) error { got = read(txn); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		return got
@@ -131,7 +131,7 @@ func TestEndpointDecodedOnce(t *testing.T) {
 	if second := view(); second != first {
 		t.Error("an unchanged endpoint was decoded again")
 	}
-	copies, err := h.s.Endpoints(ctx, "acme")
+	copies, err := h.S.Endpoints(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestEndpointDecodedOnce(t *testing.T) {
 		t.Error("Endpoints handed out the shared endpoint")
 	}
 
-	if _, err := h.s.UpdateEndpoint(ctx, ep.ID, func(ep *onboarding.Endpoint) error {
+	if _, err := h.S.UpdateEndpoint(ctx, ep.ID, func(ep *onboarding.Endpoint) error {
 		ep.Description = "changed"
 		return nil
 	}); err != nil {
@@ -149,7 +149,7 @@ func TestEndpointDecodedOnce(t *testing.T) {
 		t.Errorf("after an update: description %q, want %q", got.Description, "changed")
 	}
 
-	txn := h.s.db.NewTransaction(true)
+	txn := h.S.db.NewTransaction(true)
 	defer txn.Discard()
 	own := *ep
 	own.Enabled = false
@@ -164,10 +164,10 @@ func TestEndpointDecodedOnce(t *testing.T) {
 		t.Errorf("after the discarded change: enabled %v, description %q; want true, %q", got.Enabled, got.Description, "changed")
 	}
 
-	if err := h.s.DeleteEndpoint(ctx, ep.ID); err != nil {
+	if err := h.S.DeleteEndpoint(ctx, ep.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, kept := h.s.endpoints.decoded[ep.ID]; kept {
+	if _, kept := h.S.endpoints.decoded[ep.ID]; kept {
 		t.Error("a deleted endpoint's decoded record is still kept")
 	}
 }

@@ -269,16 +269,6 @@ func (s *Store) dropEndpointQueue(txn *badger.Txn, ep *onboarding.Endpoint, logg
 	return s.dropQueue(txn, endpointQueuePrefix(ep.ID), ep, logged, at)
 }
 
-// FinishDelivery records one attempt, as FinishDeliveries does a batch,
-// and answers onboarding.ErrLeaseLost when d's claim no longer held.
-func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r onboarding.DeliveryResult) error {
-	lost, err := s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
-	if err == nil && lost[0] {
-		return onboarding.ErrLeaseLost
-	}
-	return err
-}
-
 // FinishDeliveries records a batch of attempts in one transaction, in
 // order, so that a busy delivery pool pays one synced commit for several
 // attempts rather than one each. For each attempt it writes the log line

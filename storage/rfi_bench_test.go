@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -24,9 +23,7 @@ func BenchmarkCreateRFIRequest(b *testing.B) {
 	defer s.Close()
 	now := time.Now().UTC()
 	entropy := ulid.Monotonic(ulid.DefaultEntropy(), 0)
-	ep := &onboarding.Endpoint{ID: "we_" + ulid.MustNew(ulid.Timestamp(now), entropy).String(), OrgID: "acme",
-		URL: "https://hooks.example.com/", Enabled: true, CreatedAt: now}
-	if err := s.CreateEndpoint(ctx, ep); err != nil {
+	if err := s.CreateEndpoint(ctx, fixture.NewEndpoint("we_"+ulid.MustNew(ulid.Timestamp(now), entropy).String(), "acme", now)); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -35,9 +32,8 @@ func BenchmarkCreateRFIRequest(b *testing.B) {
 		r := fixture.RFI("acme", i, onboarding.RFIActive)
 		id := "evt_" + ulid.MustNew(ulid.Timestamp(now), entropy).String()
 		ch := onboarding.Changes{
-			Log: []onboarding.Activity{{At: now, Action: onboarding.ActionRFICreated}},
-			Events: []*onboarding.Event{{ID: id, Type: onboarding.EventRFIRequestCreated, OrgID: "acme", Subject: r.ID, At: now,
-				Body: json.RawMessage(`{"id":"` + id + `","type":"rfi_request.created","data":{}}`)}},
+			Log:    []onboarding.Activity{{At: now, Action: onboarding.ActionRFICreated}},
+			Events: []*onboarding.Event{fixture.NewEvent(id, onboarding.EventRFIRequestCreated, "acme", r.ID, now)},
 		}
 		if err := s.CreateRFIRequest(ctx, r, ch); err != nil {
 			b.Fatal(err)

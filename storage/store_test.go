@@ -95,32 +95,35 @@ func TestKeys(t *testing.T) {
 	}
 }
 
-// indexSnapshot returns every index key in the store.
+// indexSnapshot returns every index key in the store, sorted.
 func indexSnapshot(t *testing.T, s *Store) []string {
 	t.Helper()
+	return sortedKeys(t, s, "x")
+}
+
+// sortedKeys returns the store's keys under prefixes, sorted.
+func sortedKeys(t *testing.T, s *Store, prefixes ...string) []string {
+	t.Helper()
 	var keys []string
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			k := string(it.Item().KeyCopy(nil))
-			if k[0] == 'x' {
-				keys = append(keys, k)
-			}
+	for _, p := range prefixes {
+		for k := range keysWithPrefix(t, s, p) {
+			keys = append(keys, k)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	sort.Strings(keys)
 	return keys
 }
 
+// wantIndexes returns the index keys of apps, sorted.
 func wantIndexes(apps ...*onboarding.Application) []string {
+	return wantKeys(func(a *onboarding.Application) map[string][]byte { return appIndexes(a, uuid.MustParse(a.ID)) }, apps...)
+}
+
+// wantKeys returns the keys of index of each record, sorted.
+func wantKeys[R any](index func(R) map[string][]byte, records ...R) []string {
 	var keys []string
-	for _, a := range apps {
-		for k := range appIndexes(a, uuid.MustParse(a.ID)) {
+	for _, r := range records {
+		for k := range index(r) {
 			keys = append(keys, k)
 		}
 	}
@@ -354,22 +357,31 @@ func allKeys(t *testing.T, s *Store) map[string]string {
 func keysWithPrefix(t *testing.T, s *Store, prefix string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	eachItem(t, s, badger.IteratorOptions{Prefix: []byte(prefix)}, func(item *badger.Item) error {
+		v, err := item.ValueCopy(nil)
+		out[string(item.KeyCopy(nil))] = string(v)
+		return err
+	})
+	return out
+}
+
+// eachItem calls fn with every item an iterator of o visits, in one read
+// transaction, and fails t on an error.
+func eachItem(t *testing.T, s *Store, o badger.IteratorOptions, fn func(*badger.Item) error) {
+	t.Helper()
 	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
+		it := txn.NewIterator(o)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			v, err := it.Item().ValueCopy(nil)
-			if err != nil {
+			if err := fn(it.Item()); err != nil {
 				return err
 			}
-			out[string(it.Item().KeyCopy(nil))] = string(v)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
 }
 
 // TestMigrateSchema3 opens a version 3 data directory, whose keys were

@@ -80,33 +80,14 @@ func (s *Store) Endpoints(_ context.Context, orgID string) ([]*onboarding.Endpoi
 // enabling never resumes a delivery that disabling dropped: it commits only
 // once the queue is empty.
 func (s *Store) UpdateEndpoint(ctx context.Context, id string, change func(*onboarding.Endpoint) error) (*onboarding.Endpoint, error) {
-	for round := 1; ; round++ {
-		ep, err := s.changeEndpoint(ctx, id, change)
-		if errors.Is(err, errQueueLeft) && round < maxAttempts {
-			if err := s.drainEndpointQueue(ctx, id, s.now()); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !ep.Enabled {
-			if err := s.drainEndpointQueue(ctx, id, s.now()); err != nil {
-				return nil, err
-			}
-		}
-		return ep, nil
-	}
+	return onboarding.ChangeEndpointThenDrop(maxAttempts,
+		func() (*onboarding.Endpoint, error) { return s.changeEndpoint(ctx, id, change) },
+		func() error { return s.drainEndpointQueue(ctx, id, s.now()) })
 }
 
-// errQueueLeft stops a change that would enable an endpoint whose queue
-// still holds deliveries from when it was disabled.
-var errQueueLeft = errors.New("the disabled endpoint still has deliveries queued")
-
 // changeEndpoint is UpdateEndpoint's transaction: it applies change to the
-// endpoint's record, and answers errQueueLeft, committing nothing, when the
-// change would enable it with deliveries still queued.
+// endpoint's record, and answers onboarding.ErrQueueLeft, committing
+// nothing, when the change would enable it with deliveries still queued.
 func (s *Store) changeEndpoint(ctx context.Context, id string, change func(*onboarding.Endpoint) error) (*onboarding.Endpoint, error) {
 	var result onboarding.Endpoint
 	err := s.update(ctx, func(txn *badger.Txn) error {
@@ -125,7 +106,7 @@ func (s *Store) changeEndpoint(ctx context.Context, id string, change func(*onbo
 			// While the endpoint is disabled nothing joins its queue, so an
 			// empty queue stays empty until this commits.
 			if hasQueue(txn, id) {
-				return errQueueLeft
+				return onboarding.ErrQueueLeft
 			}
 		}
 		result = ep

@@ -36,6 +36,22 @@ func benchStore(b *testing.B) *Store {
 	return s
 }
 
+// benchParallel runs op from the benchmark's goroutines
+// (benchParallelism per core), i counting the operations from 1.
+func benchParallel(b *testing.B, op func(i int64) error) {
+	var n atomic.Int64
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := op(n.Add(1)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // benchRecord is the record bytes of a typical application.
 func benchRecord(b testing.TB) []byte {
 	b.Helper()
@@ -46,24 +62,25 @@ func benchRecord(b testing.TB) []byte {
 	return rec
 }
 
+// benchKV creates the key-value table of the ceilings and returns the
+// record they write.
+func benchKV(b *testing.B, s *Store) []byte {
+	b.Helper()
+	if _, err := s.pool.Exec(context.Background(), `CREATE TABLE kv (key uuid PRIMARY KEY, value bytea NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	return benchRecord(b)
+}
+
 // BenchmarkCeilingInsert: one durable single-statement INSERT of a
 // record per operation.
 func BenchmarkCeilingInsert(b *testing.B) {
 	s := benchStore(b)
 	ctx := context.Background()
-	if _, err := s.pool.Exec(ctx, `CREATE TABLE kv (key uuid PRIMARY KEY, value bytea NOT NULL)`); err != nil {
-		b.Fatal(err)
-	}
-	rec := benchRecord(b)
-	b.SetParallelism(benchParallelism)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := s.pool.Exec(ctx, `INSERT INTO kv (key, value) VALUES ($1, $2)`, uuid.New(), rec); err != nil {
-				b.Error(err)
-				return
-			}
-		}
+	rec := benchKV(b, s)
+	benchParallel(b, func(_ int64) error {
+		_, err := s.pool.Exec(ctx, `INSERT INTO kv (key, value) VALUES ($1, $2)`, uuid.New(), rec)
+		return err
 	})
 }
 
@@ -71,10 +88,7 @@ func BenchmarkCeilingInsert(b *testing.B) {
 func BenchmarkCeilingGet(b *testing.B) {
 	s := benchStore(b)
 	ctx := context.Background()
-	if _, err := s.pool.Exec(ctx, `CREATE TABLE kv (key uuid PRIMARY KEY, value bytea NOT NULL)`); err != nil {
-		b.Fatal(err)
-	}
-	rec := benchRecord(b)
+	rec := benchKV(b, s)
 	keys := make([]uuid.UUID, 1000)
 	for i := range keys {
 		keys[i] = uuid.New()
@@ -113,17 +127,10 @@ func benchApps(b *testing.B, s *Store, n int) []*onboarding.Application {
 func BenchmarkCreateApplication(b *testing.B) {
 	s := benchStore(b)
 	ctx := context.Background()
-	b.SetParallelism(benchParallelism)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			app := fixture.App("acme", 1, onboarding.StatusSent)
-			app.Participants[0].LinkSlug = rand.Text()
-			if err := s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}}); err != nil {
-				b.Error(err)
-				return
-			}
-		}
+	benchParallel(b, func(_ int64) error {
+		app := fixture.App("acme", 1, onboarding.StatusSent)
+		app.Participants[0].LinkSlug = rand.Text()
+		return s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}})
 	})
 }
 
@@ -132,16 +139,8 @@ func BenchmarkGetApplication(b *testing.B) {
 	s := benchStore(b)
 	ctx := context.Background()
 	apps := benchApps(b, s, 1000)
-	var n atomic.Int64
-	b.SetParallelism(benchParallelism)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if err := s.ReadApplication(ctx, apps[n.Add(1)%int64(len(apps))].ID, func(*onboarding.Application) error { return nil }); err != nil {
-				b.Error(err)
-				return
-			}
-		}
+	benchParallel(b, func(i int64) error {
+		return s.ReadApplication(ctx, apps[i%int64(len(apps))].ID, func(*onboarding.Application) error { return nil })
 	})
 }
 
@@ -151,22 +150,14 @@ func BenchmarkPatchApplication(b *testing.B) {
 	s := benchStore(b)
 	ctx := context.Background()
 	apps := benchApps(b, s, 1000)
-	var n atomic.Int64
-	b.SetParallelism(benchParallelism)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			i := n.Add(1)
-			if _, err := s.UpdateApplication(ctx, apps[i%int64(len(apps))].ID, func(a *onboarding.Application) (onboarding.Changes, error) {
-				a.Data.Fields["website"] = json.RawMessage(fmt.Sprintf(`"https://example.com/%d"`, i))
-				now := time.Now()
-				a.UpdatedAt = now
-				return onboarding.Changes{Log: []onboarding.Activity{{At: now, Action: onboarding.ActionFieldsUpdated, Fields: []string{"website"}}}}, nil
-			}); err != nil {
-				b.Error(err)
-				return
-			}
-		}
+	benchParallel(b, func(i int64) error {
+		_, err := s.UpdateApplication(ctx, apps[i%int64(len(apps))].ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+			a.Data.Fields["website"] = json.RawMessage(fmt.Sprintf(`"https://example.com/%d"`, i))
+			now := time.Now()
+			a.UpdatedAt = now
+			return onboarding.Changes{Log: []onboarding.Activity{{At: now, Action: onboarding.ActionFieldsUpdated, Fields: []string{"website"}}}}, nil
+		})
+		return err
 	})
 }
 
@@ -201,18 +192,11 @@ func benchCreateWithEvent(b *testing.B, ep *onboarding.Endpoint) {
 			b.Fatal(err)
 		}
 	}
-	b.SetParallelism(benchParallelism)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			app := fixture.App("acme", 1, onboarding.StatusSent)
-			app.Participants[0].LinkSlug = rand.Text()
-			ch := onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)},
-				Events: []*onboarding.Event{testEvent(onboarding.EventApplicationCreated, "acme", app.ID)}}
-			if err := s.CreateApplication(ctx, app, ch); err != nil {
-				b.Error(err)
-				return
-			}
-		}
+	benchParallel(b, func(_ int64) error {
+		app := fixture.App("acme", 1, onboarding.StatusSent)
+		app.Participants[0].LinkSlug = rand.Text()
+		ch := onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)},
+			Events: []*onboarding.Event{testEvent(onboarding.EventApplicationCreated, "acme", app.ID)}}
+		return s.CreateApplication(ctx, app, ch)
 	})
 }

@@ -325,16 +325,6 @@ func finishHead(ctx context.Context, tx pgx.Tx, endpointID, subject, eventID str
 	return tx.SendBatch(ctx, b).Close()
 }
 
-// FinishDelivery records one attempt, as FinishDeliveries does a batch,
-// and answers onboarding.ErrLeaseLost when d's claim no longer held.
-func (s *Store) FinishDelivery(ctx context.Context, d *onboarding.Delivery, r onboarding.DeliveryResult) error {
-	lost, err := s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
-	if err == nil && lost[0] {
-		return onboarding.ErrLeaseLost
-	}
-	return err
-}
-
 // FinishDeliveries records a batch of attempts in one transaction, in
 // order. It first locks the batch's deliveries, in key order (so that
 // batches, drops and queueings wait for each other rather than deadlock),

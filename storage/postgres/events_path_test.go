@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -16,9 +15,7 @@ import (
 
 // testEvent builds an event of org about subject.
 func testEvent(t onboarding.EventType, org, subject string) *onboarding.Event {
-	id := "evt_" + ulid.Make().String()
-	return &onboarding.Event{ID: id, Type: t, OrgID: org, Subject: subject, At: t0,
-		Body: json.RawMessage(`{"id":"` + id + `","type":"` + string(t) + `","data":{}}`)}
+	return fixture.NewEvent("evt_"+ulid.Make().String(), t, org, subject, t0)
 }
 
 // TestWritesWithEvents: creates and updates that emit events take the

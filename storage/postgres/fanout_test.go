@@ -14,8 +14,8 @@ import (
 
 // queuedFor returns the endpoints event id is queued for, in id order.
 func (h *hookEnv) queuedFor(id string) []string {
-	h.t.Helper()
-	return rows(h.t, h.s, `SELECT endpoint_id FROM deliveries WHERE event_id = $1 ORDER BY endpoint_id`, id)
+	h.T.Helper()
+	return rows(h.T, h.S, `SELECT endpoint_id FROM deliveries WHERE event_id = $1 ORDER BY endpoint_id`, id)
 }
 
 // TestFanOutFollowsOtherInstances: a Store fans events out from the
@@ -29,8 +29,8 @@ func TestFanOutFollowsOtherInstances(t *testing.T) {
 	other := h.open()
 	var ep1, ep2 *onboarding.Endpoint
 	newEndpoint := func(types ...onboarding.EventType) *onboarding.Endpoint {
-		ep := &onboarding.Endpoint{ID: "we_" + h.ulid(h.now), OrgID: "acme", URL: "https://hooks.example.com/", Events: types,
-			Enabled: true, CreatedAt: h.now}
+		ep := &onboarding.Endpoint{ID: "we_" + h.ULID(h.Now), OrgID: "acme", URL: "https://hooks.example.com/", Events: types,
+			Enabled: true, CreatedAt: h.Now}
 		if err := other.CreateEndpoint(ctx, ep); err != nil {
 			t.Fatal(err)
 		}
@@ -74,12 +74,12 @@ func TestFanOutFollowsOtherInstances(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.change()
-		e := h.event(st.typ, "acme", "", h.now)
-		h.add(e)
+		e := h.Event(st.typ, "acme", "", h.Now)
+		h.Add(e)
 		if diff := cmp.Diff(st.want(), h.queuedFor(e.ID)); diff != "" {
 			t.Errorf("%s: queued for (-want +got):\n%s", st.name, diff)
 		}
-		cached, ok := h.s.endpoints.get("acme")
+		cached, ok := h.S.endpoints.get("acme")
 		if !ok {
 			t.Fatalf("%s: the organization's endpoints are not cached", st.name)
 		}
@@ -117,7 +117,7 @@ func TestFanOutThroughEveryWritePath(t *testing.T) {
 	h := newHookEnv(t)
 	other := h.open()
 	locking := openOn(t, h.url, Options{CacheBytes: -1})
-	ep := h.endpoint("acme")
+	ep := h.Endpoint("acme")
 	app := fixture.App("acme", 1, onboarding.StatusCreated)
 	writes := []struct {
 		name  string
@@ -125,14 +125,14 @@ func TestFanOutThroughEveryWritePath(t *testing.T) {
 	}{
 		{"create", func(events ...*onboarding.Event) error {
 			a := fixture.App("acme", 2, onboarding.StatusCreated)
-			a.Participants[0].LinkSlug = h.ulid(h.now)
+			a.Participants[0].LinkSlug = h.ULID(h.Now)
 			for _, e := range events {
 				e.Subject = a.ID
 			}
-			return h.s.CreateApplication(ctx, a, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}, Events: events})
+			return h.S.CreateApplication(ctx, a, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}, Events: events})
 		}},
 		{"update from the cache", func(events ...*onboarding.Event) error {
-			_, err := h.s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+			_, err := h.S.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 				a.Status = onboarding.StatusSent
 				return onboarding.Changes{Events: events}, nil
 			})
@@ -146,7 +146,7 @@ func TestFanOutThroughEveryWritePath(t *testing.T) {
 			return err
 		}},
 	}
-	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}}); err != nil {
+	if err := h.S.CreateApplication(ctx, app, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionCreated, t0)}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, disabled := range []bool{false, true} {
@@ -157,8 +157,8 @@ func TestFanOutThroughEveryWritePath(t *testing.T) {
 		}
 		for _, w := range writes {
 			for round := range 2 {
-				first := h.event(onboarding.EventApplicationSent, "acme", app.ID, h.now)
-				second := h.event(onboarding.EventApplicationSent, "acme", app.ID, h.now)
+				first := h.Event(onboarding.EventApplicationSent, "acme", app.ID, h.Now)
+				second := h.Event(onboarding.EventApplicationSent, "acme", app.ID, h.Now)
 				if err := w.write(first, second); err != nil {
 					t.Fatalf("%s: %v", w.name, err)
 				}
@@ -172,7 +172,7 @@ func TestFanOutThroughEveryWritePath(t *testing.T) {
 						t.Errorf("%s, disabled %v, round %d: queued for (-want +got):\n%s", w.name, disabled, round, diff)
 					}
 				}
-				if q, ok := queued[hookPair(ep.ID, second.ID)]; ok && q.Head {
+				if q, ok := queued[fixture.Pair(ep.ID, second.ID)]; ok && q.Head {
 					t.Errorf("%s, round %d: the second event heads its queue", w.name, round)
 				}
 			}

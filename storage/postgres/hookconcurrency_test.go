@@ -11,23 +11,24 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 // awaitLockWait returns once a session of h's database other than the
 // test's own waits for a lock: the statement started beside it is blocked.
 func (h *hookEnv) awaitLockWait() {
-	h.t.Helper()
+	h.T.Helper()
 	for deadline := time.Now().Add(time.Minute); ; {
 		var n int
-		if err := h.s.pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+		if err := h.S.pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
-			h.t.Fatal(err)
+			h.T.Fatal(err)
 		}
 		if n > 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatal("no session waited for a lock within a minute")
+			h.T.Fatal("no session waited for a lock within a minute")
 		}
 		time.Sleep(time.Millisecond) // polling for the wait to begin
 	}
@@ -53,19 +54,19 @@ func TestWebhookQueueingBesideAFinishingHead(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHookEnv(t)
 			other := h.open()
-			ep := h.endpoint("acme")
-			first := h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now)
-			third := h.event(onboarding.EventApplicationOpened, "acme", "app-1", h.now)
-			second := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-			h.add(first)
+			ep := h.Endpoint("acme")
+			first := h.Event(onboarding.EventApplicationCreated, "acme", "app-1", h.Now)
+			third := h.Event(onboarding.EventApplicationOpened, "acme", "app-1", h.Now)
+			second := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+			h.Add(first)
 			if tt.third {
-				h.add(third)
+				h.Add(third)
 			}
-			claimed, _ := h.claim("w1", h.now, 1)
+			claimed, _ := h.Claim("w1", h.Now, 1)
 			if len(claimed) != 1 {
-				t.Fatalf("claimed %v", hookPairs(claimed))
+				t.Fatalf("claimed %v", fixture.Pairs(claimed))
 			}
-			held, err := h.s.pool.Begin(ctx)
+			held, err := h.S.pool.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,16 +76,16 @@ func TestWebhookQueueingBesideAFinishingHead(t *testing.T) {
 				if _, err := held.Exec(ctx, `SELECT 1 FROM deliveries WHERE endpoint_id = $1 AND event_id = $2 FOR UPDATE`, ep.ID, first.ID); err != nil {
 					t.Fatal(err)
 				}
-				if err := finishHead(ctx, held, ep.ID, first.Subject, first.ID, h.now); err != nil {
+				if err := finishHead(ctx, held, ep.ID, first.Subject, first.ID, h.Now); err != nil {
 					t.Fatal(err)
 				}
 				go func() { done <- other.AddEvent(ctx, second) }()
 			} else {
-				if err := h.s.writeEvents(ctx, held, []*onboarding.Event{second}); err != nil {
+				if err := h.S.writeEvents(ctx, held, []*onboarding.Event{second}); err != nil {
 					t.Fatal(err)
 				}
 				go func() {
-					done <- h.finishOn(other, claimed[0], h.now, onboarding.DeliveryResult{Done: true})
+					done <- h.FinishOn(other, claimed[0], h.Now, onboarding.DeliveryResult{Done: true})
 				}()
 			}
 			h.awaitLockWait()
@@ -95,16 +96,16 @@ func TestWebhookQueueingBesideAFinishingHead(t *testing.T) {
 				t.Fatal(err)
 			}
 			q := h.queued()
-			want := []string{hookPair(ep.ID, second.ID)}
+			want := []string{fixture.Pair(ep.ID, second.ID)}
 			head := second.ID
 			if tt.third {
-				want = append(want, hookPair(ep.ID, third.ID))
+				want = append(want, fixture.Pair(ep.ID, third.ID))
 				head = third.ID
 			}
 			if diff := cmp.Diff(slices.Sorted(slices.Values(want)), h.queuedPairs()); diff != "" {
 				t.Errorf("queue (-want +got):\n%s", diff)
 			}
-			if !q[hookPair(ep.ID, head)].Head {
+			if !q[fixture.Pair(ep.ID, head)].Head {
 				t.Errorf("the head is not %s: %+v", head, q)
 			}
 		})
@@ -117,31 +118,31 @@ func TestWebhookQueueingBesideAFinishingHead(t *testing.T) {
 func TestWebhookSweep(t *testing.T) {
 	ctx := context.Background()
 	h := newHookEnv(t)
-	gone, kept := h.endpoint("acme"), h.endpoint("acme")
-	old := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(-31*24*time.Hour))
-	fresh := h.event(onboarding.EventApplicationSent, "acme", "app-2", h.now)
-	h.add(old, fresh)
+	gone, kept := h.Endpoint("acme"), h.Endpoint("acme")
+	old := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.At(-31*24*time.Hour))
+	fresh := h.Event(onboarding.EventApplicationSent, "acme", "app-2", h.Now)
+	h.Add(old, fresh)
 	lines := []onboarding.DeliveryAttempt{
-		{EventID: old.ID, EndpointID: kept.ID, At: h.at(-31 * 24 * time.Hour)},
-		{EventID: fresh.ID, EndpointID: kept.ID, At: h.now},
+		{EventID: old.ID, EndpointID: kept.ID, At: h.At(-31 * 24 * time.Hour)},
+		{EventID: fresh.ID, EndpointID: kept.ID, At: h.Now},
 	}
-	if err := h.s.inTx(ctx, func(tx pgx.Tx) error { return h.s.writeAttempts(ctx, tx, lines) }); err != nil {
+	if err := h.S.inTx(ctx, func(tx pgx.Tx) error { return h.S.writeAttempts(ctx, tx, lines) }); err != nil {
 		t.Fatal(err)
 	}
 	// What a crash between an endpoint's removal and its drop leaves.
-	if _, err := h.s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE id = $1`, gone.ID); err != nil {
+	if _, err := h.S.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE id = $1`, gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	count := func(table string) int {
 		var n int
-		if err := h.s.pool.QueryRow(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+		if err := h.S.pool.QueryRow(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
 
 	// Another instance holding the sweep's lock: this one does nothing.
-	held, err := h.s.pool.Begin(ctx)
+	held, err := h.S.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,22 +167,22 @@ func TestWebhookSweep(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"events": 1, "delivery_attempts": 1}, got); diff != "" {
 		t.Errorf("rows left (-want +got):\n%s", diff)
 	}
-	if e, err := h.s.Event(ctx, fresh.ID); err != nil || e.ID != fresh.ID {
+	if e, err := h.S.Event(ctx, fresh.ID); err != nil || e.ID != fresh.ID {
 		t.Errorf("Event(fresh) after the sweep = %v, %v", e, err)
 	}
-	if diff := cmp.Diff([]string{hookPair(kept.ID, old.ID), hookPair(kept.ID, fresh.ID)}, h.queuedPairs()); diff != "" {
+	if diff := cmp.Diff([]string{fixture.Pair(kept.ID, old.ID), fixture.Pair(kept.ID, fresh.ID)}, h.queuedPairs()); diff != "" {
 		t.Errorf("queue after the sweep (-want +got):\n%s", diff)
 	}
-	if l, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{}); err != nil || len(l) != 1 || l[0].EventID != fresh.ID {
+	if l, err := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{}); err != nil || len(l) != 1 || l[0].EventID != fresh.ID {
 		t.Errorf("log after the sweep = %+v, %v; want the fresh line only (dropping for a missing endpoint logs nothing)", l, err)
 	}
 	// The delivery of the event the sweep deleted is dropped when
 	// claimed, as that of an expired one.
-	claimed, _ := h.claim("w", h.now, 10)
-	if diff := cmp.Diff([]string{hookPair(kept.ID, fresh.ID)}, hookPairs(claimed)); diff != "" {
+	claimed, _ := h.Claim("w", h.Now, 10)
+	if diff := cmp.Diff([]string{fixture.Pair(kept.ID, fresh.ID)}, fixture.Pairs(claimed)); diff != "" {
 		t.Errorf("claimed after the sweep (-want +got):\n%s", diff)
 	}
-	if l, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: old.ID}); err != nil || len(l) != 1 || l[0].Error != "not delivered: the event expired" {
+	if l, err := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: old.ID}); err != nil || len(l) != 1 || l[0].Error != "not delivered: the event expired" {
 		t.Errorf("log of the swept event = %+v, %v", l, err)
 	}
 }
@@ -212,18 +213,18 @@ func TestWebhookWatchDeliveries(t *testing.T) {
 		}
 	}
 	awaitWake("it to listen")
-	ep := h.endpoint("acme")
-	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-	h.add(e)
+	ep := h.Endpoint("acme")
+	e := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+	h.Add(e)
 	awaitWake("an event queued")
-	if _, err := h.s.Redeliver(ctx, e.ID, ep.ID, h.now); err != nil {
+	if _, err := h.S.Redeliver(ctx, e.ID, ep.ID, h.Now); err != nil {
 		t.Fatal(err)
 	}
 	awaitWake("a redelivery")
 
 	// Cut the watcher's connection: it connects again, says so, and
 	// hears the next commit.
-	tag, err := h.s.pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	tag, err := h.S.pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE datname = current_database() AND query LIKE 'LISTEN %'`)
 	if err != nil || tag.RowsAffected() != 1 {
 		t.Fatalf("terminate the listener: %v, %v", tag, err)
@@ -232,7 +233,7 @@ func TestWebhookWatchDeliveries(t *testing.T) {
 		<-wakes
 	}
 	awaitWake("it to listen again")
-	h.add(h.event(onboarding.EventApplicationSent, "acme", "app-2", h.now))
+	h.Add(h.Event(onboarding.EventApplicationSent, "acme", "app-2", h.Now))
 	awaitWake("an event queued after reconnecting")
 
 	cancel()
@@ -252,7 +253,7 @@ func TestWebhookCloseStopsTheSweep(t *testing.T) {
 		close(stopped)
 	}()
 	<-stopped
-	if _, err := h.s.sweepWebhooks(context.Background()); err != nil {
+	if _, err := h.S.sweepWebhooks(context.Background()); err != nil {
 		t.Errorf("sweep on the instance left = %v", err)
 	}
 	if err := s.Ping(context.Background()); err == nil {
@@ -281,14 +282,14 @@ func TestWebhookDisablingWaitsForQueueing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHookEnv(t)
 			other := h.open()
-			ep := h.endpoint("acme")
-			e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-			queueing, err := h.s.pool.Begin(ctx)
+			ep := h.Endpoint("acme")
+			e := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+			queueing, err := h.S.pool.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer queueing.Rollback(ctx)
-			if err := h.s.writeEvents(ctx, queueing, []*onboarding.Event{e}); err != nil {
+			if err := h.S.writeEvents(ctx, queueing, []*onboarding.Event{e}); err != nil {
 				t.Fatal(err)
 			}
 			stopped := make(chan error, 1)
@@ -303,7 +304,7 @@ func TestWebhookDisablingWaitsForQueueing(t *testing.T) {
 			if got := h.queuedPairs(); len(got) != 0 {
 				t.Errorf("left queued: %v", got)
 			}
-			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: e.ID})
+			lines, err := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: e.ID})
 			if err != nil || len(lines) != btoi(tt.logged) {
 				t.Errorf("log = %+v, %v; want %d lines", lines, err, btoi(tt.logged))
 			}
@@ -324,10 +325,10 @@ func btoi(b bool) int {
 func TestWebhookClaimWaitsForADisabling(t *testing.T) {
 	ctx := context.Background()
 	h := newHookEnv(t)
-	ep, other := h.endpoint("acme"), h.endpoint("acme2")
-	e, kept := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now), h.event(onboarding.EventApplicationSent, "acme2", "app-2", h.now)
-	h.add(e, kept)
-	disabling, err := h.s.pool.Begin(ctx)
+	ep, other := h.Endpoint("acme"), h.Endpoint("acme2")
+	e, kept := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now), h.Event(onboarding.EventApplicationSent, "acme2", "app-2", h.Now)
+	h.Add(e, kept)
+	disabling, err := h.S.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestWebhookClaimWaitsForADisabling(t *testing.T) {
 	done := make(chan result, 1)
 	claimer := h.open()
 	go func() {
-		claimed, _, err := claimer.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w", Now: h.now, Lease: time.Minute, Limit: 10})
+		claimed, _, err := claimer.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w", Now: h.Now, Lease: time.Minute, Limit: 10})
 		done <- result{claimed, err}
 	}()
 	h.awaitLockWait()
@@ -355,7 +356,7 @@ func TestWebhookClaimWaitsForADisabling(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if diff := cmp.Diff([]string{hookPair(other.ID, kept.ID)}, hookPairs(r.claimed)); diff != "" {
+	if diff := cmp.Diff([]string{fixture.Pair(other.ID, kept.ID)}, fixture.Pairs(r.claimed)); diff != "" {
 		t.Errorf("claimed (-want +got):\n%s", diff)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/oklog/ulid/v2"
 
 	"onboard/onboarding"
 	"onboard/storage/record"
@@ -140,40 +139,19 @@ func TestRFIRows(t *testing.T) {
 // TestRFIUpdateRefusesImmutableChanges: a change of id, organization or
 // sequence, or a failing change, fails and writes nothing.
 func TestRFIUpdateRefusesImmutableChanges(t *testing.T) {
-	ctx := context.Background()
 	s, _ := openTest(t, Options{})
 	r := fixture.RFI("acme", 1, onboarding.RFIActive)
 	fixture.CreateRFIs(t, s, r)
 	before := everything(t, s)
-	boom := errors.New("boom")
-	for name, change := range map[string]func(*onboarding.RFIRequest) error{
-		"id":           func(x *onboarding.RFIRequest) error { x.ID = uuid.NewString(); return nil },
-		"organization": func(x *onboarding.RFIRequest) error { x.OrgID = "acme2"; return nil },
-		"sequence":     func(x *onboarding.RFIRequest) error { x.Seq = ulid.Make(); return nil },
-		"failing":      func(x *onboarding.RFIRequest) error { return boom },
-	} {
-		_, err := s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
-			x.Status = onboarding.RFIExpired
-			err := change(x)
-			return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, t0)}}, err
-		})
-		if name == "failing" && err != boom || name != "failing" && !immutable(err) {
-			t.Errorf("changing the %s: %v", name, err)
+	for _, u := range fixture.RefusedRFIUpdates() {
+		err := fixture.UpdateRFIWith(s, r.ID, u, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, t0)}})
+		if u.Err == nil && !fixture.IsImmutable(err) || u.Err != nil && err != u.Err {
+			t.Errorf("%s: %v", u.Name, err)
 		}
 	}
 	if diff := cmp.Diff(before, everything(t, s)); diff != "" {
 		t.Errorf("refused updates wrote (-before +after):\n%s", diff)
 	}
-}
-
-// rfiClaim claims expiries for owner at at with a one-minute lease.
-func rfiClaim(t *testing.T, s *Store, owner string, at time.Time, limit int) ([]string, time.Time) {
-	t.Helper()
-	ids, next, err := s.ClaimRFIExpiries(context.Background(), onboarding.Claim{Owner: owner, Now: at, Lease: time.Minute, Limit: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ids, next
 }
 
 // TestRFIClaimDuringAnUpdate: a claim that runs while an update of the
@@ -218,13 +196,13 @@ func TestRFIClaimDuringAnUpdate(t *testing.T) {
 	if _, err := tx.Exec(ctx, `UPDATE rfi_expiry_queue SET expires_ns = expires_ns WHERE rfi_id = $1`, r2.ID); err != nil {
 		t.Fatal(err)
 	}
-	if ids, next := rfiClaim(t, other, "w2", r2.ExpiresAt, 10); len(ids) != 0 || !next.Equal(r2.ExpiresAt) {
+	if ids, next := fixture.ClaimRFIs(t, other, "w2", r2.ExpiresAt, 10); len(ids) != 0 || !next.Equal(r2.ExpiresAt) {
 		t.Errorf("claim while the row is locked = %v, next %v; want none, its due time", ids, next)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ids, _ := rfiClaim(t, other, "w2", r2.ExpiresAt, 10); !cmp.Equal([]string{r2.ID}, ids) {
+	if ids, _ := fixture.ClaimRFIs(t, other, "w2", r2.ExpiresAt, 10); !cmp.Equal([]string{r2.ID}, ids) {
 		t.Errorf("claim after the commit = %v, want the request", ids)
 	}
 }

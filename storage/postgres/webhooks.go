@@ -26,10 +26,6 @@ var _ onboarding.WebhookStore = (*Store)(nil)
 // errWebhookDuplicate reports an endpoint or event whose id is taken.
 var errWebhookDuplicate = errors.New("the id is taken")
 
-// errQueueLeft stops a change that would enable an endpoint whose queue
-// still holds deliveries from when it was disabled.
-var errQueueLeft = errors.New("the disabled endpoint still has deliveries queued")
-
 // keyTaken reports whether err is PostgreSQL refusing a duplicate key
 // (23505).
 func keyTaken(err error) bool {
@@ -105,30 +101,15 @@ func (s *Store) Endpoints(ctx context.Context, orgID string) ([]*onboarding.Endp
 // resumes a delivery that disabling dropped: while an endpoint is disabled
 // nothing joins its queue, so the queue it is enabled with is empty.
 func (s *Store) UpdateEndpoint(ctx context.Context, id string, change func(*onboarding.Endpoint) error) (*onboarding.Endpoint, error) {
-	for round := 1; ; round++ {
-		ep, err := s.changeEndpoint(ctx, id, change)
-		if errors.Is(err, errQueueLeft) && round < maxAttempts {
-			if err := s.drainEndpointQueue(ctx, id, s.now()); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !ep.Enabled {
-			if err := s.drainEndpointQueue(ctx, id, s.now()); err != nil {
-				return nil, err
-			}
-		}
-		return ep, nil
-	}
+	return onboarding.ChangeEndpointThenDrop(maxAttempts,
+		func() (*onboarding.Endpoint, error) { return s.changeEndpoint(ctx, id, change) },
+		func() error { return s.drainEndpointQueue(ctx, id, s.now()) })
 }
 
 // changeEndpoint is UpdateEndpoint's transaction: it applies change to
-// the endpoint's record under its row lock, and answers errQueueLeft,
-// committing nothing, when the change would enable it with deliveries
-// still queued.
+// the endpoint's record under its row lock, and answers
+// onboarding.ErrQueueLeft, committing nothing, when the change would
+// enable it with deliveries still queued.
 func (s *Store) changeEndpoint(ctx context.Context, id string, change func(*onboarding.Endpoint) error) (*onboarding.Endpoint, error) {
 	var result *onboarding.Endpoint
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -156,7 +137,7 @@ func (s *Store) changeEndpoint(ctx context.Context, id string, change func(*onbo
 				return err
 			}
 			if queued {
-				return errQueueLeft
+				return onboarding.ErrQueueLeft
 			}
 		}
 		if err := writeEndpoint(ctx, tx, ep); err != nil {

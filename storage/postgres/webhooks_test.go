@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,60 +11,13 @@ import (
 	"onboard/onboarding"
 )
 
-// TestWebhookFanOut checks which endpoints an event is queued for: those
-// of its organization that are enabled and want its type, or the one a
-// webhook.test is addressed to.
-func TestWebhookFanOut(t *testing.T) {
-	h := newHookEnv(t)
-	all, sentOnly, disabled, other := h.endpoint("acme"), h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme"), h.endpoint("acme2")
-	if _, err := h.s.UpdateEndpoint(context.Background(), disabled.ID, func(ep *onboarding.Endpoint) error { ep.Enabled = false; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	test := h.event(onboarding.EventWebhookTest, "acme", "", h.now)
-	test.Endpoint = sentOnly.ID
-	tests := []struct {
-		name  string
-		event *onboarding.Event
-		want  []*onboarding.Endpoint
-	}{
-		{"every endpoint wanting the type", h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now), []*onboarding.Endpoint{all}},
-		{"a filter naming the type", h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now), []*onboarding.Endpoint{all, sentOnly}},
-		{"a test addressed to one endpoint", test, []*onboarding.Endpoint{sentOnly}},
-		{"another organization", h.event(onboarding.EventApplicationSent, "acme2", "app-2", h.now), []*onboarding.Endpoint{other}},
-		{"an organization without endpoints", h.event(onboarding.EventApplicationSent, "acm", "app-3", h.now), nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h.add(tt.event)
-			want := []string{}
-			for _, ep := range tt.want {
-				want = append(want, hookPair(ep.ID, tt.event.ID))
-			}
-			got := []string{}
-			for _, q := range h.queued() {
-				if q.EventID == tt.event.ID {
-					got = append(got, hookPair(q.EndpointID, q.EventID))
-					if q.EventType != tt.event.Type || q.Subject != tt.event.Subject || q.Attempts != 0 || !q.NextAt.Equal(tt.event.At) {
-						t.Errorf("queued %+v for event %+v", q, tt.event)
-					}
-				}
-			}
-			slices.Sort(want)
-			slices.Sort(got)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("queued for (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // TestWebhookDuplicateEndpoint: creating an endpoint whose id exists is
 // errWebhookDuplicate. (The rest of the endpoints' contract is the Store
 // suite's.)
 func TestWebhookDuplicateEndpoint(t *testing.T) {
 	h := newHookEnv(t)
-	ep := h.endpoint("acme")
-	if err := h.s.CreateEndpoint(context.Background(), ep); !errors.Is(err, errWebhookDuplicate) {
+	ep := h.Endpoint("acme")
+	if err := h.S.CreateEndpoint(context.Background(), ep); !errors.Is(err, errWebhookDuplicate) {
 		t.Errorf("CreateEndpoint(duplicate) = %v, want errWebhookDuplicate", err)
 	}
 }
@@ -76,11 +28,11 @@ func TestWebhookDuplicateEndpoint(t *testing.T) {
 func TestWebhookDeliveryAttemptsOfOneTime(t *testing.T) {
 	ctx := context.Background()
 	h := newHookEnv(t)
-	same := []onboarding.DeliveryAttempt{{EventID: "evt_c", EndpointID: "we_4", At: h.now, Attempt: 1}, {EventID: "evt_c", EndpointID: "we_4", At: h.now, Attempt: 2}}
-	if err := h.s.inTx(ctx, func(tx pgx.Tx) error { return h.s.writeAttempts(ctx, tx, same) }); err != nil {
+	same := []onboarding.DeliveryAttempt{{EventID: "evt_c", EndpointID: "we_4", At: h.Now, Attempt: 1}, {EventID: "evt_c", EndpointID: "we_4", At: h.Now, Attempt: 2}}
+	if err := h.S.inTx(ctx, func(tx pgx.Tx) error { return h.S.writeAttempts(ctx, tx, same) }); err != nil {
 		t.Fatal(err)
 	}
-	got, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: "evt_c"})
+	got, err := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: "evt_c"})
 	if diff := cmp.Diff([]onboarding.DeliveryAttempt{same[1], same[0]}, got); err != nil || diff != "" {
 		t.Errorf("lines of one time (-want +got):\n%s%v", diff, err)
 	}

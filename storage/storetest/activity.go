@@ -215,25 +215,10 @@ func testActivityAfter(t *testing.T, open Opener) {
 	}
 	_, all := fixture.ReadLog(t, s, app.ID)
 	for _, limit := range []int{1, 3, 7, 50} {
-		var got []onboarding.LoggedActivity
-		after := ulid.ULID{}
-		for pages := 0; ; pages++ {
-			page, more, err := s.ActivityAfter(ctx, app.ID, after, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(page) > limit || (more && len(page) != limit) {
-				t.Fatalf("limit %d: page of %d, more %v", limit, len(page), more)
-			}
-			got = append(got, page...)
-			if !more {
-				break
-			}
-			after = page[len(page)-1].Seq
-			if pages > 10 {
-				t.Fatal("pagination does not end")
-			}
-		}
+		got := walkPages(t, fmt.Sprintf("limit %d", limit), limit, func(e onboarding.LoggedActivity) ulid.ULID { return e.Seq },
+			func(after ulid.ULID) ([]onboarding.LoggedActivity, bool, error) {
+				return s.ActivityAfter(ctx, app.ID, after, limit)
+			})
 		if diff := cmp.Diff(all, got); diff != "" {
 			t.Errorf("limit %d: pages (-want +got):\n%s", limit, diff)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"onboard/onboarding"
+	"onboard/storage/storetest/fixture"
 )
 
 var endpointCases = []suiteCase{
@@ -24,6 +25,8 @@ var endpointCases = []suiteCase{
 	{"EnablingResumesNothing", testEnablingResumesNothing},
 	{"DisablingDropsClaimed", testDisablingDropsClaimed},
 	{"StoppingUnderLoad", testStoppingAnEndpointUnderLoad},
+	{"ClaimMeetingADisabling", testClaimMeetingADisabling},
+	{"LeftoversOfADisabledEndpoint", testLeftoversOfADisabledEndpoint},
 	{"Delete", testDeleteEndpoint},
 }
 
@@ -34,8 +37,8 @@ var endpointCases = []suiteCase{
 func testEndpoints(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
-	a1, other, a2 := h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme2"), h.endpoint("acme")
-	if err := h.s.CreateEndpoint(ctx, a1); err == nil || errors.Is(err, onboarding.ErrNotFound) {
+	a1, other, a2 := h.Endpoint("acme", onboarding.EventApplicationSent), h.Endpoint("acme2"), h.Endpoint("acme")
+	if err := h.S.CreateEndpoint(ctx, a1); err == nil || errors.Is(err, onboarding.ErrNotFound) {
 		t.Errorf("CreateEndpoint(duplicate) = %v, want an error", err)
 	}
 	tests := []struct {
@@ -48,7 +51,7 @@ func testEndpoints(t *testing.T, open Opener) {
 		{"", []*onboarding.Endpoint{a1, other, a2}},
 	}
 	for _, tt := range tests {
-		got, err := h.s.Endpoints(ctx, tt.org)
+		got, err := h.S.Endpoints(ctx, tt.org)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,28 +59,28 @@ func testEndpoints(t *testing.T, open Opener) {
 			t.Errorf("Endpoints(%q), oldest first (-want +got):\n%s", tt.org, diff)
 		}
 	}
-	if got, err := h.s.Endpoint(ctx, a1.ID); err != nil || !cmp.Equal(a1, got) {
+	if got, err := h.S.Endpoint(ctx, a1.ID); err != nil || !cmp.Equal(a1, got) {
 		t.Errorf("Endpoint (-want +got):\n%s %v", cmp.Diff(a1, got), err)
 	}
-	got, err := h.s.UpdateEndpoint(ctx, a1.ID, func(ep *onboarding.Endpoint) error { ep.Description = "CRM"; return nil })
+	got, err := h.S.UpdateEndpoint(ctx, a1.ID, func(ep *onboarding.Endpoint) error { ep.Description = "CRM"; return nil })
 	if err != nil || got.Description != "CRM" {
 		t.Fatalf("UpdateEndpoint = %+v, %v", got, err)
 	}
-	if stored, err := h.s.Endpoint(ctx, a1.ID); err != nil || !cmp.Equal(got, stored) {
+	if stored, err := h.S.Endpoint(ctx, a1.ID); err != nil || !cmp.Equal(got, stored) {
 		t.Errorf("Endpoint after update = %+v, %v; want %+v", stored, err, got)
 	}
-	if _, err := h.s.UpdateEndpoint(ctx, a1.ID, func(ep *onboarding.Endpoint) error { ep.OrgID = "acme2"; return nil }); err == nil {
+	if _, err := h.S.UpdateEndpoint(ctx, a1.ID, func(ep *onboarding.Endpoint) error { ep.OrgID = "acme2"; return nil }); err == nil {
 		t.Errorf("UpdateEndpoint(moving it to another organization) succeeded")
 	}
-	if _, err := h.s.UpdateEndpoint(ctx, a1.ID, func(ep *onboarding.Endpoint) error { ep.Description = "lost"; return errBoom }); !errors.Is(err, errBoom) {
+	if _, err := h.S.UpdateEndpoint(ctx, a1.ID, func(ep *onboarding.Endpoint) error { ep.Description = "lost"; return errBoom }); !errors.Is(err, errBoom) {
 		t.Errorf("UpdateEndpoint(failing change) = %v, want boom", err)
 	}
-	if stored, _ := h.s.Endpoint(ctx, a1.ID); stored.Description != "CRM" || stored.OrgID != "acme" {
+	if stored, _ := h.S.Endpoint(ctx, a1.ID); stored.Description != "CRM" || stored.OrgID != "acme" {
 		t.Errorf("endpoint after refused changes = %+v", stored)
 	}
-	_, err = h.s.UpdateEndpoint(ctx, "we_nope", func(*onboarding.Endpoint) error { return nil })
+	_, err = h.S.UpdateEndpoint(ctx, "we_nope", func(*onboarding.Endpoint) error { return nil })
 	wantNotFound(t, "UpdateEndpoint(unknown)", err)
-	_, err = h.s.Endpoint(ctx, "we_nope")
+	_, err = h.S.Endpoint(ctx, "we_nope")
 	wantNotFound(t, "Endpoint(unknown)", err)
 }
 
@@ -86,34 +89,34 @@ func testEndpoints(t *testing.T, open Opener) {
 // webhook.test is addressed to.
 func testFanOut(t *testing.T, open Opener) {
 	h := newHooks(t, open)
-	all, sentOnly, disabled, other := h.endpoint("acme"), h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme"), h.endpoint("acme2")
-	h.disable(disabled)
-	test := h.event(onboarding.EventWebhookTest, "acme", "", h.now)
+	all, sentOnly, disabled, other := h.Endpoint("acme"), h.Endpoint("acme", onboarding.EventApplicationSent), h.Endpoint("acme"), h.Endpoint("acme2")
+	h.Disable(disabled)
+	test := h.Event(onboarding.EventWebhookTest, "acme", "", h.Now)
 	test.Endpoint = sentOnly.ID
 	tests := []struct {
 		name  string
 		event *onboarding.Event
 		want  []*onboarding.Endpoint
 	}{
-		{"every endpoint wanting the type", h.event(onboarding.EventApplicationCreated, "acme", "app-1", h.now), []*onboarding.Endpoint{all}},
-		{"a filter naming the type", h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now), []*onboarding.Endpoint{all, sentOnly}},
+		{"every endpoint wanting the type", h.Event(onboarding.EventApplicationCreated, "acme", "app-1", h.Now), []*onboarding.Endpoint{all}},
+		{"a filter naming the type", h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now), []*onboarding.Endpoint{all, sentOnly}},
 		{"a test addressed to one endpoint", test, []*onboarding.Endpoint{sentOnly}},
-		{"another organization", h.event(onboarding.EventApplicationSent, "acme2", "app-2", h.now), []*onboarding.Endpoint{other}},
-		{"an organization without endpoints", h.event(onboarding.EventApplicationSent, "acm", "app-3", h.now), nil},
+		{"another organization", h.Event(onboarding.EventApplicationSent, "acme2", "app-2", h.Now), []*onboarding.Endpoint{other}},
+		{"an organization without endpoints", h.Event(onboarding.EventApplicationSent, "acm", "app-3", h.Now), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h.add(tt.event)
-			checkQueues(t, h.s)
+			h.Add(tt.event)
+			fixture.CheckQueues(t, h.S)
 			want := []string{}
 			for _, ep := range tt.want {
-				want = append(want, pair(ep.ID, tt.event.ID))
+				want = append(want, fixture.Pair(ep.ID, tt.event.ID))
 			}
-			if n := h.queued(); n != len(want) {
+			if n := h.Queued(); n != len(want) {
 				t.Errorf("QueuedDeliveries = %d, want %d", n, len(want))
 			}
-			claimed, _ := h.claim("w1", tt.event.At, 10)
-			if diff := cmp.Diff(sorted(want...), pairs(claimed)); diff != "" {
+			claimed, _ := h.Claim("w1", tt.event.At, 10)
+			if diff := cmp.Diff(sorted(want...), fixture.Pairs(claimed)); diff != "" {
 				t.Errorf("queued for (-want +got):\n%s", diff)
 			}
 			for _, d := range claimed {
@@ -122,7 +125,7 @@ func testFanOut(t *testing.T, open Opener) {
 					t.Errorf("claimed %+v for event %+v", d, tt.event)
 				}
 			}
-			h.finishAll(claimed, tt.event.At)
+			h.FinishAll(claimed, tt.event.At)
 		})
 	}
 }
@@ -145,21 +148,21 @@ func testDisablingDropsTheQueue(t *testing.T, open Opener) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			h := newHooks(t, open)
-			ep, keep := h.endpoint("acme"), h.endpoint("acme2")
+			ep, keep := h.Endpoint("acme"), h.Endpoint("acme2")
 			var events []*onboarding.Event
 			for s := 0; s < tt.subj; s++ {
 				for i := 0; i < tt.perSubj; i++ {
-					events = append(events, h.event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", s), h.at(time.Duration(i)*time.Millisecond)))
+					events = append(events, h.Event(onboarding.EventApplicationSent, "acme", fmt.Sprintf("app-%d", s), h.At(time.Duration(i)*time.Millisecond)))
 				}
 			}
-			kept := h.event(onboarding.EventApplicationSent, "acme2", "app-x", h.now)
+			kept := h.Event(onboarding.EventApplicationSent, "acme2", "app-x", h.Now)
 			events = append(events, kept)
-			h.add(events...)
+			h.Add(events...)
 			var want []onboarding.DeliveryAttempt
-			reason, dropAt := "disabled by the operator", h.now
+			reason, dropAt := "disabled by the operator", h.Now
 			if tt.finish {
-				reason, dropAt = "410 Gone", h.at(time.Second)
-				claimed, _ := h.claim("w1", h.now, 10)
+				reason, dropAt = "410 Gone", h.At(time.Second)
+				claimed, _ := h.Claim("w1", h.Now, 10)
 				var d *onboarding.Delivery
 				for _, c := range claimed {
 					if c.EndpointID == ep.ID && c.EventID == events[0].ID {
@@ -167,10 +170,10 @@ func testDisablingDropsTheQueue(t *testing.T, open Opener) {
 					}
 				}
 				if d == nil {
-					t.Fatalf("claimed %v, want the first event's delivery among them", pairs(claimed))
+					t.Fatalf("claimed %v, want the first event's delivery among them", fixture.Pairs(claimed))
 				}
-				h.now = dropAt // the store's clock, for the lines it writes
-				if err := h.finish(d, dropAt, onboarding.DeliveryResult{Done: true, Endpoint: func(e *onboarding.Endpoint) {
+				h.Now = dropAt // the store's clock, for the lines it writes
+				if err := h.Finish(d, dropAt, onboarding.DeliveryResult{Done: true, Endpoint: func(e *onboarding.Endpoint) {
 					e.Enabled, e.DisabledReason = false, reason
 				}}); err != nil {
 					t.Fatal(err)
@@ -178,25 +181,25 @@ func testDisablingDropsTheQueue(t *testing.T, open Opener) {
 				events = events[1:]
 				want = append(want, onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type, EndpointID: ep.ID, OrgID: "acme",
 					Attempt: 1, At: dropAt, StatusCode: 200, Success: true})
-			} else if _, err := h.s.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error {
+			} else if _, err := h.S.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error {
 				e.Enabled, e.DisabledReason = false, reason
 				return nil
 			}); err != nil {
 				t.Fatal(err)
 			}
-			checkQueues(t, h.s)
+			fixture.CheckQueues(t, h.S)
 			for _, e := range events[:len(events)-1] {
 				want = append(want, onboarding.DeliveryAttempt{EventID: e.ID, EventType: e.Type, EndpointID: ep.ID, OrgID: "acme",
 					At: dropAt, Error: "not delivered: the endpoint was disabled (" + reason + ")"})
 			}
-			if n := h.queued(); n != 1 {
+			if n := h.Queued(); n != 1 {
 				t.Errorf("QueuedDeliveries after disabling = %d, want the other endpoint's one", n)
 			}
-			claimed, _ := h.claim("w2", h.at(time.Hour), 1000)
-			if diff := cmp.Diff([]string{pair(keep.ID, kept.ID)}, pairs(claimed)); diff != "" {
+			claimed, _ := h.Claim("w2", h.At(time.Hour), 1000)
+			if diff := cmp.Diff([]string{fixture.Pair(keep.ID, kept.ID)}, fixture.Pairs(claimed)); diff != "" {
 				t.Errorf("claimable after disabling (-want +got):\n%s", diff)
 			}
-			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 10 * len(want)})
+			lines, err := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 10 * len(want)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,13 +211,13 @@ func testDisablingDropsTheQueue(t *testing.T, open Opener) {
 			if diff := cmp.Diff(want, lines); diff != "" {
 				t.Errorf("log (-want +got):\n%s", diff)
 			}
-			stored, _ := h.s.Endpoint(ctx, ep.ID)
+			stored, _ := h.S.Endpoint(ctx, ep.ID)
 			if stored.Enabled || stored.DisabledReason != reason {
 				t.Errorf("endpoint after disabling = %+v", stored)
 			}
 			// Nothing is queued for it while it is disabled.
-			h.add(h.event(onboarding.EventApplicationSent, "acme", "app-later", h.now))
-			if n := h.queued(); n != 1 {
+			h.Add(h.Event(onboarding.EventApplicationSent, "acme", "app-later", h.Now))
+			if n := h.Queued(); n != 1 {
 				t.Errorf("QueuedDeliveries after an event for the disabled endpoint = %d, want the other endpoint's 1", n)
 			}
 		})
@@ -226,22 +229,22 @@ func testDisablingDropsTheQueue(t *testing.T, open Opener) {
 func testEnablingResumesNothing(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
-	ep := h.endpoint("acme")
-	h.add(h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now), h.event(onboarding.EventApplicationSent, "acme", "app-2", h.now))
-	h.disable(ep)
-	if _, err := h.s.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error { e.Enabled = true; return nil }); err != nil {
+	ep := h.Endpoint("acme")
+	h.Add(h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now), h.Event(onboarding.EventApplicationSent, "acme", "app-2", h.Now))
+	h.Disable(ep)
+	if _, err := h.S.UpdateEndpoint(ctx, ep.ID, func(e *onboarding.Endpoint) error { e.Enabled = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.queued(); n != 0 {
+	if n := h.Queued(); n != 0 {
 		t.Errorf("QueuedDeliveries after enabling again = %d, want 0", n)
 	}
-	if claimed, next := h.claim("w1", h.at(time.Hour), 10); len(claimed) != 0 || !next.IsZero() {
-		t.Errorf("claimed %v, next %v after enabling again; want none", pairs(claimed), next)
+	if claimed, next := h.Claim("w1", h.At(time.Hour), 10); len(claimed) != 0 || !next.IsZero() {
+		t.Errorf("claimed %v, next %v after enabling again; want none", fixture.Pairs(claimed), next)
 	}
-	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(time.Second))
-	h.add(e)
-	claimed, _ := h.claim("w1", h.at(time.Hour), 10)
-	if diff := cmp.Diff([]string{pair(ep.ID, e.ID)}, pairs(claimed)); diff != "" {
+	e := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.At(time.Second))
+	h.Add(e)
+	claimed, _ := h.Claim("w1", h.At(time.Hour), 10)
+	if diff := cmp.Diff([]string{fixture.Pair(ep.ID, e.ID)}, fixture.Pairs(claimed)); diff != "" {
 		t.Errorf("claimed after enabling (-want +got):\n%s", diff)
 	}
 }
@@ -251,37 +254,37 @@ func testEnablingResumesNothing(t *testing.T, open Opener) {
 func testDeleteEndpoint(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
-	ep, keep := h.endpoint("acme"), h.endpoint("acme")
-	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-	opened := h.event(onboarding.EventApplicationOpened, "acme", "app-1", h.now)
-	h.add(e, opened)
-	if err := h.s.DeleteEndpoint(ctx, ep.ID); err != nil {
+	ep, keep := h.Endpoint("acme"), h.Endpoint("acme")
+	e := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+	opened := h.Event(onboarding.EventApplicationOpened, "acme", "app-1", h.Now)
+	h.Add(e, opened)
+	if err := h.S.DeleteEndpoint(ctx, ep.ID); err != nil {
 		t.Fatal(err)
 	}
-	checkQueues(t, h.s)
-	if n := h.queued(); n != 2 {
+	fixture.CheckQueues(t, h.S)
+	if n := h.Queued(); n != 2 {
 		t.Errorf("QueuedDeliveries = %d, want the other endpoint's 2", n)
 	}
-	if lines, _ := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{}); len(lines) != 0 {
+	if lines, _ := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{}); len(lines) != 0 {
 		t.Errorf("deleting logged %+v", lines)
 	}
-	_, err := h.s.Endpoint(ctx, ep.ID)
+	_, err := h.S.Endpoint(ctx, ep.ID)
 	wantNotFound(t, "Endpoint(deleted)", err)
-	if got, _ := h.s.Endpoints(ctx, "acme"); len(got) != 1 || got[0].ID != keep.ID {
+	if got, _ := h.S.Endpoints(ctx, "acme"); len(got) != 1 || got[0].ID != keep.ID {
 		t.Errorf("Endpoints after delete = %+v", got)
 	}
-	wantNotFound(t, "DeleteEndpoint(deleted)", h.s.DeleteEndpoint(ctx, ep.ID))
-	_, err = h.s.Redeliver(ctx, e.ID, ep.ID, h.now)
+	wantNotFound(t, "DeleteEndpoint(deleted)", h.S.DeleteEndpoint(ctx, ep.ID))
+	_, err = h.S.Redeliver(ctx, e.ID, ep.ID, h.Now)
 	wantNotFound(t, "Redeliver to a deleted endpoint", err)
 	for _, want := range []*onboarding.Event{e, opened} {
-		claimed, _ := h.claim("w1", h.now, 10)
-		if diff := cmp.Diff([]string{pair(keep.ID, want.ID)}, pairs(claimed)); diff != "" {
+		claimed, _ := h.Claim("w1", h.Now, 10)
+		if diff := cmp.Diff([]string{fixture.Pair(keep.ID, want.ID)}, fixture.Pairs(claimed)); diff != "" {
 			t.Errorf("claimed (-want +got):\n%s", diff)
 		}
-		h.finishAll(claimed, h.now)
+		h.FinishAll(claimed, h.Now)
 	}
-	h.add(h.event(onboarding.EventApplicationSent, "acme", "app-2", h.now))
-	if n := h.queued(); n != 1 {
+	h.Add(h.Event(onboarding.EventApplicationSent, "acme", "app-2", h.Now))
+	if n := h.Queued(); n != 1 {
 		t.Errorf("QueuedDeliveries after an event = %d, want the other endpoint's 1", n)
 	}
 }
@@ -293,31 +296,31 @@ func testDeleteEndpoint(t *testing.T, open Opener) {
 func testDisablingDropsClaimed(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
-	off, gone := h.endpoint("acme", onboarding.EventApplicationSent), h.endpoint("acme", onboarding.EventApplicationCreated)
-	sent := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-	created := h.event(onboarding.EventApplicationCreated, "acme", "app-2", h.now)
-	h.add(sent, created)
-	claimed, _ := h.claim("w1", h.now, 10)
-	if diff := cmp.Diff(sorted(pair(off.ID, sent.ID), pair(gone.ID, created.ID)), pairs(claimed)); diff != "" {
+	off, gone := h.Endpoint("acme", onboarding.EventApplicationSent), h.Endpoint("acme", onboarding.EventApplicationCreated)
+	sent := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+	created := h.Event(onboarding.EventApplicationCreated, "acme", "app-2", h.Now)
+	h.Add(sent, created)
+	claimed, _ := h.Claim("w1", h.Now, 10)
+	if diff := cmp.Diff(sorted(fixture.Pair(off.ID, sent.ID), fixture.Pair(gone.ID, created.ID)), fixture.Pairs(claimed)); diff != "" {
 		t.Fatalf("claimed (-want +got):\n%s", diff)
 	}
-	h.disable(off)
-	if err := h.s.DeleteEndpoint(ctx, gone.ID); err != nil {
+	h.Disable(off)
+	if err := h.S.DeleteEndpoint(ctx, gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	checkQueues(t, h.s)
-	if n := h.queued(); n != 0 {
+	fixture.CheckQueues(t, h.S)
+	if n := h.Queued(); n != 0 {
 		t.Errorf("QueuedDeliveries = %d, want 0", n)
 	}
 	for _, d := range claimed {
-		if err := h.finish(d, h.at(time.Second), onboarding.DeliveryResult{Done: true}); !errors.Is(err, onboarding.ErrLeaseLost) {
+		if err := h.Finish(d, h.At(time.Second), onboarding.DeliveryResult{Done: true}); !errors.Is(err, onboarding.ErrLeaseLost) {
 			t.Errorf("finish of a claim whose endpoint went = %v, want ErrLeaseLost", err)
 		}
 	}
-	if got, next := h.claim("w2", h.at(time.Hour), 10); len(got) != 0 || !next.IsZero() {
-		t.Errorf("claim after = %v, next %v; want none", pairs(got), next)
+	if got, next := h.Claim("w2", h.At(time.Hour), 10); len(got) != 0 || !next.IsZero() {
+		t.Errorf("claim after = %v, next %v; want none", fixture.Pairs(got), next)
 	}
-	lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: off.ID})
+	lines, err := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: off.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,22 +364,22 @@ func testStoppingAnEndpointUnderLoad(t *testing.T, open Opener) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			h := newHooks(t, open)
-			stores := []onboarding.Store{h.s}
-			if s2 := open(t, Options{Beside: h.s, Now: h.clock}); s2 != nil {
+			stores := []onboarding.Store{h.S}
+			if s2 := open(t, Options{Beside: h.S, Now: h.Clock}); s2 != nil {
 				stores = append(stores, s2)
 			}
-			ep := h.endpoint("acme")
-			h.endpoint("acme") // another endpoint, whose deliveries go on
+			ep := h.Endpoint("acme")
+			h.Endpoint("acme") // another endpoint, whose deliveries go on
 			var mu sync.Mutex  // guards h.event's entropy and what the workers saw
 			event := func(subject string) *onboarding.Event {
 				mu.Lock()
 				defer mu.Unlock()
-				return h.event(onboarding.EventApplicationSent, "acme", subject, h.now)
+				return h.Event(onboarding.EventApplicationSent, "acme", subject, h.Now)
 			}
 			var before []string // events committed before the call began
 			for i := 0; i < 1100; i++ {
 				e := event(fmt.Sprintf("app-%d", i%40))
-				h.add(e)
+				h.Add(e)
 				before = append(before, e.ID)
 			}
 
@@ -445,7 +448,7 @@ func testStoppingAnEndpointUnderLoad(t *testing.T, open Opener) {
 					default:
 					}
 					after := stopped.Load()
-					claimed, _, err := s.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w", Now: h.now, Lease: time.Hour, Limit: 8})
+					claimed, _, err := s.ClaimDeliveries(ctx, onboarding.Claim{Owner: "w", Now: h.Now, Lease: time.Hour, Limit: 8})
 					if errors.Is(err, onboarding.ErrWriteConflict) {
 						continue
 					}
@@ -458,7 +461,7 @@ func testStoppingAnEndpointUnderLoad(t *testing.T, open Opener) {
 							fail(fmt.Errorf("a claim begun after the call returned got %s", d.EventID))
 						}
 						r := onboarding.DeliveryResult{Done: true, Attempt: onboarding.DeliveryAttempt{EventID: d.EventID, EventType: d.Event.Type,
-							EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: h.now, StatusCode: 200, Success: true}}
+							EndpointID: d.EndpointID, OrgID: "acme", Attempt: 1, At: h.Now, StatusCode: 200, Success: true}}
 						lost, err := s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
 						if err != nil {
 							fail(fmt.Errorf("FinishDeliveries: %w", err))
@@ -483,7 +486,7 @@ func testStoppingAnEndpointUnderLoad(t *testing.T, open Opener) {
 				}
 			}
 			stopping.Store(true)
-			err := tt.stop(h.s, ep.ID)
+			err := tt.stop(h.S, ep.ID)
 			stopped.Store(true)
 			for i := 0; i < 20 && err == nil; i++ {
 				if !await(added) || !await(claimedAfter) {
@@ -500,14 +503,14 @@ func testStoppingAnEndpointUnderLoad(t *testing.T, open Opener) {
 				t.Fatalf("%s under load: %v", tt.name, err)
 			}
 
-			checkQueues(t, h.s)
-			late, _ := h.claim("late", h.at(48*time.Hour), 100000)
+			fixture.CheckQueues(t, h.S)
+			late, _ := h.Claim("late", h.At(48*time.Hour), 100000)
 			for _, d := range late {
 				if d.EndpointID == ep.ID {
 					t.Errorf("claimable after the call: %s", d.EventID)
 				}
 			}
-			lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 100 * len(before)})
+			lines, err := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{EndpointID: ep.ID, Limit: 100 * len(before)})
 			if err != nil {
 				t.Fatal(err)
 			}

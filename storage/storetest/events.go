@@ -26,13 +26,13 @@ var eventCases = []suiteCase{
 func testEventsCommitWithTheirChange(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
-	ep := h.endpoint("acme")
+	ep := h.Endpoint("acme")
 	app := fixture.App("acme", 1, onboarding.StatusCreated)
-	created := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.now)
-	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{created}}); err != nil {
+	created := h.Event(onboarding.EventApplicationCreated, "acme", app.ID, h.Now)
+	if err := h.S.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{created}}); err != nil {
 		t.Fatal(err)
 	}
-	checkQueues(t, h.s)
+	fixture.CheckQueues(t, h.S)
 	tests := []struct {
 		name    string
 		event   *onboarding.Event
@@ -40,21 +40,21 @@ func testEventsCommitWithTheirChange(t *testing.T, open Opener) {
 		stored  bool
 		wantErr error
 	}{
-		{"an update commits its event", h.event(onboarding.EventApplicationSent, "acme", app.ID, h.at(time.Second)), nil, true, nil},
-		{"a failing update writes none", h.event(onboarding.EventApplicationOpened, "acme", app.ID, h.at(2*time.Second)), errBoom, false, errBoom},
+		{"an update commits its event", h.Event(onboarding.EventApplicationSent, "acme", app.ID, h.At(time.Second)), nil, true, nil},
+		{"a failing update writes none", h.Event(onboarding.EventApplicationOpened, "acme", app.ID, h.At(2*time.Second)), errBoom, false, errBoom},
 	}
 	want := []*onboarding.Event{created} // queued, in the subject's order
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := h.s.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
+			_, err := h.S.UpdateApplication(ctx, app.ID, func(a *onboarding.Application) (onboarding.Changes, error) {
 				a.Status = onboarding.StatusSent
 				return onboarding.Changes{Events: []*onboarding.Event{tt.event}}, tt.fail
 			})
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("UpdateApplication = %v, want %v", err, tt.wantErr)
 			}
-			checkQueues(t, h.s)
-			got, err := h.s.Event(ctx, tt.event.ID)
+			fixture.CheckQueues(t, h.S)
+			got, err := h.S.Event(ctx, tt.event.ID)
 			if tt.stored {
 				want = append(want, tt.event)
 				if err != nil {
@@ -66,42 +66,42 @@ func testEventsCommitWithTheirChange(t *testing.T, open Opener) {
 			} else {
 				wantNotFound(t, "Event(of a failed update)", err)
 			}
-			if n := h.queued(); n != len(want) {
+			if n := h.Queued(); n != len(want) {
 				t.Errorf("QueuedDeliveries = %d, want %d", n, len(want))
 			}
 		})
 	}
-	got, err := h.s.Event(ctx, created.ID)
+	got, err := h.S.Event(ctx, created.ID)
 	if err != nil || !cmp.Equal(created, got) {
 		t.Errorf("Event(created) = %+v, %v", got, err)
 	}
 	// A create that fails stores none of its events.
-	dup := h.event(onboarding.EventApplicationCreated, "acme", app.ID, h.at(3*time.Second))
-	if err := h.s.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{dup}}); err == nil {
+	dup := h.Event(onboarding.EventApplicationCreated, "acme", app.ID, h.At(3*time.Second))
+	if err := h.S.CreateApplication(ctx, app, onboarding.Changes{Events: []*onboarding.Event{dup}}); err == nil {
 		t.Fatal("CreateApplication(duplicate) succeeded")
 	}
-	_, err = h.s.Event(ctx, dup.ID)
+	_, err = h.S.Event(ctx, dup.ID)
 	wantNotFound(t, "Event(of a failed create)", err)
-	if n := h.queued(); n != len(want) {
+	if n := h.Queued(); n != len(want) {
 		t.Errorf("QueuedDeliveries after a failed create = %d, want %d", n, len(want))
 	}
 	for _, id := range []string{"", "evt_nope", "app_01KAJ6F4G0000000000000000A"} {
-		_, err := h.s.Event(ctx, id)
+		_, err := h.S.Event(ctx, id)
 		wantNotFound(t, "Event("+id+")", err)
 	}
 	// The queue holds exactly the committed events, delivered in order.
 	for _, e := range want {
-		claimed, _ := h.claim("w1", h.at(time.Hour), 10)
-		if diff := cmp.Diff([]string{pair(ep.ID, e.ID)}, pairs(claimed)); diff != "" {
+		claimed, _ := h.Claim("w1", h.At(time.Hour), 10)
+		if diff := cmp.Diff([]string{fixture.Pair(ep.ID, e.ID)}, fixture.Pairs(claimed)); diff != "" {
 			t.Fatalf("claim (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff(e, claimed[0].Event); diff != "" {
 			t.Errorf("claimed event (-want +got):\n%s", diff)
 		}
-		h.finishAll(claimed, h.at(time.Hour))
+		h.FinishAll(claimed, h.At(time.Hour))
 	}
-	if claimed, next := h.claim("w1", h.at(time.Hour), 10); len(claimed) != 0 || !next.IsZero() {
-		t.Errorf("claim of an empty queue = %v, next %v", pairs(claimed), next)
+	if claimed, next := h.Claim("w1", h.At(time.Hour), 10); len(claimed) != 0 || !next.IsZero() {
+		t.Errorf("claim of an empty queue = %v, next %v", fixture.Pairs(claimed), next)
 	}
 }
 
@@ -111,42 +111,42 @@ func testEventsCommitWithTheirChange(t *testing.T, open Opener) {
 func testExpiredEventsAreInvisible(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
-	ep := h.endpoint("acme")
-	old := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.at(-onboarding.EventRetention-24*time.Hour))
-	fresh := h.event(onboarding.EventApplicationSent, "acme", "app-2", h.at(-onboarding.EventRetention+24*time.Hour))
-	behind := h.event(onboarding.EventApplicationOpened, "acme", "app-1", h.at(-onboarding.EventRetention+24*time.Hour))
-	h.add(old, fresh, behind)
-	_, err := h.s.Event(ctx, old.ID)
+	ep := h.Endpoint("acme")
+	old := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.At(-onboarding.EventRetention-24*time.Hour))
+	fresh := h.Event(onboarding.EventApplicationSent, "acme", "app-2", h.At(-onboarding.EventRetention+24*time.Hour))
+	behind := h.Event(onboarding.EventApplicationOpened, "acme", "app-1", h.At(-onboarding.EventRetention+24*time.Hour))
+	h.Add(old, fresh, behind)
+	_, err := h.S.Event(ctx, old.ID)
 	wantNotFound(t, "Event(expired)", err)
-	if _, err := h.s.Event(ctx, fresh.ID); err != nil {
+	if _, err := h.S.Event(ctx, fresh.ID); err != nil {
 		t.Errorf("Event(a day from expiry) = %v", err)
 	}
 	for typ, want := range map[onboarding.EventType][]string{"": {behind.ID, fresh.ID}, onboarding.EventApplicationSent: {fresh.ID}} {
-		got, more, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Type: typ, Limit: 10})
+		got, more, err := h.S.Events(ctx, onboarding.EventQuery{OrgID: "acme", Type: typ, Limit: 10})
 		if diff := cmp.Diff(want, eventIDs(got)); err != nil || more || diff != "" {
 			t.Errorf("Events(type %q) (-want +got):\n%s more=%v err=%v", typ, diff, more, err)
 		}
 	}
-	_, err = h.s.Redeliver(ctx, old.ID, "", h.now)
+	_, err = h.S.Redeliver(ctx, old.ID, "", h.Now)
 	wantNotFound(t, "Redeliver(expired)", err)
 	// The expired event is dropped from its subject's queue, and the one
 	// behind it is due at once.
-	claimed, next := h.claim("w1", h.now, 10)
+	claimed, next := h.Claim("w1", h.Now, 10)
 	if !slices.ContainsFunc(claimed, func(d *onboarding.Delivery) bool { return d.EventID == behind.ID }) {
-		if !next.Equal(h.now) {
-			t.Errorf("next = %v, want now (%v): the event behind the dropped one is due", next, h.now)
+		if !next.Equal(h.Now) {
+			t.Errorf("next = %v, want now (%v): the event behind the dropped one is due", next, h.Now)
 		}
-		more, _ := h.claim("w1", h.now, 10)
+		more, _ := h.Claim("w1", h.Now, 10)
 		claimed = append(claimed, more...)
 	}
-	if diff := cmp.Diff(sorted(pair(ep.ID, fresh.ID), pair(ep.ID, behind.ID)), pairs(claimed)); diff != "" {
+	if diff := cmp.Diff(sorted(fixture.Pair(ep.ID, fresh.ID), fixture.Pair(ep.ID, behind.ID)), fixture.Pairs(claimed)); diff != "" {
 		t.Errorf("claimed (-want +got):\n%s", diff)
 	}
-	if n := h.queued(); n != 2 {
+	if n := h.Queued(); n != 2 {
 		t.Errorf("QueuedDeliveries after the claims = %d, want the two unexpired", n)
 	}
-	lines, err := h.s.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: old.ID})
-	want := []onboarding.DeliveryAttempt{{EventID: old.ID, EventType: old.Type, EndpointID: ep.ID, OrgID: "acme", At: h.now,
+	lines, err := h.S.DeliveryAttempts(ctx, onboarding.AttemptQuery{EventID: old.ID})
+	want := []onboarding.DeliveryAttempt{{EventID: old.ID, EventType: old.Type, EndpointID: ep.ID, OrgID: "acme", At: h.Now,
 		Error: "not delivered: the event expired"}}
 	if diff := cmp.Diff(want, lines); err != nil || diff != "" {
 		t.Errorf("log of the expired event (-want +got):\n%s%v", diff, err)
@@ -170,8 +170,8 @@ func testEvents(t *testing.T, open Opener) {
 		onboarding.EventWebhookTest, onboarding.EventApplicationCreated, onboarding.EventApplicationSent, onboarding.EventApplicationCreated}
 	var acme, created []string // newest first
 	for i, typ := range types {
-		e := h.event(typ, "acme", "", h.at(time.Duration(i)*time.Second))
-		h.add(e, h.event(typ, "acme2", "", h.at(time.Duration(i)*time.Second)))
+		e := h.Event(typ, "acme", "", h.At(time.Duration(i)*time.Second))
+		h.Add(e, h.Event(typ, "acme2", "", h.At(time.Duration(i)*time.Second)))
 		acme = append([]string{e.ID}, acme...)
 		if typ == onboarding.EventApplicationCreated {
 			created = append([]string{e.ID}, created...)
@@ -195,7 +195,7 @@ func testEvents(t *testing.T, open Opener) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, more, err := h.s.Events(ctx, tt.q)
+			got, more, err := h.S.Events(ctx, tt.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,14 +204,14 @@ func testEvents(t *testing.T, open Opener) {
 			}
 		})
 	}
-	if _, _, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Before: "nope", Limit: 3}); !errors.Is(err, onboarding.ErrInvalidCursor) {
+	if _, _, err := h.S.Events(ctx, onboarding.EventQuery{OrgID: "acme", Before: "nope", Limit: 3}); !errors.Is(err, onboarding.ErrInvalidCursor) {
 		t.Errorf("Events(bad cursor) = %v, want ErrInvalidCursor", err)
 	}
-	got, _, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Limit: 1})
+	got, _, err := h.S.Events(ctx, onboarding.EventQuery{OrgID: "acme", Limit: 1})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("Events(limit 1) = %v, %v", eventIDs(got), err)
 	}
-	stored, err := h.s.Event(ctx, got[0].ID)
+	stored, err := h.S.Event(ctx, got[0].ID)
 	if err != nil || !cmp.Equal(stored, got[0]) {
 		t.Errorf("listed event and Event differ: %+v, %+v, %v", got[0], stored, err)
 	}
@@ -222,16 +222,16 @@ func testEvents(t *testing.T, open Opener) {
 // nothing more.
 func testDuplicateEvent(t *testing.T, open Opener) {
 	h := newHooks(t, open)
-	h.endpoint("acme")
-	e := h.event(onboarding.EventWebhookTest, "acme", "", h.now)
-	h.add(e)
-	if err := h.s.AddEvent(context.Background(), e); err == nil {
+	h.Endpoint("acme")
+	e := h.Event(onboarding.EventWebhookTest, "acme", "", h.Now)
+	h.Add(e)
+	if err := h.S.AddEvent(context.Background(), e); err == nil {
 		t.Error("AddEvent(duplicate) succeeded")
 	}
-	if err := h.s.AddEvent(context.Background(), &onboarding.Event{ID: "app_1", OrgID: "acme"}); err == nil {
+	if err := h.S.AddEvent(context.Background(), &onboarding.Event{ID: "app_1", OrgID: "acme"}); err == nil {
 		t.Error("AddEvent(not an event id) succeeded")
 	}
-	if n := h.queued(); n != 1 {
+	if n := h.Queued(); n != 1 {
 		t.Errorf("QueuedDeliveries = %d, want 1", n)
 	}
 }

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
@@ -178,23 +177,6 @@ func TamperWithActivity(t testing.TB, s onboarding.Store, subjectID string,
 		t.Skipf("the %T store cannot rewrite an activity log", s)
 	}
 	return tt.TamperWithActivity(context.Background(), subjectID, edit)
-}
-
-// FinishDelivery records the attempt of one claimed delivery alone, as
-// FinishDeliveries does, answering onboarding.ErrLeaseLost when its claim
-// no longer held.
-func FinishDelivery(ctx context.Context, s onboarding.Store, d *onboarding.Delivery, r onboarding.DeliveryResult) error {
-	lost, err := s.FinishDeliveries(ctx, []onboarding.FinishedDelivery{{Delivery: d, Result: r}})
-	if err != nil {
-		return err
-	}
-	if len(lost) != 1 {
-		return fmt.Errorf("FinishDeliveries of one delivery answered %d lost flags", len(lost))
-	}
-	if lost[0] {
-		return onboarding.ErrLeaseLost
-	}
-	return nil
 }
 
 var (

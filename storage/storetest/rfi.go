@@ -3,10 +3,12 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
@@ -39,17 +41,6 @@ func sortedIDs(rs ...*onboarding.RFIRequest) []string {
 	return sorted(rfiIDs(rs)...)
 }
 
-// rfiClaim claims expiries for owner at at with a one-minute lease.
-func rfiClaim(t *testing.T, s onboarding.Store, owner string, at time.Time, limit int) ([]string, time.Time) {
-	t.Helper()
-	ids, next, err := s.ClaimRFIExpiries(context.Background(), onboarding.Claim{Owner: owner, Now: at, Lease: time.Minute, Limit: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkQueues(t, s)
-	return sorted(ids...), next
-}
-
 // testRFIRoundTrip: a request reads back as stored by id and slug, an
 // update changes it and its slug, a duplicate or malformed create is
 // refused, and applications and requests never answer for each other.
@@ -61,7 +52,7 @@ func testRFIRoundTrip(t *testing.T, open Opener) {
 	if err := s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log}); err != nil {
 		t.Fatal(err)
 	}
-	checkQueues(t, s)
+	fixture.CheckQueues(t, s)
 	got, err := s.RFIRequest(ctx, r.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +84,7 @@ func testRFIRoundTrip(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkQueues(t, s)
+	fixture.CheckQueues(t, s)
 	if diff := cmp.Diff(&want, updated); diff != "" {
 		t.Errorf("UpdateRFIRequest() result (-want +got):\n%s", diff)
 	}
@@ -110,7 +101,7 @@ func testRFIRoundTrip(t *testing.T, open Opener) {
 		}
 	}
 	// Completed, it left the expiry queue.
-	if ids, next := rfiClaim(t, s, "w1", r.ExpiresAt.Add(time.Hour), 10); len(ids) != 0 || !next.IsZero() {
+	if ids, next := fixture.ClaimRFIs(t, s, "w1", r.ExpiresAt.Add(time.Hour), 10); len(ids) != 0 || !next.IsZero() {
 		t.Errorf("expiry claim after completion = %v, next %v; want none", ids, next)
 	}
 	wantActivity(t, s, r.ID, log)
@@ -171,24 +162,16 @@ func testRFIRoundTrip(t *testing.T, open Opener) {
 }
 
 // testRFIUpdateRefusesImmutableChanges checks that a change of id,
-// organization or sequence fails and writes nothing.
+// organization or sequence, or one that fails, fails and writes nothing.
 func testRFIUpdateRefusesImmutableChanges(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
 	r := fixture.RFI("acme", 1, onboarding.RFIActive)
 	fixture.CreateRFIs(t, s, r)
-	for name, change := range map[string]func(*onboarding.RFIRequest){
-		"id":           func(x *onboarding.RFIRequest) { x.ID = uuid.NewString() },
-		"organization": func(x *onboarding.RFIRequest) { x.OrgID = "acme2" },
-		"sequence":     func(x *onboarding.RFIRequest) { x.Seq = ulid.Make() },
-	} {
-		_, err := s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
-			change(x)
-			x.Status = onboarding.RFIExpired
-			return onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, t0)}}, nil
-		})
-		if err == nil {
-			t.Errorf("changing the %s succeeded, want an error", name)
+	for _, u := range fixture.RefusedRFIUpdates() {
+		err := fixture.UpdateRFIWith(s, r.ID, u, onboarding.Changes{Log: []onboarding.Activity{fixture.Act(onboarding.ActionRFIExpired, t0)}})
+		if err == nil || u.Err != nil && !errors.Is(err, u.Err) {
+			t.Errorf("%s: %v, want an error (%v)", u.Name, err, u.Err)
 		}
 	}
 	if got, err := s.RFIRequest(ctx, r.ID); err != nil || !cmp.Equal(r, got) {
@@ -198,7 +181,7 @@ func testRFIUpdateRefusesImmutableChanges(t *testing.T, open Opener) {
 		t.Errorf("acme2's requests = %v, %v; want none", rfiIDs(rs), err)
 	}
 	wantActivity(t, s, r.ID, nil)
-	if ids, _ := rfiClaim(t, s, "w1", r.ExpiresAt, 10); !cmp.Equal([]string{r.ID}, ids) {
+	if ids, _ := fixture.ClaimRFIs(t, s, "w1", r.ExpiresAt, 10); !cmp.Equal([]string{r.ID}, ids) {
 		t.Errorf("expiry claim = %v, want the request still active", ids)
 	}
 }
@@ -231,28 +214,12 @@ func testListRFIRequests(t *testing.T, open Opener) {
 		}
 		return out
 	}
-	// walk lists the pages of limit, checking each page's size and has_more.
 	walk := func(status onboarding.RFIStatus, limit int) []string {
 		t.Helper()
-		var walked []string
-		var before ulid.ULID
-		for n := 0; ; n++ {
-			rs, more, err := s.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Status: status, Before: before, Limit: limit})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if more && len(rs) != limit || len(rs) > limit {
-				t.Errorf("page %d of %q: %d requests, more=%v, limit %d", n, status, len(rs), more, limit)
-			}
-			walked = append(walked, rfiIDs(rs)...)
-			if !more {
-				return walked
-			}
-			before = rs[len(rs)-1].Seq
-			if n > 10 {
-				t.Fatal("pagination does not end")
-			}
-		}
+		return rfiIDs(walkPages(t, fmt.Sprintf("status %q", status), limit, func(r *onboarding.RFIRequest) ulid.ULID { return r.Seq },
+			func(before ulid.ULID) ([]*onboarding.RFIRequest, bool, error) {
+				return s.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Status: status, Before: before, Limit: limit})
+			}))
 	}
 	check := func(stage string) {
 		t.Helper()
@@ -265,7 +232,7 @@ func testListRFIRequests(t *testing.T, open Opener) {
 			{onboarding.RFICompleted, 100}, {onboarding.RFICompleted, 1},
 			{onboarding.RFIExpired, 100}, {onboarding.RFIExpired, 1},
 		} {
-			if diff := cmp.Diff(of(tt.status), walk(tt.status, tt.limit)); diff != "" {
+			if diff := cmp.Diff(of(tt.status), walk(tt.status, tt.limit), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s: status %q, pages of %d (-want +got):\n%s", stage, tt.status, tt.limit, diff)
 			}
 		}
@@ -281,7 +248,7 @@ func testListRFIRequests(t *testing.T, open Opener) {
 	}{{1, onboarding.RFIExpired}, {3, onboarding.RFIActive}, {6, onboarding.RFIExpired}, {0, onboarding.RFICompleted}} {
 		acme[mv.i] = fixture.UpdateRFI(t, s, acme[mv.i].ID, func(r *onboarding.RFIRequest) { r.Status = mv.to })
 	}
-	checkQueues(t, s)
+	fixture.CheckQueues(t, s)
 	check("after status moves")
 	// A page from a cursor starts strictly after it.
 	rs, more, err := s.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Before: acme[2].Seq, Limit: 2})
@@ -303,20 +270,20 @@ func testListRFIRequests(t *testing.T, open Opener) {
 func testRFIChangesCommitWithTheirWrite(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
-	ep := h.endpoint("acme", onboarding.EventRFIRequestCreated, onboarding.EventRFIRequestCompleted)
+	ep := h.Endpoint("acme", onboarding.EventRFIRequestCreated, onboarding.EventRFIRequestCompleted)
 	r := fixture.RFI("acme", 1, onboarding.RFIActive)
-	created := h.event(onboarding.EventRFIRequestCreated, "acme", r.ID, h.now)
-	log := []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFICreated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1"}}}
-	if err := h.s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
+	created := h.Event(onboarding.EventRFIRequestCreated, "acme", r.ID, h.Now)
+	log := []onboarding.Activity{{At: h.Now, Action: onboarding.ActionRFICreated, Actor: onboarding.Actor{Type: onboarding.ActorAPIKey, ID: "k1"}}}
+	if err := h.S.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
 		t.Fatal(err)
 	}
 	stored := r
 	checkWritten := func(stage string, events ...*onboarding.Event) {
 		t.Helper()
-		checkQueues(t, h.s)
-		wantActivity(t, h.s, r.ID, log)
+		fixture.CheckQueues(t, h.S)
+		wantActivity(t, h.S, r.ID, log)
 		for _, e := range events {
-			got, err := h.s.Event(ctx, e.ID)
+			got, err := h.S.Event(ctx, e.ID)
 			if err != nil {
 				t.Errorf("%s: Event(%s) = %v", stage, e.Type, err)
 				continue
@@ -325,43 +292,43 @@ func testRFIChangesCommitWithTheirWrite(t *testing.T, open Opener) {
 				t.Errorf("%s: stored event (-want +got):\n%s", stage, diff)
 			}
 		}
-		if n := h.queued(); n != len(events) {
+		if n := h.Queued(); n != len(events) {
 			t.Errorf("%s: QueuedDeliveries = %d, want %d", stage, n, len(events))
 		}
-		listed, _, err := h.s.Events(ctx, onboarding.EventQuery{OrgID: "acme", Limit: 10})
+		listed, _, err := h.S.Events(ctx, onboarding.EventQuery{OrgID: "acme", Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(listed) != len(events) {
 			t.Errorf("%s: %d events listed, want %d", stage, len(listed), len(events))
 		}
-		if got, err := h.s.RFIRequest(ctx, r.ID); err != nil || !cmp.Equal(stored, got) {
+		if got, err := h.S.RFIRequest(ctx, r.ID); err != nil || !cmp.Equal(stored, got) {
 			t.Errorf("%s: request (-want +got):\n%s %v", stage, cmp.Diff(stored, got), err)
 		}
 	}
 	checkWritten("create", created)
 
-	opened := h.event(onboarding.EventRFIRequestOpened, "acme", r.ID, h.at(time.Second))
-	_, err := h.s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
+	opened := h.Event(onboarding.EventRFIRequestOpened, "acme", r.ID, h.At(time.Second))
+	_, err := h.S.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
 		x.Status, x.Contact.Name = onboarding.RFIExpired, "changed"
-		return onboarding.Changes{Log: []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFIExpired}}, Events: []*onboarding.Event{opened}}, errBoom
+		return onboarding.Changes{Log: []onboarding.Activity{{At: h.Now, Action: onboarding.ActionRFIExpired}}, Events: []*onboarding.Event{opened}}, errBoom
 	})
 	if err != errBoom {
 		t.Errorf("UpdateRFIRequest(failing change) = %v, want the change's error unchanged", err)
 	}
-	dup := h.event(onboarding.EventRFIRequestCreated, "acme", r.ID, h.at(2*time.Second))
-	if err := h.s.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log, Events: []*onboarding.Event{dup}}); err == nil {
+	dup := h.Event(onboarding.EventRFIRequestCreated, "acme", r.ID, h.At(2*time.Second))
+	if err := h.S.CreateRFIRequest(ctx, r, onboarding.Changes{Log: log, Events: []*onboarding.Event{dup}}); err == nil {
 		t.Errorf("CreateRFIRequest(duplicate) succeeded")
 	}
 	checkWritten("failures", created)
-	if ids, _ := rfiClaim(t, h.s, "w1", r.ExpiresAt, 10); !cmp.Equal([]string{r.ID}, ids) {
+	if ids, _ := fixture.ClaimRFIs(t, h.S, "w1", r.ExpiresAt, 10); !cmp.Equal([]string{r.ID}, ids) {
 		t.Errorf("expiry claim after the failures = %v, want the request still active", ids)
 	}
 
-	done := h.at(3 * time.Second)
-	completed := h.event(onboarding.EventRFIRequestCompleted, "acme", r.ID, done)
+	done := h.At(3 * time.Second)
+	completed := h.Event(onboarding.EventRFIRequestCompleted, "acme", r.ID, done)
 	entry := onboarding.Activity{At: done, Action: onboarding.ActionRFICompleted, Actor: onboarding.Actor{Type: onboarding.ActorParticipant, ID: r.Participants[0].ID}}
-	stored, err = h.s.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
+	stored, err = h.S.UpdateRFIRequest(ctx, r.ID, func(x *onboarding.RFIRequest) (onboarding.Changes, error) {
 		x.Status, x.CompletedAt = onboarding.RFICompleted, &done
 		return onboarding.Changes{Log: []onboarding.Activity{entry}, Events: []*onboarding.Event{completed}}, nil
 	})
@@ -370,15 +337,15 @@ func testRFIChangesCommitWithTheirWrite(t *testing.T, open Opener) {
 	}
 	log = append(log, entry)
 	checkWritten("update", created, completed)
-	_, err = h.s.Event(ctx, opened.ID)
+	_, err = h.S.Event(ctx, opened.ID)
 	wantNotFound(t, "Event(of the failed change)", err)
-	_, err = h.s.Event(ctx, dup.ID)
+	_, err = h.S.Event(ctx, dup.ID)
 	wantNotFound(t, "Event(of the failed create)", err)
 	for _, e := range []*onboarding.Event{created, completed} {
-		claimed, _ := h.claim("w1", h.at(time.Hour), 10)
-		if diff := cmp.Diff([]string{pair(ep.ID, e.ID)}, pairs(claimed)); diff != "" {
+		claimed, _ := h.Claim("w1", h.At(time.Hour), 10)
+		if diff := cmp.Diff([]string{fixture.Pair(ep.ID, e.ID)}, fixture.Pairs(claimed)); diff != "" {
 			t.Errorf("deliveries (-want +got):\n%s", diff)
 		}
-		h.finishAll(claimed, h.at(time.Hour))
+		h.FinishAll(claimed, h.At(time.Hour))
 	}
 }

@@ -2,10 +2,6 @@ package storetest
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +25,7 @@ func testClaimRFIExpiries(t *testing.T, open Opener) {
 	// Nanoseconds: the queue orders and answers exact times.
 	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = t0.Add(time.Hour+1), t0.Add(2*time.Hour+2), t0.Add(3*time.Hour+3)
 	fixture.CreateRFIs(t, s, a, b, c, d, e)
-	checkQueues(t, s)
+	fixture.CheckQueues(t, s)
 	steps := []struct {
 		name     string
 		owner    string
@@ -47,7 +43,7 @@ func testClaimRFIExpiries(t *testing.T, open Opener) {
 		{"a lapsed lease is due again", "w2", b.ExpiresAt.Add(time.Minute), 10, sortedIDs(a, b), c.ExpiresAt},
 	}
 	for _, st := range steps {
-		got, next := rfiClaim(t, s, st.owner, st.at, st.limit)
+		got, next := fixture.ClaimRFIs(t, s, st.owner, st.at, st.limit)
 		if diff := cmp.Diff(sorted(st.want...), got); diff != "" {
 			t.Errorf("%s: claimed (-want +got):\n%s", st.name, diff)
 		}
@@ -62,28 +58,28 @@ func testClaimRFIExpiries(t *testing.T, open Opener) {
 	// unclaimed request at its ExpiresAt.
 	fixture.UpdateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.CompanyName = "renamed" })
 	fixture.UpdateRFI(t, s, c.ID, func(r *onboarding.RFIRequest) { r.CompanyName = "renamed" })
-	if got, next := rfiClaim(t, s, "w3", lease.Add(-1), 10); len(got) != 0 || !next.Equal(lease) {
+	if got, next := fixture.ClaimRFIs(t, s, "w3", lease.Add(-1), 10); len(got) != 0 || !next.Equal(lease) {
 		t.Errorf("after unrelated updates: claimed %v, next %v; want none, the leases' end %v", got, next, lease)
 	}
 	// One that moves ExpiresAt moves the request there, lease or none.
 	later := c.ExpiresAt.Add(time.Hour)
 	fixture.UpdateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.ExpiresAt = later })
 	fixture.UpdateRFI(t, s, c.ID, func(r *onboarding.RFIRequest) { r.ExpiresAt = later.Add(time.Hour) })
-	if got, next := rfiClaim(t, s, "w3", lease, 10); !cmp.Equal([]string{b.ID}, got) || !next.Equal(later) {
+	if got, next := fixture.ClaimRFIs(t, s, "w3", lease, 10); !cmp.Equal([]string{b.ID}, got) || !next.Equal(later) {
 		t.Errorf("after moving ExpiresAt: claimed %v, next %v; want b, %v", got, next, later)
 	}
 	// A request that leaves active leaves the queue, leased or not.
 	fixture.UpdateRFI(t, s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFIExpired })
 	fixture.UpdateRFI(t, s, a.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
-	if got, next := rfiClaim(t, s, "w3", later.Add(30*time.Minute), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour)) {
+	if got, next := fixture.ClaimRFIs(t, s, "w3", later.Add(30*time.Minute), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour)) {
 		t.Errorf("claim after they left = %v, next %v; want none, %v", got, next, later.Add(time.Hour))
 	}
 	// A request back to active is queued again.
 	fixture.UpdateRFI(t, s, d.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFIActive })
-	if got, next := rfiClaim(t, s, "w3", later.Add(time.Hour), 10); !cmp.Equal(sortedIDs(c, d), got) || !next.IsZero() {
+	if got, next := fixture.ClaimRFIs(t, s, "w3", later.Add(time.Hour), 10); !cmp.Equal(sortedIDs(c, d), got) || !next.IsZero() {
 		t.Errorf("last claim = %v, next %v; want c and d, zero", got, next)
 	}
-	if got, next := rfiClaim(t, s, "w3", later.Add(time.Hour+time.Second), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour+time.Minute)) {
+	if got, next := fixture.ClaimRFIs(t, s, "w3", later.Add(time.Hour+time.Second), 10); len(got) != 0 || !next.Equal(later.Add(time.Hour+time.Minute)) {
 		t.Errorf("claim while c and d are leased = %v, next %v; want none, the lease's end", got, next)
 	}
 }
@@ -104,75 +100,38 @@ func concurrentRFIClaims(t *testing.T, stores ...onboarding.Store) {
 	}
 	fixture.CreateRFIs(t, s, all...)
 	now := t0.Add(time.Hour)
-	const workers = 4
-	var mu sync.Mutex
-	seen := map[string]string{} // request id → the claimer that got it
-	var wg sync.WaitGroup
-	errs := make(chan error, workers+1)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := stores[w%len(stores)]
-			owner := fmt.Sprintf("w%d", w)
-			for {
-				ids, next, err := s.ClaimRFIExpiries(ctx, onboarding.Claim{Owner: owner, Now: now, Lease: time.Hour, Limit: 5})
-				if errors.Is(err, onboarding.ErrWriteConflict) {
-					continue
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				for _, id := range ids {
-					if prev, dup := seen[id]; dup {
-						t.Errorf("%s claimed by %s and %s", id, prev, owner)
-					}
-					seen[id] = owner
-				}
-				mu.Unlock()
-				if len(ids) == 0 && next.After(now) || next.IsZero() {
-					return
-				}
-				runtime.Gosched()
-			}
-		}()
-	}
-	// Meanwhile every third request is completed.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	seen := newClaimLedger(t)
+	runClaimers(t, 4, stores, func(s onboarding.Store, owner string) (bool, error) {
+		ids, next, err := s.ClaimRFIExpiries(ctx, onboarding.Claim{Owner: owner, Now: now, Lease: time.Hour, Limit: 5})
+		seen.claimed(owner, ids...)
+		return len(ids) == 0 && next.After(now) || next.IsZero(), err
+	}, func() error {
+		// Meanwhile every third request is completed.
 		for i := 0; i < n; i += 3 {
 			if _, err := stores[len(stores)-1].UpdateRFIRequest(ctx, all[i].ID, func(r *onboarding.RFIRequest) (onboarding.Changes, error) {
 				r.Status = onboarding.RFICompleted
 				return onboarding.Changes{}, nil
 			}); err != nil {
-				errs <- err
-				return
+				return err
 			}
 		}
-	}()
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	checkQueues(t, s)
+		return nil
+	})
+	fixture.CheckQueues(t, s)
 	var active []*onboarding.RFIRequest
 	for i, r := range all {
 		if i%3 != 0 {
 			active = append(active, r)
-			if _, claimed := seen[r.ID]; !claimed {
+			if _, claimed := seen.owner[r.ID]; !claimed {
 				t.Errorf("active request %d was never claimed", i)
 			}
 		}
 	}
 	// Each active request is leased until now+1h; the completed ones are gone.
-	if ids, next := rfiClaim(t, s, "w9", now.Add(time.Hour-1), 1000); len(ids) != 0 || !next.Equal(now.Add(time.Hour)) {
+	if ids, next := fixture.ClaimRFIs(t, s, "w9", now.Add(time.Hour-1), 1000); len(ids) != 0 || !next.Equal(now.Add(time.Hour)) {
 		t.Errorf("claim while the leases run = %d requests, next %v; want none, %v", len(ids), next, now.Add(time.Hour))
 	}
-	ids, next := rfiClaim(t, s, "w9", now.Add(time.Hour), 1000)
+	ids, next := fixture.ClaimRFIs(t, s, "w9", now.Add(time.Hour), 1000)
 	if diff := cmp.Diff(sortedIDs(active...), ids); diff != "" || !next.IsZero() {
 		t.Errorf("claim once the leases lapsed (-want +got):\n%s next=%v", diff, next)
 	}
@@ -196,44 +155,44 @@ func testRFIRestart(t *testing.T, open Opener) {
 	ctx := context.Background()
 	h := newHooks(t, open)
 	a, b, c := fixture.RFI("acme", 1, onboarding.RFIActive), fixture.RFI("acme", 2, onboarding.RFIActive), fixture.RFI("acme", 3, onboarding.RFIActive)
-	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = h.at(time.Hour), h.at(2*time.Hour), h.at(3*time.Hour)
-	created := h.event(onboarding.EventRFIRequestCreated, "acme", a.ID, h.now)
-	log := []onboarding.Activity{{At: h.now, Action: onboarding.ActionRFICreated}}
-	if err := h.s.CreateRFIRequest(ctx, a, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
+	a.ExpiresAt, b.ExpiresAt, c.ExpiresAt = h.At(time.Hour), h.At(2*time.Hour), h.At(3*time.Hour)
+	created := h.Event(onboarding.EventRFIRequestCreated, "acme", a.ID, h.Now)
+	log := []onboarding.Activity{{At: h.Now, Action: onboarding.ActionRFICreated}}
+	if err := h.S.CreateRFIRequest(ctx, a, onboarding.Changes{Log: log, Events: []*onboarding.Event{created}}); err != nil {
 		t.Fatal(err)
 	}
-	fixture.CreateRFIs(t, h.s, b, c)
-	b = fixture.UpdateRFI(t, h.s, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
-	if ids, _ := rfiClaim(t, h.s, "w1", h.at(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
+	fixture.CreateRFIs(t, h.S, b, c)
+	b = fixture.UpdateRFI(t, h.S, b.ID, func(r *onboarding.RFIRequest) { r.Status = onboarding.RFICompleted })
+	if ids, _ := fixture.ClaimRFIs(t, h.S, "w1", h.At(time.Hour), 10); !cmp.Equal([]string{a.ID}, ids) {
 		t.Fatalf("claimed %v, want a", ids)
 	}
 	h.restart()
-	checkQueues(t, h.s)
+	fixture.CheckQueues(t, h.S)
 	for _, want := range []*onboarding.RFIRequest{a, b, c} {
-		got, err := h.s.RFIRequest(ctx, want.ID)
+		got, err := h.S.RFIRequest(ctx, want.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s after the restart (-want +got):\n%s", want.CompanyName, diff)
 		}
-		if got, err := h.s.RFIRequestBySlug(ctx, want.Participants[0].LinkSlug); err != nil || got.ID != want.ID {
+		if got, err := h.S.RFIRequestBySlug(ctx, want.Participants[0].LinkSlug); err != nil || got.ID != want.ID {
 			t.Errorf("RFIRequestBySlug(%s) after the restart = %v, %v", want.CompanyName, got, err)
 		}
 	}
-	listed, _, err := h.s.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Status: onboarding.RFIActive, Limit: 10})
+	listed, _, err := h.S.ListRFIRequests(ctx, onboarding.RFIListQuery{OrgID: "acme", Status: onboarding.RFIActive, Limit: 10})
 	if err != nil || !cmp.Equal([]string{c.ID, a.ID}, rfiIDs(listed)) {
 		t.Errorf("active list after the restart = %v, %v; want c, a", rfiIDs(listed), err)
 	}
-	wantActivity(t, h.s, a.ID, log)
-	if got, err := h.s.Event(ctx, created.ID); err != nil || !cmp.Equal(created, got) {
+	wantActivity(t, h.S, a.ID, log)
+	if got, err := h.S.Event(ctx, created.ID); err != nil || !cmp.Equal(created, got) {
 		t.Errorf("event after the restart = %v, %v", got, err)
 	}
 	// The lease runs on: a is hidden until it lapses.
-	if ids, next := rfiClaim(t, h.s, "w2", h.at(time.Hour+time.Second), 10); len(ids) != 0 || !next.Equal(h.at(time.Hour+time.Minute)) {
+	if ids, next := fixture.ClaimRFIs(t, h.S, "w2", h.At(time.Hour+time.Second), 10); len(ids) != 0 || !next.Equal(h.At(time.Hour+time.Minute)) {
 		t.Errorf("claim after the restart = %v, next %v; want none, the lease's end", ids, next)
 	}
-	if ids, _ := rfiClaim(t, h.s, "w2", h.at(3*time.Hour), 10); !cmp.Equal(sortedIDs(a, c), ids) {
+	if ids, _ := fixture.ClaimRFIs(t, h.S, "w2", h.At(3*time.Hour), 10); !cmp.Equal(sortedIDs(a, c), ids) {
 		t.Errorf("claim after the lease lapsed = %v, want a and c", ids)
 	}
 }
@@ -242,22 +201,22 @@ func testRFIRestart(t *testing.T, open Opener) {
 // delivery claims never meet: a claim of either finds only its own.
 func testRFIQueueIgnoresTheDeliveryQueue(t *testing.T, open Opener) {
 	h := newHooks(t, open)
-	h.endpoint("acme")
+	h.Endpoint("acme")
 	r := fixture.RFI("acme", 1, onboarding.RFIActive)
-	r.ExpiresAt = h.now
-	fixture.CreateRFIs(t, h.s, r)
-	e := h.event(onboarding.EventApplicationSent, "acme", "app-1", h.now)
-	h.add(e)
-	if ds, _ := h.claim("w1", h.now, 10); len(ds) != 1 || ds[0].EventID != e.ID {
-		t.Errorf("ClaimDeliveries = %v, want the event's delivery only", pairs(ds))
+	r.ExpiresAt = h.Now
+	fixture.CreateRFIs(t, h.S, r)
+	e := h.Event(onboarding.EventApplicationSent, "acme", "app-1", h.Now)
+	h.Add(e)
+	if ds, _ := h.Claim("w1", h.Now, 10); len(ds) != 1 || ds[0].EventID != e.ID {
+		t.Errorf("ClaimDeliveries = %v, want the event's delivery only", fixture.Pairs(ds))
 	}
-	if ids, next := rfiClaim(t, h.s, "w1", h.now, 10); !cmp.Equal([]string{r.ID}, ids) || !next.IsZero() {
+	if ids, next := fixture.ClaimRFIs(t, h.S, "w1", h.Now, 10); !cmp.Equal([]string{r.ID}, ids) || !next.IsZero() {
 		t.Errorf("ClaimRFIExpiries = %v, next %v; want the request only", ids, next)
 	}
-	if ids, next := rfiClaim(t, h.s, "w2", h.now, 10); len(ids) != 0 || !next.Equal(h.at(time.Minute)) {
+	if ids, next := fixture.ClaimRFIs(t, h.S, "w2", h.Now, 10); len(ids) != 0 || !next.Equal(h.At(time.Minute)) {
 		t.Errorf("ClaimRFIExpiries during the lease = %v, next %v; want none, the lease's end", ids, next)
 	}
-	if n := h.queued(); n != 1 {
+	if n := h.Queued(); n != 1 {
 		t.Errorf("QueuedDeliveries = %d, want the one delivery", n)
 	}
 }

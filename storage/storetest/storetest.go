@@ -37,13 +37,6 @@ type Options struct {
 // database); the case that asked then skips.
 type Opener func(t *testing.T, o Options) onboarding.Store
 
-// QueueChecker is implemented, in its own tests only, by a store that can
-// check the invariants of its internal queues (deliveries, RFI expiries):
-// the suite calls it after the operations that change them.
-type QueueChecker interface {
-	CheckQueues(t *testing.T)
-}
-
 // ResponseStore is the part of a store that keeps the idempotency records
 // of the API (the server's ResponseStore): the suite checks it on the
 // stores that have it.
@@ -114,14 +107,6 @@ func beside(t *testing.T, open Opener, s onboarding.Store) onboarding.Store {
 		t.Skip("the backend cannot open a second store on the same data")
 	}
 	return s2
-}
-
-// checkQueues checks s's queues when s can.
-func checkQueues(t *testing.T, s onboarding.Store) {
-	t.Helper()
-	if c, ok := s.(QueueChecker); ok {
-		c.CheckQueues(t)
-	}
 }
 
 // activity returns the subject's activity entries, oldest first.
