@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 
@@ -37,15 +36,12 @@ type adminOps interface {
 // localAdmin runs the admin commands on a store opened by this process.
 type localAdmin struct {
 	admin.Local
-	backup *backup.Maker // nil: the store cannot be backed up (backupMaker)
-	shared bool          // the records are in a database other servers may use
+	backup *backup.Maker
+	shared bool // the records are in a database other servers may use
 }
 
 // Backup writes a backup archive of the store opened by this process.
 func (l localAdmin) Backup(ctx context.Context, w io.Writer) error {
-	if l.backup == nil {
-		return errors.New("this record store cannot be backed up")
-	}
 	return l.backup.Backup(ctx, w)
 }
 

@@ -58,21 +58,11 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// sharedRecords is the PostgreSQL store as a backup reads it: its records
-// and its generated secrets.
-type sharedRecords interface {
-	backup.Records
-	backup.SecretSource
-}
-
 // backupMaker returns the Maker of the stores st: the data directory's on
 // the embedded store, the database's and the blob store's on PostgreSQL.
 func backupMaker(cfg config.Config, st *stores, log *slog.Logger) *backup.Maker {
 	if st.badger != nil {
 		return backup.New(st.badger, st.files.guard, cfg.DataDir, version(), log)
 	}
-	if pg, ok := st.store.(sharedRecords); ok {
-		return backup.NewShared(pg, st.files.guard, pg, version(), log)
-	}
-	return nil
+	return backup.NewShared(st.pg, st.files.guard, st.pg, version(), log)
 }

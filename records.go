@@ -32,7 +32,8 @@ const (
 // records is the record store the configuration names, opened.
 type records struct {
 	store  recordStore
-	badger *storage.Store // the embedded store; nil on PostgreSQL
+	badger *storage.Store  // the embedded store; nil on PostgreSQL
+	pg     *postgres.Store // the PostgreSQL store; nil on the embedded one
 	// secret returns the generated secret called name, creating it on
 	// first use and keeping it with the records: under the data
 	// directory's secrets/, or in the database, where every instance
@@ -85,7 +86,7 @@ func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*re
 		}
 		return key, nil
 	}
-	return &records{store: pg, secret: secret, watchDeliveries: pg.WatchDeliveries}, nil
+	return &records{store: pg, pg: pg, secret: secret, watchDeliveries: pg.WatchDeliveries}, nil
 }
 
 // newKeyText is a new generated secret as its file in secrets/ holds it:
