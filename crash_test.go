@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"onboard/notify/webhooktest"
+	"onboard/storage/postgres/pgtest"
 )
 
 // crashConfig: webhook retries a few hundred milliseconds apart (so that
@@ -81,10 +85,33 @@ func (l *crashLedger) send(a *crashApp, f func()) {
 // file a record refers to is there. Beside them, creates with an
 // Idempotency-Key: after each kill, every one whose answer did not arrive
 // is retried with its key, and at the end each key must have produced
-// exactly one application, announced by one application.created event. ONBOARD_CRASH_CYCLES sets the number
-// of kills (3 by default; 50 or more for a long run).
+// exactly one application, announced by one application.created event.
+// ONBOARD_CRASH_CYCLES sets the number of kills (3 by default; 50 or more
+// for a long run).
+//
+// It runs on the embedded backend (Badger and the blob directory, which
+// the kill interrupts mid-write) and on PostgreSQL and S3, which outlive
+// the process: there the kill leaves connections, transactions and the
+// webhook claims of the dead instance for the server and the restarted
+// instance to settle, and the sweep walks the bucket.
 func TestCrashSafety(t *testing.T) {
 	t.Parallel()
+	t.Run("badger", func(t *testing.T) {
+		t.Parallel()
+		runCrash(t, "", nil)
+	})
+	t.Run("postgres+s3", func(t *testing.T) {
+		t.Parallel()
+		blobs, env := s3Config(t)
+		runCrash(t, fmt.Sprintf("[storage]\nbackend = \"postgres\"\npostgres_url = %q\n\n", pgtest.URL(t))+blobs, env)
+	})
+}
+
+// runCrash is TestCrashSafety on the backend that storage (the tables of
+// the configuration naming it; "" for the embedded one) and env (serve's
+// and the commands' extra environment) choose. Every start uses the same
+// data directory.
+func runCrash(t *testing.T, storage string, env []string) {
 	cycles := 3
 	if n, err := strconv.Atoi(os.Getenv("ONBOARD_CRASH_CYCLES")); err == nil && n > 0 {
 		cycles = n
@@ -92,21 +119,32 @@ func TestCrashSafety(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	config := filepath.Join(dir, "onboard.toml")
-	if err := os.WriteFile(config, []byte(crashConfig), 0o600); err != nil {
+	if err := os.WriteFile(config, []byte(crashConfig+"\n"+storage), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	serve := func() *serveProc {
+		t.Helper()
+		return startServeEnv(t, "127.0.0.1:0", "http://127.0.0.1:1", env, "--config", config, "--data-dir", data)
+	}
+	cli := func(args ...string) string {
+		t.Helper()
+		r := runBinaryEnv(t, env, append(args, "--config", config, "--data-dir", data)...)
+		if r.code != 0 {
+			t.Fatalf("onboard %s: exit code %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+		return r.stdout
+	}
 	rcv := webhooktest.New(t)
-	p := startServe(t, "--config", config, "--data-dir", data)
+	p := serve()
 	key := p.waitForKey(t)
-	secret := strings.TrimSpace(mustRun(t, "webhooks", "add", "--config", config, "--data-dir", data, "--org", "default", "--url", rcv.URL).stdout)
-	rcv.SetSecrets(secret)
+	rcv.SetSecrets(strings.TrimSpace(cli("webhooks", "add", "--org", "default", "--url", rcv.URL)))
 
 	ledger := &crashLedger{}
 	keys := newCrashKeys()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	for cycle := range cycles {
 		if cycle > 0 {
-			p = startServe(t, "--config", config, "--data-dir", data)
+			p = serve()
 		}
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -125,7 +163,7 @@ func TestCrashSafety(t *testing.T) {
 		wg.Wait()
 
 		// Every acknowledged write is there after a restart.
-		p = startServe(t, "--config", config, "--data-dir", data)
+		p = serve()
 		lost := checkLedger(t, p, key, ledger)
 		if lost > 0 {
 			t.Fatalf("cycle %d: %d acknowledged writes lost", cycle+1, lost)
@@ -136,8 +174,9 @@ func TestCrashSafety(t *testing.T) {
 		p.stop(t)
 	}
 
-	// Every committed event is delivered, each at least once.
-	p = startServe(t, "--config", config, "--data-dir", data)
+	// Every committed event is delivered, each at least once: on a shared
+	// backend, those the killed instance had claimed once its claims lapse.
+	p = serve()
 	events := map[string]bool{}
 	for _, id := range eventIDs(t, p, key) {
 		events[id] = true
@@ -166,25 +205,90 @@ func TestCrashSafety(t *testing.T) {
 		t.Errorf("%d of %d Idempotency-Keys (%d retried after a kill) did not produce exactly one application", dup, len(keys.answers), keys.retried)
 	}
 
-	// Every file a record refers to downloads; after the sweep, no file
-	// is left that no record refers to.
-	files := 0
-	for _, a := range ledger.apps {
-		r, err := readResource(p.base, key, "/api/external/applications/"+a.id)
+	// Every file a record refers to downloads (once the registry
+	// documents of the applications a kill interrupted are fetched); after
+	// the sweep, the store holds those files and no other, and they still
+	// download.
+	files := referencedFiles(t, p, key)
+	p.stop(t)
+	sweep := cli("blobs", "sweep", "--grace", "0s")
+	again := cli("blobs", "sweep", "--grace", "0s")
+	if want := fmt.Sprintf("%d files, 0 removed (no record refers to them), 0 newer than 0s left alone\n", len(files)); again != want {
+		t.Errorf("a second sweep said %q, want %q: the store holds exactly the files the records refer to", again, want)
+	}
+	p = serve()
+	if diff := cmp.Diff(files, referencedFiles(t, p, key)); diff != "" {
+		t.Errorf("files referred to after the sweep (-before +after):\n%s", diff)
+	}
+	p.stop(t)
+	t.Logf("%d SIGKILLs; %d applications, %d acknowledged writes, 0 lost; %d events committed, all delivered; %d referenced files downloaded; sweep: %s",
+		cycles, len(ledger.apps), ledger.acked, len(events), len(files), strings.TrimSpace(sweep))
+	t.Logf("idempotent creates: %d keys, %d retried after a kill (%d replayed), %d not exactly one application", len(keys.answers), keys.retried, keys.replayed, dup)
+}
+
+// referencedFiles reads every application of the server p, downloading
+// every file it links to, and returns the files (their /files/ paths). It
+// first waits (at most a minute) until the registry documents of each are
+// no longer pending, so that the files are the final ones.
+func referencedFiles(t *testing.T, p *serveProc, key string) map[string]bool {
+	t.Helper()
+	ids := applicationIDs(t, p, key)
+	deadline := time.Now().Add(time.Minute)
+	for _, id := range ids {
+		for {
+			var app struct {
+				RegistryDocumentsStatus string `json:"registry_documents_status"`
+			}
+			if err := json.Unmarshal([]byte(p.wantStatus(t, http.StatusOK, http.MethodGet, "/api/external/applications/"+id, key, "")), &app); err != nil {
+				t.Fatal(err)
+			}
+			if app.RegistryDocumentsStatus != "pending" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("application %s: registry documents still pending after a minute", id)
+			}
+			time.Sleep(100 * time.Millisecond) // the registry documents job's pace
+		}
+	}
+	files := map[string]bool{}
+	for _, id := range ids {
+		r, err := readResource(p.base, key, "/api/external/applications/"+id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		files += len(r.Files)
+		for path := range r.Files {
+			files[path] = true
+		}
 	}
-	p.stop(t)
-	sweep := mustRun(t, "blobs", "sweep", "--config", config, "--data-dir", data, "--grace", "0s").stdout
-	again := mustRun(t, "blobs", "sweep", "--config", config, "--data-dir", data, "--grace", "0s").stdout
-	if !strings.Contains(again, " 0 removed") {
-		t.Errorf("a second sweep still removed files: %s", again)
+	return files
+}
+
+// applicationIDs lists the ids of every application the key's
+// organization has.
+func applicationIDs(t *testing.T, p *serveProc, key string) []string {
+	t.Helper()
+	var ids []string
+	path := "/api/external/applications?limit=100"
+	for {
+		var page struct {
+			Applications []struct {
+				ID string `json:"id"`
+			} `json:"applications"`
+			HasMore    bool    `json:"has_more"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal([]byte(p.wantStatus(t, http.StatusOK, http.MethodGet, path, key, "")), &page); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range page.Applications {
+			ids = append(ids, a.ID)
+		}
+		if !page.HasMore {
+			return ids
+		}
+		path = "/api/external/applications?limit=100&cursor=" + url.QueryEscape(*page.NextCursor)
 	}
-	t.Logf("%d SIGKILLs; %d applications, %d acknowledged writes, 0 lost; %d events committed, all delivered; %d referenced files downloaded; sweep: %s",
-		cycles, len(ledger.apps), ledger.acked, len(events), files, strings.TrimSpace(sweep))
-	t.Logf("idempotent creates: %d keys, %d retried after a kill (%d replayed), %d not exactly one application", len(keys.answers), keys.retried, keys.replayed, dup)
 }
 
 // crashWorker creates applications and takes each through PATCHes, the
