@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -319,13 +320,16 @@ func (c *crashDeliveries) unverified() int {
 
 // referencedFiles reads every application of the server p, downloading
 // every file it links to, and returns the files (their /files/ paths). It
-// first waits (at most a minute) until the registry documents of each are
-// no longer pending, so that the files are the final ones.
+// first waits until the registry documents of each are no longer pending,
+// so that the files are the final ones: in id order, the order the job
+// takes them in, at most a minute for each (a long run leaves a backlog
+// the job works through one application at a time).
 func referencedFiles(t *testing.T, p *serveProc, key string) map[string]bool {
 	t.Helper()
 	ids := applicationIDs(t, p, key)
-	deadline := time.Now().Add(time.Minute)
+	slices.Sort(ids)
 	for _, id := range ids {
+		deadline := time.Now().Add(time.Minute)
 		for {
 			var app struct {
 				RegistryDocumentsStatus string `json:"registry_documents_status"`
