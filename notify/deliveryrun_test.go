@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,7 @@ import (
 	"onboard/notify"
 	"onboard/onboarding"
 	"onboard/pdf"
-	"onboard/storage"
+	"onboard/storage/storetest"
 )
 
 // lockedBuffer is a log destination the delivery workers and the test
@@ -75,11 +74,7 @@ func (c *fixedClock) Now() time.Time {
 // path only: its query may carry the receiver's token.
 func TestDeliveryDeadlineAndLoggedURL(t *testing.T) {
 	const timeout = 3 * time.Second
-	store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := storetest.Open(t)
 	logs := &lockedBuffer{}
 	tr := &recordingTransport{status: 410, sent: make(chan sentAttempt, 1)}
 	// Events expire by the real clock: this one starts at it, and stands.
@@ -137,11 +132,7 @@ func TestDeliveryDeadlineAndLoggedURL(t *testing.T) {
 // all when none is.
 func TestWebhooksGiveWay(t *testing.T) {
 	start := func(t *testing.T, yield time.Duration) (*onboarding.Service, <-chan sentAttempt) {
-		store, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { store.Close() })
+		store := storetest.Open(t)
 		tr := &recordingTransport{status: 204, sent: make(chan sentAttempt, 1)}
 		svc, err := onboarding.New(onboarding.Options{
 			Store: store, Now: time.Now, PageCounter: pdf.PageCount, PublicURL: "https://onboard.example",

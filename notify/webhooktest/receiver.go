@@ -166,6 +166,18 @@ func (r *Receiver) Next(t testing.TB, timeout time.Duration) Delivery {
 	}
 }
 
+// Within returns the next delivery, or false when none arrives within
+// timeout: for a test that reports more than Next would when deliveries
+// stop.
+func (r *Receiver) Within(timeout time.Duration) (Delivery, bool) {
+	select {
+	case d := <-r.got:
+		return d, true
+	case <-time.After(timeout):
+		return Delivery{}, false
+	}
+}
+
 // NextOf returns the next delivery of event type typ, skipping others,
 // failing the test when none arrives within timeout.
 func (r *Receiver) NextOf(t testing.TB, typ string, timeout time.Duration) Delivery {

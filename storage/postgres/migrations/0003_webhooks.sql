@@ -86,6 +86,13 @@ CREATE TABLE deliveries (
 CREATE UNIQUE INDEX deliveries_head ON deliveries (endpoint_id, subject) WHERE head;
 -- Claims: each endpoint's heads, earliest due first (a lapsed lease is due).
 CREATE INDEX deliveries_due ON deliveries (endpoint_id, due_at, event_id) WHERE head;
+-- What a claim leaves: the earliest unclaimed head and the earliest lease
+-- of each endpoint, each the first entry of an index of its own kind, so
+-- that finding them does not read every queued head (a backlog would make
+-- every claim slower, and delivery with it), whatever plan PostgreSQL
+-- made of the claim, even on an empty table.
+CREATE INDEX deliveries_unclaimed ON deliveries (endpoint_id, due_at) WHERE head AND owner IS NULL;
+CREATE INDEX deliveries_leased ON deliveries (endpoint_id, due_at) WHERE head AND owner IS NOT NULL;
 
 -- The delivery log: one row per attempt, and per delivery dropped unsent
 -- (its endpoint disabled, its event expired), kept until expires_at (its
