@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"onboard/onboarding"
 	"onboard/storage/storetest/fixture"
@@ -185,33 +184,9 @@ func TestFanOutThroughEveryWritePath(t *testing.T) {
 // database, finds the queue's head by endpoint and subject, not by
 // reading every head of the endpoint.
 func TestQueueOnePlan(t *testing.T) {
-	ctx := context.Background()
 	s, _ := openTest(t, Options{})
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `PREPARE queue_one(text, text, text, text, timestamptz) AS `+queueOneSQL); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := tx.Query(ctx, `EXPLAIN EXECUTE queue_one('we_1', 'subject', 'evt_1', 'application.created', now())`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := strings.Join(lines, "\n")
+	plan := genericPlan(t, s, `queue_one(text, text, text, text, timestamptz)`, queueOneSQL,
+		`queue_one('we_1', 'subject', 'evt_1', 'application.created', now())`)
 	if !strings.Contains(plan, "Index Cond: ((endpoint_id = $1) AND (subject = $2))") {
 		t.Errorf("the generic plan does not look the head up by endpoint and subject:\n%s", plan)
 	}

@@ -80,3 +80,32 @@ func everything(t *testing.T, s *Store) []string {
 
 // pgtestURL is pgtest.URL, for benchmarks too.
 func pgtestURL(t testing.TB) string { return pgtest.URL(t) }
+
+// genericPlan returns the plan PostgreSQL keeps for sql once prepared as
+// prepare (a name and its parameter types: "claim(text[], int)") on s's
+// database as it is, executed as execute ("claim(ARRAY['a'], 4)"): the
+// generic plan, as made on a new database when an instance starts.
+func genericPlan(t *testing.T, s *Store, prepare, sql, execute string) string {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `PREPARE `+prepare+` AS `+sql); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, `EXPLAIN EXECUTE `+execute, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
