@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -28,28 +27,29 @@ func postgresConfig(t *testing.T, url string) string {
 	return writeFile(t, "onboard.toml", text)
 }
 
-// testRole creates a login role on the test server, dropped when t ends,
-// and returns its name; sql completes CREATE ROLE name (LOGIN ...).
-func testRole(t *testing.T, sql string) string {
+// serverExec runs sql on the test server's own database.
+func serverExec(t *testing.T, sql string) error {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pgtest.Server(t))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// testRole creates a login role on the test server, dropped when t ends,
+// and returns its name; sql completes CREATE ROLE name (LOGIN ...).
+func testRole(t *testing.T, sql string) string {
+	t.Helper()
 	name := "onboard_role_" + strings.ToLower(rand.Text()[:12])
-	if _, err := conn.Exec(ctx, "CREATE ROLE "+name+" "+sql); err != nil {
+	if err := serverExec(t, "CREATE ROLE "+name+" "+sql); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, pgtest.Server(t))
-		if err != nil {
-			t.Errorf("drop role %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+name); err != nil {
+		if err := serverExec(t, "DROP ROLE IF EXISTS "+name); err != nil {
 			t.Errorf("drop role %s: %v", name, err)
 		}
 	})
@@ -60,14 +60,8 @@ func testRole(t *testing.T, sql string) string {
 // onboard_password_auth, which .ci/services's pg_hba.conf asks for one).
 func passwordRole(t *testing.T, password string) string {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.Server(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	// Roles are the server's: tests running at once may both create it.
-	if _, err := conn.Exec(ctx, `DO $$BEGIN
+	if err := serverExec(t, `DO $$BEGIN
 		CREATE ROLE onboard_password_auth NOLOGIN;
 		EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
 		END$$`); err != nil {
@@ -88,18 +82,6 @@ func withUser(t *testing.T, u, user, password string) string {
 		parsed.User = url.UserPassword(user, password)
 	}
 	return parsed.String()
-}
-
-// closedPort is a loopback address on which nothing listens.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // TestConfigCheckPostgres: config check connects to the database as serve
@@ -128,7 +110,7 @@ func TestConfigCheckPostgres(t *testing.T) {
 	pwRole := passwordRole(t, secret)
 	plainRole := testRole(t, "LOGIN")
 	empty := pgtest.URL(t) // never migrated: the valid case migrates db
-	unreachable := closedPort(t)
+	unreachable := freeLoopback(t)
 	tests := []struct {
 		name   string
 		url    string
@@ -208,7 +190,7 @@ func TestRestoreRefusesSharedBackends(t *testing.T) {
 func TestConfigCheckS3(t *testing.T) {
 	t.Parallel()
 	good := buckettest.Options(t)
-	unreachable := closedPort(t)
+	unreachable := freeLoopback(t)
 	tests := []struct {
 		name   string
 		change func(o *bucket.Options)
